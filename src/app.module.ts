@@ -1,0 +1,49 @@
+import { DynamicModule, MiddlewareConsumer, Module, NestModule, RequestMethod } from '@nestjs/common';
+import { APP_FILTER, APP_INTERCEPTOR, APP_PIPE } from '@nestjs/core';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { LoggerModule } from 'nestjs-pino';
+import { AuthModule } from './auth/auth.module';
+import { AllExceptionsFilter } from './common/all-exceptions.filter';
+import { JsonBodyMiddleware } from './common/json-body.middleware';
+import { loggerOptions } from './common/logger';
+import { SerializeInterceptor } from './common/serialize.interceptor';
+import { createValidationPipe } from './common/validation';
+import { AppConfig } from './config/config';
+import { ConfigModule } from './config/config.module';
+import { dataSourceOptions } from './database/data-source-options';
+import { HealthModule } from './health/health.module';
+
+/** The domain modules, each with its controller, service and entities. */
+const DOMAIN_MODULES = [HealthModule];
+
+/** Routes whose bodies are not JSON (they read the raw request stream themselves). */
+const NON_JSON_ROUTES: { path: string; method: RequestMethod }[] = [];
+
+@Module({})
+export class AppModule implements NestModule {
+  /** @param databaseUrl the PostgreSQL to use (the configured one, or the embedded one main.ts started) */
+  static forRoot(config: AppConfig, databaseUrl: string): DynamicModule {
+    return {
+      module: AppModule,
+      imports: [
+        ConfigModule.forRoot(config),
+        LoggerModule.forRoot(loggerOptions(config)),
+        TypeOrmModule.forRoot({ ...dataSourceOptions(databaseUrl, config), retryAttempts: 2, retryDelay: 1_000 }),
+        AuthModule,
+        ...DOMAIN_MODULES,
+      ],
+      providers: [
+        { provide: APP_PIPE, useFactory: createValidationPipe },
+        { provide: APP_FILTER, useClass: AllExceptionsFilter },
+        { provide: APP_INTERCEPTOR, useClass: SerializeInterceptor },
+      ],
+    };
+  }
+
+  configure(consumer: MiddlewareConsumer): void {
+    consumer
+      .apply(JsonBodyMiddleware)
+      .exclude(...NON_JSON_ROUTES)
+      .forRoutes({ path: '*path', method: RequestMethod.ALL });
+  }
+}

@@ -1,0 +1,115 @@
+/**
+ * Account and API-key management, usable whether or not the server runs (it shares the server's database,
+ * the embedded one included). Each command prints exactly one JSON value on the last line of stdout;
+ * notes for people go to stderr.
+ *
+ *   npm run cli -- account:create --name "Acme" [--platform]
+ *   npm run cli -- key:create --account 1
+ *   npm run cli -- key:list --account 1
+ *   npm run cli -- key:revoke --key-id 3
+ */
+import 'reflect-metadata';
+import { DataSource } from 'typeorm';
+import { Account } from '../auth/account.entity';
+import { AccountsService } from '../auth/accounts.service';
+import { ApiKey } from '../auth/api-key.entity';
+import { ApiKeysService } from '../auth/api-keys.service';
+import { loadConfig } from '../config/config';
+import { dataSourceOptions } from '../database/data-source-options';
+import { runMigrations } from '../database/migrate';
+import { openDatabase } from '../database/open-database';
+
+export class UsageError extends Error {}
+
+type Flags = Record<string, string | true>;
+
+export function parseArgs(argv: string[]): { command: string; flags: Flags } {
+  const [command = '', ...rest] = argv;
+  const flags: Flags = {};
+  for (let i = 0; i < rest.length; i++) {
+    const match = /^--([a-z-]+)(?:=(.*))?$/.exec(rest[i]);
+    if (!match) throw new UsageError(`Unexpected argument "${rest[i]}"`);
+    const [, name, inline] = match;
+    if (inline !== undefined) flags[name] = inline;
+    else if (rest[i + 1] !== undefined && !rest[i + 1].startsWith('--')) flags[name] = rest[++i];
+    else flags[name] = true;
+  }
+  return { command, flags };
+}
+
+function requiredString(flags: Flags, name: string): string {
+  const value = flags[name];
+  if (typeof value !== 'string' || value.trim() === '') throw new UsageError(`--${name} is required`);
+  return value.trim();
+}
+
+function requiredId(flags: Flags, name: string): number {
+  const value = requiredString(flags, name);
+  if (!/^[1-9][0-9]{0,9}$/.test(value) || Number(value) > 2_147_483_647) throw new UsageError(`--${name} must be a positive integer id`);
+  return Number(value);
+}
+
+const USAGE = `Usage:
+  npm run cli -- account:create --name "Acme" [--platform]
+  npm run cli -- key:create --account <accountId>
+  npm run cli -- key:list --account <accountId>
+  npm run cli -- key:revoke --key-id <keyId>`;
+
+/** Runs one command against the data source; returns the JSON value to print. */
+export async function runCommand(dataSource: DataSource, command: string, flags: Flags): Promise<unknown> {
+  const apiKeys = new ApiKeysService(dataSource.getRepository(ApiKey));
+  const accounts = new AccountsService(dataSource.getRepository(Account), apiKeys);
+  switch (command) {
+    case 'account:create': {
+      const name = requiredString(flags, 'name');
+      if (name.length > 200) throw new UsageError('--name must be at most 200 characters');
+      const { account, key } = await accounts.create(name, flags.platform === true);
+      process.stderr.write(`Created account ${account.id}. Store the API key now: it is not shown again.\n`);
+      return { accountId: account.id, name: account.name, isPlatform: account.isPlatform, keyId: key.keyId, apiKey: key.apiKey };
+    }
+    case 'key:create': {
+      const key = await apiKeys.create(requiredId(flags, 'account'));
+      process.stderr.write('Store the API key now: it is not shown again.\n');
+      return { keyId: key.keyId, accountId: key.accountId, apiKey: key.apiKey };
+    }
+    case 'key:list': {
+      const keys = await apiKeys.list(requiredId(flags, 'account'));
+      return keys.map((key) => ({
+        keyId: key.id,
+        prefix: key.prefix,
+        createdAt: key.createdAt.toISOString(),
+        revokedAt: key.revokedAt?.toISOString() ?? null,
+      }));
+    }
+    case 'key:revoke': {
+      const key = await apiKeys.revoke(requiredId(flags, 'key-id'));
+      return { keyId: key.id, revokedAt: key.revokedAt!.toISOString() };
+    }
+    default:
+      throw new UsageError(command ? `Unknown command "${command}"` : 'No command given');
+  }
+}
+
+async function main(): Promise<void> {
+  const { command, flags } = parseArgs(process.argv.slice(2));
+  const config = loadConfig();
+  const database = await openDatabase(config);
+  try {
+    await runMigrations(database.url, config);
+    const dataSource = await new DataSource({ ...dataSourceOptions(database.url, config), poolSize: 1 }).initialize();
+    try {
+      process.stdout.write(`${JSON.stringify(await runCommand(dataSource, command, flags))}\n`);
+    } finally {
+      await dataSource.destroy();
+    }
+  } finally {
+    await database.stop();
+  }
+}
+
+if (require.main === module) {
+  main().catch((error: Error) => {
+    process.stderr.write(`${error.message}\n${error instanceof UsageError ? `${USAGE}\n` : ''}`);
+    process.exit(error instanceof UsageError ? 2 : 1);
+  });
+}

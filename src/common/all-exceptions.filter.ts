@@ -1,0 +1,68 @@
+import { ArgumentsHost, Catch, ExceptionFilter, HttpException, HttpStatus, Logger } from '@nestjs/common';
+import type { Request, Response } from 'express';
+import { isDatabaseUnavailable } from '../database/database-errors';
+import { errorResponse, ErrorResponse } from './error-response.dto';
+import { RequestValidationException } from './validation';
+
+/** Errors raised by body-parser (malformed JSON, too large, bad encoding) carry a `type`. */
+interface BodyParserError extends Error {
+  type: string;
+  status: number;
+}
+
+const BODY_PARSER_MESSAGES: Record<string, string> = {
+  'entity.parse.failed': 'Malformed JSON in request body',
+  'entity.too.large': 'Request body is too large',
+  'encoding.unsupported': 'Unsupported content encoding',
+  'charset.unsupported': 'Unsupported charset: send UTF-8 JSON',
+  'request.aborted': 'Request aborted',
+  'request.size.invalid': 'Request body size does not match Content-Length',
+};
+
+function isBodyParserError(error: unknown): error is BodyParserError {
+  return error instanceof Error && typeof (error as BodyParserError).type === 'string' && typeof (error as BodyParserError).status === 'number';
+}
+
+function httpExceptionMessage(exception: HttpException): string {
+  const response = exception.getResponse();
+  if (typeof response === 'string') return response;
+  const message = (response as { message?: unknown }).message;
+  if (Array.isArray(message)) return message.join('; ');
+  return typeof message === 'string' ? message : exception.message;
+}
+
+/** One error shape for every failure; an unexpected error is a generic 500, logged with the request id. */
+@Catch()
+export class AllExceptionsFilter implements ExceptionFilter {
+  private readonly logger = new Logger('Exceptions');
+
+  catch(exception: unknown, host: ArgumentsHost): void {
+    const context = host.switchToHttp();
+    const request = context.getRequest<Request & { id?: string }>();
+    const response = context.getResponse<Response>();
+    const body = this.toErrorResponse(exception, request);
+    if (response.headersSent) {
+      response.destroy();
+      return;
+    }
+    response.status(body.statusCode).json(body);
+  }
+
+  toErrorResponse(exception: unknown, request: Request & { id?: string }): ErrorResponse {
+    if (exception instanceof RequestValidationException) {
+      return errorResponse(HttpStatus.BAD_REQUEST, exception.message, exception.details);
+    }
+    if (exception instanceof HttpException) {
+      return errorResponse(exception.getStatus(), httpExceptionMessage(exception));
+    }
+    if (isBodyParserError(exception) && exception.status < 500) {
+      return errorResponse(exception.status, BODY_PARSER_MESSAGES[exception.type] ?? 'Invalid request body');
+    }
+    if (isDatabaseUnavailable(exception)) {
+      this.logger.warn({ requestId: request.id, err: exception }, 'Database unavailable');
+      return errorResponse(HttpStatus.SERVICE_UNAVAILABLE, 'The database is unavailable; try again shortly');
+    }
+    this.logger.error({ requestId: request.id, err: exception }, 'Unexpected error');
+    return errorResponse(HttpStatus.INTERNAL_SERVER_ERROR, 'Internal server error');
+  }
+}

@@ -1,0 +1,5 @@
+import { Account } from '../auth/account.entity';
+import { ApiKey } from '../auth/api-key.entity';
+
+/** Every entity of the application: the app, the CLI, migrations and the drift test all use this list. */
+export const ENTITIES = [Account, ApiKey];

@@ -1,0 +1,4 @@
+// Every migration, oldest first. `npm run migration:generate -- Name` rewrites this list.
+import { Initial1795327392008 } from './1795327392008-Initial';
+
+export const MIGRATIONS = [Initial1795327392008];

@@ -1,0 +1,25 @@
+import { AppConfig } from '../config/config';
+import { startEmbeddedPostgres } from './embedded-postgres';
+
+export interface OpenDatabase {
+  url: string;
+  /** Human-readable description for the start-up banner. */
+  description: string;
+  stop(): Promise<void>;
+}
+
+/** The configured PostgreSQL (DATABASE_URL), or the embedded one under DATA_DIR, started if need be. */
+export async function openDatabase(config: Pick<AppConfig, 'databaseUrl' | 'dataDir' | 'embeddedPgPort'>): Promise<OpenDatabase> {
+  if (config.databaseUrl) {
+    const { host, pathname } = new URL(config.databaseUrl);
+    return { url: config.databaseUrl, description: `PostgreSQL at ${host}${pathname}`, stop: async () => {} };
+  }
+  const embedded = await startEmbeddedPostgres({ dataDir: config.dataDir, port: config.embeddedPgPort });
+  const port = new URL(embedded.url).port;
+  return {
+    url: embedded.url,
+    description: `embedded PostgreSQL on 127.0.0.1:${port}, data in ${config.dataDir}${embedded.owned ? '' : ' (already running)'}`,
+    // Leave it running if another process (a CLI command, a second server) still uses it.
+    stop: () => embedded.stop({ whenIdle: true }),
+  };
+}

@@ -1,0 +1,6 @@
+export class HealthResponse {
+  /** @example "ok" */
+  status: 'ok';
+  /** @example "up" */
+  database: 'up';
+}

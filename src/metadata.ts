@@ -1,0 +1,8 @@
+/* eslint-disable */
+export default async () => {
+    const t = {
+        ["./common/error-response.dto"]: await import("./common/error-response.dto.js"),
+        ["./health/health-response.dto"]: await import("./health/health-response.dto.js")
+    };
+    return { "@nestjs/swagger": { "models": [[import("./common/error-response.dto.js"), { "ErrorDetail": { field: { required: true, type: () => String, description: "The body field or query parameter at fault, as a dotted path (`transcript.0.speaker`)." }, message: { required: true, type: () => String, description: "What is wrong with it." } }, "ErrorResponse": { statusCode: { required: true, type: () => Number, description: "The HTTP status code, repeated.", example: 404 }, error: { required: true, type: () => String, description: "The HTTP reason phrase.", example: "Not Found" }, message: { required: true, type: () => String, description: "What went wrong, for a person.", example: "Agent 42 not found" }, details: { required: false, type: () => [t["./common/error-response.dto"].ErrorDetail], description: "Validation failures only: one entry per invalid field." } } }], [import("./health/health-response.dto.js"), { "HealthResponse": { status: { required: true, example: "ok", enum: ["ok"] }, database: { required: true, example: "up", enum: ["up"] } } }]], "controllers": [[import("./health/health.controller.js"), { "HealthController": { "check": { summary: "Liveness and readiness: 200 while the database answers, 503 when it does not.", type: t["./health/health-response.dto"].HealthResponse } } }]] } };
+};

@@ -1,0 +1,40 @@
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+
+/**
+ * The Swagger CLI plugin's metadata (types, defaults, validation limits and doc comments of every DTO and
+ * controller), generated from the TypeScript source into src/metadata.ts, which is committed. The app loads
+ * it at start-up, so the document is the same whichever compiler built the app (tsc, or swc in the tests).
+ */
+function findProjectRoot(dir: string): string {
+  return fs.existsSync(path.join(dir, 'nest-cli.json')) ? dir : findProjectRoot(path.dirname(dir));
+}
+
+export const ROOT = findProjectRoot(__dirname);
+export const METADATA_FILE = path.join(ROOT, 'src', 'metadata.ts');
+
+function pluginOptions(): Record<string, unknown> {
+  const nestCli = JSON.parse(fs.readFileSync(path.join(ROOT, 'nest-cli.json'), 'utf8'));
+  const plugin = nestCli.compilerOptions.plugins.find((p: { name: string }) => p.name === '@nestjs/swagger');
+  return plugin.options;
+}
+
+/** Generates the metadata file's text (slow: type-checks the project, a few seconds). */
+export function generatePluginMetadata(): string {
+  // Loaded lazily: these are build tools, not run-time dependencies.
+  const { PluginMetadataGenerator } = require('@nestjs/cli/lib/compiler/plugins/plugin-metadata-generator');
+  const { ReadonlyVisitor } = require('@nestjs/swagger/plugin');
+  const outputDir = fs.mkdtempSync(path.join(os.tmpdir(), 'openapi-metadata-'));
+  try {
+    new PluginMetadataGenerator().generate({
+      visitors: [new ReadonlyVisitor({ ...pluginOptions(), pathToSource: path.join(ROOT, 'src') })],
+      outputDir,
+      filename: 'metadata.ts',
+      tsProgramRef: ReadonlyVisitor.createTsProgram(path.join(ROOT, 'tsconfig.build.json')),
+    });
+    return fs.readFileSync(path.join(outputDir, 'metadata.ts'), 'utf8');
+  } finally {
+    fs.rmSync(outputDir, { recursive: true, force: true });
+  }
+}
