@@ -2,6 +2,7 @@ import { DynamicModule, MiddlewareConsumer, Module, NestModule, RequestMethod } 
 import { APP_FILTER, APP_INTERCEPTOR, APP_PIPE } from '@nestjs/core';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { LoggerModule } from 'nestjs-pino';
+import { AgentsModule } from './agents/agents.module';
 import { AuthModule } from './auth/auth.module';
 import { AllExceptionsFilter } from './common/all-exceptions.filter';
 import { JsonBodyMiddleware } from './common/json-body.middleware';
@@ -14,7 +15,7 @@ import { dataSourceOptions } from './database/data-source-options';
 import { HealthModule } from './health/health.module';
 
 /** The domain modules, each with its controller, service and entities. */
-const DOMAIN_MODULES = [HealthModule];
+const DOMAIN_MODULES = [HealthModule, AgentsModule];
 
 /** Routes whose bodies are not JSON (they read the raw request stream themselves). */
 const NON_JSON_ROUTES: { path: string; method: RequestMethod }[] = [];

@@ -1,12 +1,27 @@
-import { CallHandler, ExecutionContext, Injectable, NestInterceptor, SetMetadata } from '@nestjs/common';
+import { applyDecorators, CallHandler, ExecutionContext, Injectable, NestInterceptor, SetMetadata, Type } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
+import { ApiResponse } from '@nestjs/swagger';
 import { DataSource } from 'typeorm';
 import { map, Observable } from 'rxjs';
 
 const RESPONSE_MAPPER = 'response:mapper';
 
-/** Maps what the handler returns (one entity, or an array of them) through a plain `toXResponse` function. */
-export const Serialize = <T, R>(mapper: (value: T) => R) => SetMetadata(RESPONSE_MAPPER, mapper);
+export interface SerializeOptions {
+  /** Success status to document; 200 unless given (Nest answers 201 to POST). */
+  status?: number;
+  description?: string;
+  /** The handler returns a list. */
+  isArray?: boolean;
+}
+
+/**
+ * Maps what the handler returns (one entity, or an array of them) through a plain `toXResponse` function,
+ * and documents the response type in OpenAPI.
+ */
+export function Serialize<T, R>(type: Type<R>, mapper: (value: T) => R, options: SerializeOptions = {}) {
+  const { status = 200, description = '', isArray = false } = options;
+  return applyDecorators(SetMetadata(RESPONSE_MAPPER, mapper), ApiResponse({ status, type, isArray, description }));
+}
 
 /**
  * Applies the route's @Serialize mapper. A route that returns a TypeORM entity without a mapper fails

@@ -1,5 +1,6 @@
+import { Agent } from '../agents/agent.entity';
 import { Account } from '../auth/account.entity';
 import { ApiKey } from '../auth/api-key.entity';
 
 /** Every entity of the application: the app, the CLI, migrations and the drift test all use this list. */
-export const ENTITIES = [Account, ApiKey];
+export const ENTITIES = [Account, ApiKey, Agent];

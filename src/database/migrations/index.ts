@@ -1,4 +1,5 @@
 // Every migration, oldest first. `npm run migration:generate -- Name` rewrites this list.
 import { Initial1795327392008 } from './1795327392008-Initial';
+import { Agents1795327686619 } from './1795327686619-Agents';
 
-export const MIGRATIONS = [Initial1795327392008];
+export const MIGRATIONS = [Initial1795327392008, Agents1795327686619];

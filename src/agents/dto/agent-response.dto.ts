@@ -1,0 +1,36 @@
+import { Agent } from '../agent.entity';
+
+export class AgentResponse {
+  /** @example 42 */
+  id: number;
+  /** @example "Reception desk" */
+  name: string;
+  /** @example "Answers the front desk line after hours" */
+  description: string;
+  /** @example "gpt-4.1" */
+  model: string;
+  /** @example "shubh" */
+  voice: string;
+  /** @example "hi-IN" */
+  language: string;
+  /** Blank means the built-in generic assistant prompt is used. @example "" */
+  systemPrompt: string;
+  /** @example "2026-11-22T09:15:02.123Z" */
+  createdAt: string;
+  /** @example "2026-11-22T09:15:02.123Z" */
+  updatedAt: string;
+}
+
+export function toAgentResponse(agent: Agent): AgentResponse {
+  return {
+    id: agent.id,
+    name: agent.name,
+    description: agent.description,
+    model: agent.model,
+    voice: agent.voice,
+    language: agent.language,
+    systemPrompt: agent.systemPrompt,
+    createdAt: agent.createdAt.toISOString(),
+    updatedAt: agent.updatedAt.toISOString(),
+  };
+}

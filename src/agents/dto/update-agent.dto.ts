@@ -1,0 +1,41 @@
+import { IsIn, IsString, Length, MaxLength } from 'class-validator';
+import { IsOmittable, Trim } from '../../common/validators';
+import { REPLY_LANGUAGES, VOICE_IDS } from '../voices';
+
+/** Any subset of the agent's fields; absent fields are left as they are. The rules apply on create too. */
+export class UpdateAgentDto {
+  /** 1–200 characters after trimming. @example "Reception desk (night)" */
+  @IsOmittable()
+  @Trim()
+  @IsString()
+  @Length(1, 200)
+  name?: string;
+
+  /** At most 2,000 characters. */
+  @IsOmittable()
+  @IsString()
+  @MaxLength(2000)
+  description?: string;
+
+  /** 1–100 characters. @example "gpt-4.1-mini" */
+  @IsOmittable()
+  @IsString()
+  @Length(1, 100)
+  model?: string;
+
+  /** A voice id from `GET /voices`; the platform-only tiers give 403 to other accounts. @example "anushka" */
+  @IsOmittable()
+  @IsIn(VOICE_IDS, { message: `voice must be one of: ${VOICE_IDS.join(', ')}` })
+  voice?: string;
+
+  /** @example "en-IN" */
+  @IsOmittable()
+  @IsIn(REPLY_LANGUAGES, { message: `language must be one of: ${REPLY_LANGUAGES.join(', ')}` })
+  language?: string;
+
+  /** At most 50,000 characters. */
+  @IsOmittable()
+  @IsString()
+  @MaxLength(50_000)
+  systemPrompt?: string;
+}

@@ -1,0 +1,16 @@
+import { Voice, VoiceTier } from '../voices';
+
+export class VoiceResponse {
+  /** @example "shubh" */
+  id: string;
+  /** @example "Shubh" */
+  name: string;
+  /** @example "stable" */
+  tier: VoiceTier;
+  /** Whether the calling account may give this voice to an agent. @example true */
+  available: boolean;
+}
+
+export function toVoiceResponse(voice: Voice, available: boolean): VoiceResponse {
+  return { id: voice.id, name: voice.name, tier: voice.tier, available };
+}

@@ -1,0 +1,22 @@
+import { applyDecorators } from '@nestjs/common';
+import { ApiResponse } from '@nestjs/swagger';
+import { ErrorResponse } from './error-response.dto';
+
+const DEFAULT_DESCRIPTIONS: Record<number, string> = {
+  400: 'Invalid body field, unknown field, malformed JSON or bad query parameter (with `details`)',
+  403: 'Authenticated, but not allowed',
+  404: 'No such resource on this account (another account\'s resource is a 404 too)',
+  409: 'Conflicts with the current state',
+  413: 'Request body too large',
+  415: 'Body is not application/json',
+};
+
+/** Documents the error responses of an operation, all in the API's one error shape. */
+export function ApiErrors(...statuses: (number | [number, string])[]) {
+  return applyDecorators(
+    ...statuses.map((entry) => {
+      const [status, description] = Array.isArray(entry) ? entry : [entry, DEFAULT_DESCRIPTIONS[entry] ?? ''];
+      return ApiResponse({ status, description, type: ErrorResponse });
+    }),
+  );
+}

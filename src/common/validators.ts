@@ -1,0 +1,11 @@
+import { Transform } from 'class-transformer';
+import { ValidateIf } from 'class-validator';
+
+/**
+ * The field may be left out, but not sent as null. (class-validator's @IsOptional also lets null through,
+ * which would then reach a NOT NULL column.)
+ */
+export const IsOmittable = () => ValidateIf((_object, value) => value !== undefined);
+
+/** Trims surrounding white space of a string value; other types are left for the validators to refuse. */
+export const Trim = () => Transform(({ value }) => (typeof value === 'string' ? value.trim() : value));
