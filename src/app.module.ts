@@ -13,9 +13,10 @@ import { AppConfig } from './config/config';
 import { ConfigModule } from './config/config.module';
 import { dataSourceOptions } from './database/data-source-options';
 import { HealthModule } from './health/health.module';
+import { KnowledgeBasesModule } from './knowledge-bases/knowledge-bases.module';
 
 /** The domain modules, each with its controller, service and entities. */
-const DOMAIN_MODULES = [HealthModule, AgentsModule];
+const DOMAIN_MODULES = [HealthModule, AgentsModule, KnowledgeBasesModule];
 
 /** Routes whose bodies are not JSON (they read the raw request stream themselves). */
 const NON_JSON_ROUTES: { path: string; method: RequestMethod }[] = [];

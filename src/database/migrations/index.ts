@@ -1,5 +1,6 @@
 // Every migration, oldest first. `npm run migration:generate -- Name` rewrites this list.
 import { Initial1795327392008 } from './1795327392008-Initial';
 import { Agents1795327686619 } from './1795327686619-Agents';
+import { KnowledgeBases1795327849133 } from './1795327849133-KnowledgeBases';
 
-export const MIGRATIONS = [Initial1795327392008, Agents1795327686619];
+export const MIGRATIONS = [Initial1795327392008, Agents1795327686619, KnowledgeBases1795327849133];

@@ -1,0 +1,45 @@
+import { isURL, IsIn, IsString, Length, Validate, ValidationArguments, ValidatorConstraint, ValidatorConstraintInterface } from 'class-validator';
+import { IsOmittable, Trim } from '../../common/validators';
+import { SOURCE_TYPES, SourceType } from '../knowledge-base-source.entity';
+
+export const MAX_TEXT_CONTENT_LENGTH = 500_000;
+export const MAX_URL_LENGTH = 2048;
+
+/** What `content` must be depends on the source's `type`. */
+@ValidatorConstraint({ name: 'sourceContent' })
+class SourceContentRule implements ValidatorConstraintInterface {
+  validate(content: unknown, args: ValidationArguments): boolean {
+    if (typeof content !== 'string') return false;
+    if ((args.object as CreateSourceDto).type !== 'url') return content.length <= MAX_TEXT_CONTENT_LENGTH;
+    return content.length <= MAX_URL_LENGTH && isURL(content, { protocols: ['http', 'https'], require_protocol: true, require_tld: false });
+  }
+
+  defaultMessage(args: ValidationArguments): string {
+    return (args.object as CreateSourceDto).type === 'url'
+      ? `content must be an absolute http or https URL of at most ${MAX_URL_LENGTH} characters for a url source`
+      : `content must be at most ${MAX_TEXT_CONTENT_LENGTH} characters for a text source`;
+  }
+}
+
+export class CreateSourceDto {
+  /** 1–200 characters after trimming. @example "Opening hours" */
+  @IsOmittable()
+  @Trim()
+  @IsString()
+  @Length(1, 200)
+  name?: string = 'Untitled';
+
+  /** `text`: content is the text itself; `url`: content is an absolute http or https URL. @example "text" */
+  @IsOmittable()
+  @IsIn(SOURCE_TYPES, { message: `type must be one of: ${SOURCE_TYPES.join(', ')}` })
+  type?: SourceType = 'text';
+
+  /**
+   * For `text` sources the text, at most 500,000 characters in any script, stored byte-exact; for `url` sources an
+   * absolute http or https URL. @example "We are open 9:00–18:00, Monday to Saturday."
+   */
+  @IsOmittable()
+  @IsString()
+  @Validate(SourceContentRule)
+  content?: string = '';
+}
