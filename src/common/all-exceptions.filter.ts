@@ -20,7 +20,9 @@ const BODY_PARSER_MESSAGES: Record<string, string> = {
 };
 
 function isBodyParserError(error: unknown): error is BodyParserError {
-  return error instanceof Error && typeof (error as BodyParserError).type === 'string' && typeof (error as BodyParserError).status === 'number';
+  return (
+    typeof error === 'object' && error !== null && typeof (error as BodyParserError).type === 'string' && typeof (error as BodyParserError).status === 'number'
+  );
 }
 
 function httpExceptionMessage(exception: HttpException): string {

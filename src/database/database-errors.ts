@@ -13,16 +13,25 @@ const UNAVAILABLE_MESSAGES = [
   'Client was closed and is not queryable',
 ];
 
+interface ErrorLike {
+  code?: unknown;
+  message?: unknown;
+  driverError?: unknown;
+  cause?: unknown;
+}
+
+// Duck-typed rather than `instanceof Error`: socket errors can come from another realm (e.g. under Jest).
+const isErrorLike = (value: unknown): value is ErrorLike => typeof value === 'object' && value !== null;
+
+function isUnavailableError({ code, message }: ErrorLike): boolean {
+  if (typeof code === 'string') {
+    if (UNAVAILABLE_NODE_CODES.has(code)) return true;
+    if (/^[0-9A-Z]{5}$/.test(code) && UNAVAILABLE_SQLSTATE_CLASSES.includes(code.slice(0, 2))) return true;
+  }
+  return typeof message === 'string' && UNAVAILABLE_MESSAGES.some((known) => message.includes(known));
+}
+
 export function isDatabaseUnavailable(error: unknown): boolean {
-  if (!(error instanceof Error)) return false;
-  const candidates: unknown[] = [error, (error as { driverError?: unknown }).driverError, error.cause];
-  return candidates.some((candidate) => {
-    if (!(candidate instanceof Error)) return false;
-    const code = (candidate as { code?: unknown }).code;
-    if (typeof code === 'string') {
-      if (UNAVAILABLE_NODE_CODES.has(code)) return true;
-      if (/^[0-9A-Z]{5}$/.test(code) && UNAVAILABLE_SQLSTATE_CLASSES.includes(code.slice(0, 2))) return true;
-    }
-    return UNAVAILABLE_MESSAGES.some((message) => candidate.message.includes(message));
-  });
+  if (!isErrorLike(error)) return false;
+  return [error, error.driverError, error.cause].some((candidate) => isErrorLike(candidate) && isUnavailableError(candidate));
 }

@@ -1,0 +1,67 @@
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { createApp } from '../src/app';
+import { AccountsService } from '../src/auth/accounts.service';
+import { loadConfig } from '../src/config/config';
+import { EmbeddedPostgres, startEmbeddedPostgres } from '../src/database/embedded-postgres';
+import { runMigrations } from '../src/database/migrate';
+import { freePort } from '../src/database/throwaway-postgres';
+import request from 'supertest';
+import { INestApplication } from '@nestjs/common';
+import { createTestContext } from './helpers';
+
+describe('GET /health', () => {
+  it('is public and answers 200 while the database is up', async () => {
+    const context = await createTestContext();
+    try {
+      expect((await context.http.get('/health').expect(200)).body).toEqual({ status: 'ok', database: 'up' });
+    } finally {
+      await context.close();
+    }
+  });
+
+  describe('when the database stops (its own PostgreSQL, so other tests are not disturbed)', () => {
+    const config = loadConfig({ LOG_LEVEL: 'silent', DB_CONNECTION_TIMEOUT_MS: '1000' });
+    let dataDir: string;
+    let port: number;
+    let postgres: EmbeddedPostgres;
+    let app: INestApplication;
+
+    beforeAll(async () => {
+      dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'health-pg-'));
+      fs.chmodSync(dataDir, 0o755);
+      port = await freePort();
+      postgres = await startEmbeddedPostgres({ dataDir, port });
+      await runMigrations(postgres.url, config);
+      app = await createApp(config, postgres.url);
+    });
+    afterAll(async () => {
+      await app?.close();
+      await postgres?.stop();
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    });
+
+    it('answers 503 in the error shape, stays up, and recovers without a restart', async () => {
+      const { key } = await app.get(AccountsService).create('Health');
+      const server = app.getHttpServer();
+      await request(server).get('/agents').set('X-Api-Key', key.apiKey).expect(200);
+
+      await postgres.stop();
+      const health = await request(server).get('/health').expect(503);
+      expect(health.body).toEqual({ statusCode: 503, error: 'Service Unavailable', message: 'The database is unreachable' });
+      const api = await request(server).get('/agents').set('X-Api-Key', key.apiKey).expect(503);
+      expect(api.body).toEqual({ statusCode: 503, error: 'Service Unavailable', message: 'The database is unavailable; try again shortly' });
+
+      postgres = await startEmbeddedPostgres({ dataDir, port });
+      const deadline = Date.now() + 5_000;
+      let status = 0;
+      while (Date.now() < deadline && status !== 200) {
+        status = (await request(server).get('/health')).status;
+        if (status !== 200) await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      expect(status).toBe(200);
+      await request(server).get('/agents').set('X-Api-Key', key.apiKey).expect(200);
+    });
+  });
+});
