@@ -55,6 +55,12 @@ const USAGE = `Usage:
   npm run cli -- key:list --account <accountId>
   npm run cli -- key:revoke --key-id <keyId>`;
 
+/** Said to the person at the terminal (on stderr), after the command's JSON. */
+const NOTES: Record<string, string> = {
+  'account:create': 'Store the API key now: it is not shown again.',
+  'key:create': 'Store the API key now: it is not shown again.',
+};
+
 /** Runs one command against the data source; returns the JSON value to print. */
 export async function runCommand(dataSource: DataSource, command: string, flags: Flags): Promise<unknown> {
   const apiKeys = new ApiKeysService(dataSource.getRepository(ApiKey));
@@ -64,12 +70,10 @@ export async function runCommand(dataSource: DataSource, command: string, flags:
       const name = requiredString(flags, 'name');
       if (name.length > 200) throw new UsageError('--name must be at most 200 characters');
       const { account, key } = await accounts.create(name, flags.platform === true);
-      process.stderr.write(`Created account ${account.id}. Store the API key now: it is not shown again.\n`);
       return { accountId: account.id, name: account.name, isPlatform: account.isPlatform, keyId: key.keyId, apiKey: key.apiKey };
     }
     case 'key:create': {
       const key = await apiKeys.create(requiredId(flags, 'account'));
-      process.stderr.write('Store the API key now: it is not shown again.\n');
       return { keyId: key.keyId, accountId: key.accountId, apiKey: key.apiKey };
     }
     case 'key:list': {
@@ -99,6 +103,7 @@ async function main(): Promise<void> {
     const dataSource = await new DataSource({ ...dataSourceOptions(database.url, config), poolSize: 1 }).initialize();
     try {
       process.stdout.write(`${JSON.stringify(await runCommand(dataSource, command, flags))}\n`);
+      if (NOTES[command]) process.stderr.write(`${NOTES[command]}\n`);
     } finally {
       await dataSource.destroy();
     }

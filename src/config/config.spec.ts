@@ -1,0 +1,44 @@
+import * as path from 'node:path';
+import { ConfigError, loadConfig } from './config';
+
+describe('loadConfig', () => {
+  it('has defaults for everything', () => {
+    const config = loadConfig({});
+    expect(config).toMatchObject({
+      port: 3000,
+      databaseUrl: undefined,
+      dataDir: path.resolve('.data'),
+      publicBaseUrl: 'http://localhost:3000',
+      creditsPerMinute: 1,
+      recordingUrlTtlSeconds: 300,
+      logLevel: 'info',
+    });
+  });
+
+  it('derives PUBLIC_BASE_URL from PORT, and trims a trailing slash from a given one', () => {
+    expect(loadConfig({ PORT: '8080' }).publicBaseUrl).toBe('http://localhost:8080');
+    expect(loadConfig({ PUBLIC_BASE_URL: 'https://api.example.com/' }).publicBaseUrl).toBe('https://api.example.com');
+  });
+
+  it.each([
+    ['PORT', 'abc'],
+    ['PORT', '70000'],
+    ['PORT', '-1'],
+    ['DATABASE_URL', 'not a url'],
+    ['DATABASE_URL', 'mysql://localhost/db'],
+    ['PUBLIC_BASE_URL', 'ftp://example.com'],
+    ['LOG_LEVEL', 'loud'],
+    ['CREDITS_PER_MINUTE', 'lots'],
+    ['CREDITS_PER_MINUTE', '-2'],
+    ['RECORDING_URL_TTL_SECONDS', '0'],
+    ['DB_POOL_SIZE', '1.5'],
+  ])('stops on a bad %s (%s) with a message naming it', (variable, value) => {
+    expect(() => loadConfig({ [variable]: value })).toThrow(ConfigError);
+    expect(() => loadConfig({ [variable]: value })).toThrow(variable);
+  });
+
+  it('accepts postgres:// and postgresql:// URLs', () => {
+    expect(loadConfig({ DATABASE_URL: 'postgres://u:p@db:5432/app' }).databaseUrl).toBe('postgres://u:p@db:5432/app');
+    expect(loadConfig({ DATABASE_URL: 'postgresql://db/app' }).databaseUrl).toBe('postgresql://db/app');
+  });
+});

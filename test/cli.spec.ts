@@ -1,0 +1,83 @@
+import { execFile } from 'node:child_process';
+import * as path from 'node:path';
+import { promisify } from 'node:util';
+import { DataSource } from 'typeorm';
+import { parseArgs, runCommand, UsageError } from '../src/cli/cli';
+import { loadConfig } from '../src/config/config';
+import { dataSourceOptions } from '../src/database/data-source-options';
+
+const run = promisify(execFile);
+const ROOT = path.join(__dirname, '..');
+
+/** Runs the real CLI in its own process, as a user would, against the test database. */
+async function cli(...args: string[]): Promise<{ stdout: string; stderr: string; lastLine: unknown }> {
+  const { stdout, stderr } = await run(process.execPath, ['-r', '@swc-node/register', 'src/cli/cli.ts', ...args], {
+    cwd: ROOT,
+    env: { ...process.env, DATABASE_URL: process.env.DATABASE_URL },
+  });
+  const lines = stdout.trim().split('\n');
+  return { stdout, stderr, lastLine: JSON.parse(lines[lines.length - 1]) };
+}
+
+describe('CLI', () => {
+  let dataSource: DataSource;
+  beforeAll(async () => {
+    dataSource = await new DataSource(dataSourceOptions(process.env.DATABASE_URL!, loadConfig())).initialize();
+  });
+  afterAll(() => dataSource.destroy());
+
+  it('parses flags in both forms', () => {
+    expect(parseArgs(['account:create', '--name', 'Acme Corp', '--platform'])).toEqual({
+      command: 'account:create',
+      flags: { name: 'Acme Corp', platform: true },
+    });
+    expect(parseArgs(['key:list', '--account=3'])).toEqual({ command: 'key:list', flags: { account: '3' } });
+    expect(() => parseArgs(['key:list', 'stray'])).toThrow(UsageError);
+  });
+
+  it('account:create prints the account and its key as JSON on the last line (real process)', async () => {
+    const { lastLine, stderr } = await cli('account:create', '--name', 'Acme');
+    expect(lastLine).toEqual({
+      accountId: expect.any(Number),
+      name: 'Acme',
+      isPlatform: false,
+      keyId: expect.any(Number),
+      apiKey: expect.stringMatching(/^vak_/),
+    });
+    expect(stderr).toContain('not shown again');
+  }, 30_000);
+
+  it('account:create --platform makes the platform account', async () => {
+    const created = (await runCommand(dataSource, 'account:create', { name: 'Platform', platform: true })) as { isPlatform: boolean };
+    expect(created.isPlatform).toBe(true);
+  });
+
+  it('key:create, key:list and key:revoke', async () => {
+    const account = (await runCommand(dataSource, 'account:create', { name: 'Keys' })) as { accountId: number; keyId: number };
+    const key = (await runCommand(dataSource, 'key:create', { account: String(account.accountId) })) as Record<string, unknown>;
+    expect(key).toEqual({ keyId: expect.any(Number), accountId: account.accountId, apiKey: expect.stringMatching(/^vak_/) });
+
+    const revoked = (await runCommand(dataSource, 'key:revoke', { 'key-id': String(account.keyId) })) as Record<string, unknown>;
+    expect(revoked).toEqual({ keyId: account.keyId, revokedAt: expect.stringMatching(/Z$/) });
+
+    const list = (await runCommand(dataSource, 'key:list', { account: String(account.accountId) })) as Record<string, unknown>[];
+    expect(list).toEqual([
+      { keyId: account.keyId, prefix: expect.stringMatching(/^vak_.{8}$/), createdAt: expect.any(String), revokedAt: revoked.revokedAt },
+      { keyId: key.keyId, prefix: (key.apiKey as string).slice(0, 12), createdAt: expect.any(String), revokedAt: null },
+    ]);
+    expect(JSON.stringify(list)).not.toContain(key.apiKey as string);
+  });
+
+  it.each([
+    ['an unknown command', 'key:explode', {}, UsageError],
+    ['a missing name', 'account:create', {}, UsageError],
+    ['a bad account id', 'key:create', { account: 'abc' }, UsageError],
+  ])('refuses %s', async (_, command, flags, type) => {
+    await expect(runCommand(dataSource, command, flags)).rejects.toThrow(type);
+  });
+
+  it('refuses keys for an unknown account or key', async () => {
+    await expect(runCommand(dataSource, 'key:create', { account: '2147483647' })).rejects.toThrow('Account 2147483647 not found');
+    await expect(runCommand(dataSource, 'key:revoke', { 'key-id': '2147483647' })).rejects.toThrow('API key 2147483647 not found');
+  });
+});

@@ -1,0 +1,39 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { loadConfig } from '../src/config/config';
+import { generateOpenApiDocument, stringifyOpenApiDocument } from '../src/openapi';
+import { generatePluginMetadata, METADATA_FILE } from '../src/openapi-metadata';
+
+const STALE = 'is stale: run `npm run openapi` and commit openapi.json and src/metadata.ts';
+
+describe('OpenAPI document', () => {
+  it(`src/metadata.ts matches the source (else it ${STALE})`, () => {
+    expect(fs.readFileSync(METADATA_FILE, 'utf8')).toBe(generatePluginMetadata());
+  }, 60_000);
+
+  it(`the committed openapi.json matches the application (else it ${STALE})`, async () => {
+    const document = await generateOpenApiDocument(loadConfig({}));
+    const committed = fs.readFileSync(path.join(__dirname, '..', 'openapi.json'), 'utf8');
+    expect(committed).toBe(stringifyOpenApiDocument(document));
+  });
+
+  it('describes the API-key scheme, required everywhere but on public routes', async () => {
+    const document = await generateOpenApiDocument(loadConfig({}));
+    expect(document.components?.securitySchemes?.['api-key']).toEqual({ in: 'header', name: 'X-Api-Key', type: 'apiKey' });
+    expect(document.security).toEqual([{ 'api-key': [] }]);
+    expect(document.paths['/health'].get?.security).toEqual([]);
+    expect(document.paths['/agents'].get?.responses['401']).toBeDefined();
+  });
+
+  it('is served at /openapi.json and Swagger UI at /docs without a key', async () => {
+    const { createTestContext } = await import('./helpers');
+    const context = await createTestContext();
+    try {
+      const served = await context.http.get('/openapi.json').expect(200);
+      expect(served.body.info.title).toBe('Voice Agent API');
+      await context.http.get('/docs').expect(200);
+    } finally {
+      await context.close();
+    }
+  });
+});
