@@ -2,7 +2,8 @@ import { Agent } from '../agents/agent.entity';
 import { KnowledgeBaseSource } from '../knowledge-bases/knowledge-base-source.entity';
 import { KnowledgeBase } from '../knowledge-bases/knowledge-base.entity';
 import { Account } from '../auth/account.entity';
+import { Call } from '../calls/call.entity';
 import { ApiKey } from '../auth/api-key.entity';
 
 /** Every entity of the application: the app, the CLI, migrations and the drift test all use this list. */
-export const ENTITIES = [Account, ApiKey, Agent, KnowledgeBase, KnowledgeBaseSource];
+export const ENTITIES = [Account, ApiKey, Agent, KnowledgeBase, KnowledgeBaseSource, Call];

@@ -1,0 +1,99 @@
+import { Column, Entity, Index, JoinColumn, ManyToOne, PrimaryColumn, PrimaryGeneratedColumn } from 'typeorm';
+import { Account } from '../auth/account.entity';
+
+export const TRANSCRIPT_SPEAKERS = ['agent', 'user'] as const;
+export type TranscriptSpeaker = (typeof TRANSCRIPT_SPEAKERS)[number];
+
+/** One transcript entry. */
+export interface TranscriptTurn {
+  speaker: TranscriptSpeaker;
+  text: string;
+}
+
+/**
+ * A call handled by an agent. The primary key is (account_id, id) so that even the by-id lookup goes
+ * through an index that leads with the account.
+ *
+ * Indexes written by hand in the migration (TypeORM cannot express them; `synchronize: false` keeps the
+ * drift check from dropping them), every one leading with account_id:
+ * - the list, in API order, without test calls: (account_id, call_date DESC, id DESC) WHERE NOT is_test;
+ * - the agentId filter: (account_id, agent_id, call_date DESC, id DESC) WHERE NOT is_test;
+ * - search: one GIN index (btree_gin + pg_trgm) on (account_id, name, phone, digits of the phone).
+ */
+@Entity('calls')
+@Index('IDX_calls_account_list', { synchronize: false })
+@Index('IDX_calls_account_agent', { synchronize: false })
+@Index('IDX_calls_account_search', { synchronize: false })
+export class Call {
+  @PrimaryColumn({ type: 'integer' })
+  accountId: number;
+
+  /** gen_random_uuid() in the migration. */
+  @PrimaryGeneratedColumn('uuid')
+  id: string;
+
+  @ManyToOne(() => Account, { onDelete: 'CASCADE' })
+  @JoinColumn({ name: 'account_id' })
+  account?: Account;
+
+  /** No foreign key: a call keeps its agent's id and name as history after the agent is deleted. */
+  @Column({ type: 'integer', nullable: true })
+  agentId: number | null;
+
+  @Column({ type: 'varchar', length: 200, default: '' })
+  agentName: string;
+
+  @Column({ type: 'varchar', length: 200, default: '' })
+  name: string;
+
+  @Column({ type: 'varchar', length: 50, default: '' })
+  phone: string;
+
+  @Column({ type: 'varchar', length: 320, default: '' })
+  email: string;
+
+  @Column({ type: 'varchar', length: 100, default: '' })
+  status: string;
+
+  @Column({ type: 'varchar', length: 100, default: '' })
+  callStatus: string;
+
+  @Column({ type: 'varchar', length: 100, default: '' })
+  sentiment: string;
+
+  @Column({ type: 'varchar', length: 100, default: '' })
+  channel: string;
+
+  @Column({ type: 'varchar', length: 100, default: '' })
+  callType: string;
+
+  @Column({ type: 'varchar', length: 2048, default: '' })
+  website: string;
+
+  @Column({ type: 'varchar', length: 100, default: '' })
+  replyLanguage: string;
+
+  @Column({ type: 'timestamptz', default: () => 'now()' })
+  callDate: Date;
+
+  @Column({ type: 'double precision', default: 0 })
+  durationSeconds: number;
+
+  /** Any JSON value, or null. */
+  @Column({ type: 'jsonb', nullable: true })
+  feedback: unknown;
+
+  @Column({ type: 'jsonb', default: () => "'{}'" })
+  extractedData: Record<string, unknown>;
+
+  @Column({ type: 'jsonb', default: () => "'[]'" })
+  transcript: TranscriptTurn[];
+
+  /** Test calls from the dashboard's test-call button: readable by id, never listed. */
+  @Column({ type: 'boolean', default: false })
+  isTest: boolean;
+
+  /** Storage key of the audio, owned by the recordings module. Never part of a response. */
+  @Column({ type: 'varchar', length: 1024, nullable: true })
+  recordingKey: string | null;
+}

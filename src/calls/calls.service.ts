@@ -1,0 +1,137 @@
+import { Injectable, NotFoundException } from '@nestjs/common';
+import { InjectRepository } from '@nestjs/typeorm';
+import { Repository, SelectQueryBuilder } from 'typeorm';
+import { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
+import { AgentsService } from '../agents/agents.service';
+import { RequestValidationException } from '../common/validation';
+import { AppConfig } from '../config/config';
+import { InjectConfig } from '../config/config.module';
+import { Call } from './call.entity';
+import { creditsUsed } from './credits';
+import { CallDetail } from './dto/call-response.dto';
+import { CreateCallDto } from './dto/create-call.dto';
+import { ListCallsQuery } from './dto/list-calls-query.dto';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** The columns of a list item: everything but the transcript (which can be large) and the test flag. */
+const LIST_COLUMNS: (keyof Call)[] = [
+  'id',
+  'name',
+  'phone',
+  'email',
+  'status',
+  'callStatus',
+  'sentiment',
+  'channel',
+  'callType',
+  'website',
+  'agentName',
+  'agentId',
+  'callDate',
+  'durationSeconds',
+  'replyLanguage',
+  'feedback',
+  'extractedData',
+  'recordingKey',
+];
+
+/**
+ * The digits of the phone, exactly as written in the search index (IDX_calls_account_search): the planner
+ * uses the index only for this very expression.
+ */
+const PHONE_DIGITS_SQL = `regexp_replace(call.phone, '[^0-9]', '', 'g')`;
+
+/** A search made only of digits and phone punctuation, with at least one digit. */
+const PHONE_LIKE_SEARCH = /^[0-9+\-().\/\s]*[0-9][0-9+\-().\/\s]*$/;
+
+/** `%`, `_` and `\` match themselves in a LIKE pattern (backslash is PostgreSQL's default escape). */
+export const escapeLike = (value: string) => value.replace(/[\\%_]/g, (character) => `\\${character}`);
+
+/** Every method takes the caller's account first and puts it in the WHERE of every read and write. */
+@Injectable()
+export class CallsService {
+  constructor(
+    @InjectRepository(Call) private readonly calls: Repository<Call>,
+    private readonly agents: AgentsService,
+    @InjectConfig() private readonly config: AppConfig,
+  ) {}
+
+  /** One call of the account (with its transcript and recording key); 404 if absent or another account's. */
+  async get(accountId: number, callId: string): Promise<Call> {
+    const call = UUID.test(callId) ? await this.calls.findOneBy({ accountId, id: callId.toLowerCase() }) : null;
+    if (!call) throw new NotFoundException(`Call ${callId} not found`);
+    return call;
+  }
+
+  /** The call with the credits it used. */
+  async getDetail(accountId: number, callId: string): Promise<CallDetail> {
+    return this.withCredits(await this.get(accountId, callId));
+  }
+
+  /** Records or clears the storage key of the call's audio (the recordings module owns the key). */
+  async setRecordingKey(accountId: number, callId: string, key: string | null): Promise<void> {
+    const { affected } = UUID.test(callId)
+      ? await this.calls.update({ accountId, id: callId.toLowerCase() }, { recordingKey: key })
+      : { affected: 0 };
+    if (!affected) throw new NotFoundException(`Call ${callId} not found`);
+  }
+
+  async create(accountId: number, dto: CreateCallDto): Promise<CallDetail> {
+    const agent = dto.agentId == null ? null : await this.agentOfAccount(accountId, dto.agentId);
+    const { agentId: _agentId, callDate, replyLanguage, ...fields } = dto;
+    const values: QueryDeepPartialEntity<Call> = {
+      ...fields,
+      accountId,
+      agentId: agent?.id ?? null,
+      agentName: agent?.name ?? '',
+      replyLanguage: replyLanguage ?? agent?.language ?? '',
+      callDate: callDate === undefined ? new Date() : new Date(callDate),
+    } as QueryDeepPartialEntity<Call>;
+    const { identifiers } = await this.calls.insert(values);
+    return this.getDetail(accountId, identifiers[0].id as string);
+  }
+
+  /** The account's calls, newest first, never a test call; the filters combine. */
+  list(accountId: number, query: ListCallsQuery): Promise<Call[]> {
+    const builder = this.calls
+      .createQueryBuilder('call')
+      .select(LIST_COLUMNS.map((column) => `call.${column}`))
+      .where('call.account_id = :accountId', { accountId })
+      .andWhere('NOT call.is_test');
+    this.applyFilters(builder, query);
+    return builder.orderBy('call.call_date', 'DESC').addOrderBy('call.id', 'DESC').limit(query.limit).getMany();
+  }
+
+  private applyFilters(builder: SelectQueryBuilder<Call>, query: ListCallsQuery): void {
+    if (query.search) {
+      const conditions = ['call.name ILIKE :pattern', 'call.phone ILIKE :pattern'];
+      const digits = PHONE_LIKE_SEARCH.test(query.search) ? query.search.replace(/[^0-9]/g, '') : '';
+      if (digits) conditions.push(`${PHONE_DIGITS_SQL} LIKE :digitsPattern`);
+      builder.andWhere(`(${conditions.join(' OR ')})`, {
+        pattern: `%${escapeLike(query.search)}%`,
+        digitsPattern: `%${digits}%`,
+      });
+    }
+    if (query.status) builder.andWhere('lower(call.status) = lower(:status)', { status: query.status });
+    if (query.callStatus) builder.andWhere('lower(call.call_status) = lower(:callStatus)', { callStatus: query.callStatus });
+    if (query.agentId !== undefined) builder.andWhere('call.agent_id = :agentId', { agentId: query.agentId });
+    if (query.days > 0) builder.andWhere('call.call_date >= now() - make_interval(hours => :hours)', { hours: query.days * 24 });
+  }
+
+  private withCredits(call: Call): CallDetail {
+    return { call, creditsUsed: creditsUsed(call.durationSeconds, this.config.creditsPerMinute) };
+  }
+
+  /** The agent, which must belong to the account: a bad agentId is a field error (400), not a 404. */
+  private async agentOfAccount(accountId: number, agentId: number) {
+    try {
+      return await this.agents.get(accountId, agentId);
+    } catch (error) {
+      if (error instanceof NotFoundException) {
+        throw new RequestValidationException([{ field: 'agentId', message: `agentId ${agentId} is not an agent of this account` }]);
+      }
+      throw error;
+    }
+  }
+}

@@ -1,0 +1,27 @@
+import { creditsUsed } from './credits';
+
+describe('creditsUsed', () => {
+  it.each([
+    [95, 1, 1.58],
+    [61.5, 1, 1.03],
+    [0, 1, 0],
+    [60, 1, 1],
+    [30, 1, 0.5],
+    [1, 1, 0.02],
+    [0.3, 1, 0.01],
+    [0.29, 1, 0],
+    [86_400, 1, 1440],
+    [95, 2.5, 3.96],
+    [61.5, 0.5, 0.51],
+    [120, 0, 0],
+  ])('%s s at %s credits a minute is %s', (seconds, rate, expected) => {
+    expect(creditsUsed(seconds, rate)).toBe(expected);
+  });
+
+  it('rounds exact halves up despite floating-point representation', () => {
+    // 0.6 s → 0.01 credit exactly; 0.9 s → 0.015 → 0.02; 2.7 s → 0.045 → 0.05
+    expect(creditsUsed(0.9, 1)).toBe(0.02);
+    expect(creditsUsed(2.7, 1)).toBe(0.05);
+    expect(creditsUsed(64.5, 1)).toBe(1.08);
+  });
+});

@@ -1,0 +1,94 @@
+import { ApiProperty } from '@nestjs/swagger';
+import { Call, TRANSCRIPT_SPEAKERS, TranscriptSpeaker } from '../call.entity';
+
+/** A call as listed by `GET /calls`: no transcript, no credits. */
+export class CallListItemResponse {
+  /** @example "5f0c2a7e-8d3b-4c1e-9a6f-2b7d4e8c1a90" */
+  id: string;
+  /** Caller name; "" when unknown. @example "Priya Sharma" */
+  name: string;
+  /** Caller number; "" when unknown. @example "+91-98765-43210" */
+  phone: string;
+  /** "" when unknown. @example "priya@example.com" */
+  email: string;
+  /** Outcome or lead status. @example "qualified" */
+  status: string;
+  /** Status of the call itself. @example "completed" */
+  callStatus: string;
+  /** @example "positive" */
+  sentiment: string;
+  /** @example "phone" */
+  channel: string;
+  /** @example "inbound" */
+  callType: string;
+  /** @example "https://shop.example.in/contact" */
+  website: string;
+  /** Name of the agent that handled the call (kept after the agent is deleted). @example "Reception desk" */
+  agent: string;
+  /** The agent's id (kept after the agent is deleted); null when the call had no agent. @example 42 */
+  agentId: number | null;
+  /** @example "2026-11-22T09:15:02.123Z" */
+  callDate: string;
+  /** @example 95 */
+  durationSeconds: number;
+  /** @example "hi-IN" */
+  replyLanguage: string;
+  /** Whether audio exists (see `GET /calls/{callId}/recording`). @example false */
+  hasRecording: boolean;
+  /** Any JSON value, or null. */
+  @ApiProperty({ nullable: true, description: 'Any JSON value, or null.', example: { rating: 5 } })
+  feedback: unknown;
+  /** @example {"city": "Pune"} */
+  extractedData: Record<string, unknown>;
+}
+
+export class TranscriptTurnResponse {
+  @ApiProperty({ enum: TRANSCRIPT_SPEAKERS, example: 'user' })
+  speaker: TranscriptSpeaker;
+  /** @example "मुझे 2BHK फ्लैट चाहिए" */
+  text: string;
+}
+
+/** One call, with its transcript and the credits it used. */
+export class CallResponse extends CallListItemResponse {
+  /** round(durationSeconds / 60 × CREDITS_PER_MINUTE, 2). @example 1.58 */
+  creditsUsed: number;
+  transcript: TranscriptTurnResponse[];
+}
+
+/** A call with its computed credits, as the service returns it for the single-call responses. */
+export interface CallDetail {
+  call: Call;
+  creditsUsed: number;
+}
+
+export function toCallListItemResponse(call: Call): CallListItemResponse {
+  return {
+    id: call.id,
+    name: call.name,
+    phone: call.phone,
+    email: call.email,
+    status: call.status,
+    callStatus: call.callStatus,
+    sentiment: call.sentiment,
+    channel: call.channel,
+    callType: call.callType,
+    website: call.website,
+    agent: call.agentName,
+    agentId: call.agentId,
+    callDate: call.callDate.toISOString(),
+    durationSeconds: call.durationSeconds,
+    replyLanguage: call.replyLanguage,
+    hasRecording: call.recordingKey !== null,
+    feedback: call.feedback ?? null,
+    extractedData: call.extractedData,
+  };
+}
+
+export function toCallResponse({ call, creditsUsed }: CallDetail): CallResponse {
+  return {
+    ...toCallListItemResponse(call),
+    creditsUsed,
+    transcript: call.transcript.map(({ speaker, text }) => ({ speaker, text })),
+  };
+}

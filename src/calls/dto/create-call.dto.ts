@@ -1,0 +1,167 @@
+import { applyDecorators } from '@nestjs/common';
+import { ApiProperty } from '@nestjs/swagger';
+import { Type } from 'class-transformer';
+import {
+  Allow,
+  ArrayMaxSize,
+  IsArray,
+  IsBoolean,
+  IsEmail,
+  IsIn,
+  IsInt,
+  IsISO8601,
+  IsNumber,
+  IsObject,
+  IsString,
+  Matches,
+  Max,
+  MaxLength,
+  Min,
+  ValidateIf,
+  ValidateNested,
+} from 'class-validator';
+import { REPLY_LANGUAGES } from '../../agents/voices';
+import { MAX_INT_ID } from '../../common/id.pipes';
+import { IsOmittable, Trim } from '../../common/validators';
+import { TRANSCRIPT_SPEAKERS, TranscriptSpeaker } from '../call.entity';
+
+/** Limits of a recorded call (the JSON body as a whole is capped at 2 MiB as well). */
+export const CALL_LIMITS = {
+  name: 200,
+  phone: 50,
+  email: 320,
+  label: 100,
+  website: 2048,
+  transcriptTurns: 500,
+  turnText: 10_000,
+  /** 24 hours. */
+  durationSeconds: 86_400,
+} as const;
+
+/** Digits, spaces and the usual phone punctuation (`+`, `-`, `(`, `)`, `.`, `/`), or empty. */
+export const PHONE_PATTERN = /^[0-9+\-().\/\s]*$/;
+
+/** Optional free-text label: trimmed, at most 100 characters, "" when not given. */
+const Label = () =>
+  applyDecorators(
+    IsOmittable(),
+    Trim(),
+    IsString(),
+    MaxLength(CALL_LIMITS.label),
+    ApiProperty({ type: String, required: false, maxLength: CALL_LIMITS.label, default: '' }),
+  );
+
+export class TranscriptTurnDto {
+  /** Who spoke. @example "agent" */
+  @IsIn(TRANSCRIPT_SPEAKERS, { message: `speaker must be one of: ${TRANSCRIPT_SPEAKERS.join(', ')}` })
+  speaker: TranscriptSpeaker;
+
+  /** What was said, at most 10,000 characters. @example "नमस्ते! मैं आपकी कैसे मदद कर सकती हूँ?" */
+  @IsString()
+  @MaxLength(CALL_LIMITS.turnText)
+  text: string;
+}
+
+/**
+ * A call to record (the voice runtime and the widget send these). Every field is optional.
+ * `status`, `callStatus`, `sentiment`, `channel` and `callType` are free labels of at most 100 characters;
+ * the dashboard and the demo data use the values given in their examples.
+ */
+export class CreateCallDto {
+  /** Caller name, at most 200 characters; "" when unknown. @example "Priya Sharma" */
+  @IsOmittable()
+  @Trim()
+  @IsString()
+  @MaxLength(CALL_LIMITS.name)
+  name?: string = '';
+
+  /** Caller number: digits, spaces and `+ - ( ) . /`, at most 50 characters; "" when unknown. @example "+91-98765-43210" */
+  @IsOmittable()
+  @Trim()
+  @IsString()
+  @MaxLength(CALL_LIMITS.phone)
+  @Matches(PHONE_PATTERN, { message: 'phone may contain only digits, spaces and + - ( ) . /' })
+  phone?: string = '';
+
+  /** An email address, or "" when unknown. @example "priya@example.com" */
+  @IsOmittable()
+  @Trim()
+  @IsString()
+  @MaxLength(CALL_LIMITS.email)
+  @ValidateIf((_call, value) => value !== '')
+  @IsEmail({}, { message: 'email must be an email address or ""' })
+  email?: string = '';
+
+  /** Outcome or lead status. Suggested: `new`, `qualified`, `interested`, `not-interested`, `callback`, `converted`. @example "qualified" */
+  @Label()
+  status?: string = '';
+
+  /** Status of the call itself. Suggested: `completed`, `missed`, `failed`, `busy`, `no-answer`, `voicemail`. @example "completed" */
+  @Label()
+  callStatus?: string = '';
+
+  /** Suggested: `positive`, `neutral`, `negative`. @example "positive" */
+  @Label()
+  sentiment?: string = '';
+
+  /** Channel label. Suggested: `phone`, `web-widget`, `whatsapp`. @example "phone" */
+  @Label()
+  channel?: string = '';
+
+  /** Suggested: `inbound`, `outbound`, `web`. @example "inbound" */
+  @Label()
+  callType?: string = '';
+
+  /** Site the call came from, at most 2,048 characters. @example "https://shop.example.in/contact" */
+  @IsOmittable()
+  @Trim()
+  @IsString()
+  @MaxLength(CALL_LIMITS.website)
+  website?: string = '';
+
+  /** An agent of this account (400 otherwise), or null; the call's `agent` name is taken from it. @example 42 */
+  @ValidateIf((_call, value) => value !== undefined && value !== null)
+  @IsInt()
+  @Min(1)
+  @Max(MAX_INT_ID)
+  agentId?: number | null;
+
+  /** When the call started, ISO 8601; defaults to now. @example "2026-11-22T09:15:02.123Z" */
+  @IsOmittable()
+  @IsISO8601({ strict: true }, { message: 'callDate must be an ISO 8601 timestamp' })
+  callDate?: string;
+
+  /** Length of the call in seconds, 0 to 86,400. @example 95 */
+  @IsOmittable()
+  @IsNumber({ allowNaN: false, allowInfinity: false })
+  @Min(0)
+  @Max(CALL_LIMITS.durationSeconds)
+  durationSeconds?: number = 0;
+
+  /** A supported reply language; defaults to the agent's language ("" without an agent). @example "hi-IN" */
+  @IsOmittable()
+  @IsIn(REPLY_LANGUAGES, { message: `replyLanguage must be one of: ${REPLY_LANGUAGES.join(', ')}` })
+  replyLanguage?: string;
+
+  /** Any JSON value, or null (the default). @example {"rating": 5, "comment": "Very helpful"} */
+  @Allow()
+  feedback?: unknown = null;
+
+  /** A JSON object of what the agent extracted from the call; defaults to {}. @example {"city": "Pune", "budget": "20 lakh"} */
+  @IsOmittable()
+  @IsObject()
+  extractedData?: Record<string, unknown> = {};
+
+  /** At most 500 turns; defaults to []. */
+  @IsOmittable()
+  @IsArray()
+  @ArrayMaxSize(CALL_LIMITS.transcriptTurns)
+  @ValidateNested({ each: true })
+  @Type(() => TranscriptTurnDto)
+  transcript?: TranscriptTurnDto[] = [];
+
+  /** A test call from the dashboard's test-call button: readable by id, never listed. @example false */
+  @IsOmittable()
+  @IsBoolean()
+  isTest?: boolean = false;
+}

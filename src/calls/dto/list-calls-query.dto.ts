@@ -1,0 +1,63 @@
+import { Transform } from 'class-transformer';
+import { IsInt, IsString, Max, MaxLength, Min } from 'class-validator';
+import { MAX_INT_ID } from '../../common/id.pipes';
+import { IsOmittable, Trim } from '../../common/validators';
+
+/**
+ * A query-string integer: only plain digits are converted (`1e2`, `0x10`, ` 5` and `1.5` stay strings and
+ * are refused by @IsInt), so that what is accepted is exactly what is documented.
+ */
+const ToInteger = () => Transform(({ value }) => (typeof value === 'string' && /^-?\d+$/.test(value) ? Number(value) : value));
+
+/** Query parameters of `GET /calls`; they combine (AND). Unknown parameters are ignored. */
+export class ListCallsQuery {
+  /** Maximum number of calls returned, 1–1000. @example 50 */
+  @IsOmittable()
+  @ToInteger()
+  @IsInt()
+  @Min(1)
+  @Max(1000)
+  limit: number = 200;
+
+  /**
+   * Case-insensitive substring of the caller's name or phone number (`%`, `_` and `\` are literal). A search
+   * made of digits and phone punctuation also matches the number with its punctuation ignored
+   * (`98765 43` finds `+91-98765-43210`). At most 200 characters; blank means no search.
+   * @example "priya"
+   */
+  @IsOmittable()
+  @Trim()
+  @IsString()
+  @MaxLength(200)
+  search: string = '';
+
+  /** The call's `status`, case-insensitive; blank means any. @example "qualified" */
+  @IsOmittable()
+  @Trim()
+  @IsString()
+  @MaxLength(100)
+  status: string = '';
+
+  /** Only calls whose `callDate` is within the last N × 24 hours, 0–3650; 0 means all history. @example 30 */
+  @IsOmittable()
+  @ToInteger()
+  @IsInt()
+  @Min(0)
+  @Max(3650)
+  days: number = 0;
+
+  /** The call's `callStatus`, case-insensitive; blank means any. @example "completed" */
+  @IsOmittable()
+  @Trim()
+  @IsString()
+  @MaxLength(100)
+  callStatus: string = '';
+
+  /** Only calls handled by this agent (including since-deleted agents). @example 42 */
+  @IsOmittable()
+  @ToInteger()
+  @IsInt()
+  @Min(1)
+  @Max(MAX_INT_ID)
+  agentId?: number;
+}
