@@ -4,6 +4,7 @@ import { createApp } from './app';
 import { AppConfig, ConfigError, loadConfig } from './config/config';
 import { runMigrations } from './database/migrate';
 import { OpenDatabase, openDatabase } from './database/open-database';
+import { drainHttpServer } from './shutdown';
 
 function banner(config: AppConfig, database: OpenDatabase, migrations: string[], startedInMs: number): string {
   const base = config.publicBaseUrl;
@@ -19,7 +20,7 @@ function banner(config: AppConfig, database: OpenDatabase, migrations: string[],
   ].join('\n');
 }
 
-/** SIGTERM/SIGINT: stop accepting, finish in-flight requests, close the pool, stop the embedded PostgreSQL. */
+/** SIGTERM/SIGINT: stop accepting, finish the requests accepted, close the pool, stop the embedded PostgreSQL. */
 function stopGracefully(app: INestApplication, database: OpenDatabase): void {
   let stopping = false;
   const stop = async (signal: string) => {
@@ -27,6 +28,7 @@ function stopGracefully(app: INestApplication, database: OpenDatabase): void {
     stopping = true;
     process.stdout.write(`${signal} received: finishing in-flight requests\n`);
     try {
+      await drainHttpServer(app.getHttpServer());
       await app.close();
       await database.stop();
       process.exit(0);

@@ -11,7 +11,7 @@ const ROOT = path.join(__dirname, '..');
 
 /** Runs the real CLI in its own process, as a user would, against the test database. */
 async function cli(...args: string[]): Promise<{ stdout: string; stderr: string; lastLine: unknown }> {
-  const { stdout, stderr } = await run(process.execPath, ['-r', '@swc-node/register', 'src/cli/cli.ts', ...args], {
+  const { stdout, stderr } = await run(process.execPath, ['-r', './scripts/register.js', 'src/cli/cli.ts', ...args], {
     cwd: ROOT,
     env: { ...process.env, DATABASE_URL: process.env.DATABASE_URL },
   });
