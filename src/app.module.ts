@@ -13,11 +13,12 @@ import { AppConfig } from './config/config';
 import { ConfigModule } from './config/config.module';
 import { dataSourceOptions } from './database/data-source-options';
 import { HealthModule } from './health/health.module';
+import { WidgetSitesModule } from './widget-sites/widget-sites.module';
 import { KnowledgeBasesModule } from './knowledge-bases/knowledge-bases.module';
 import { CallsModule } from './calls/calls.module';
 
 /** The domain modules, each with its controller, service and entities. */
-const DOMAIN_MODULES = [HealthModule, AgentsModule, KnowledgeBasesModule, CallsModule];
+const DOMAIN_MODULES = [HealthModule, AgentsModule, KnowledgeBasesModule, CallsModule, WidgetSitesModule];
 
 /** Routes whose bodies are not JSON (they read the raw request stream themselves). */
 const NON_JSON_ROUTES: { path: string; method: RequestMethod }[] = [];

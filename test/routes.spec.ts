@@ -14,6 +14,10 @@ const PUBLIC_ROUTES = [
   'GET /docs/LICENSE',
   'GET /docs/swagger-ui-init.js',
   'GET /docs/docs/swagger-ui-init.js',
+  // The embeddable website widget: identified by its site key, rate limited, CORS for the allowed domain
+  'GET /widget/embed.js',
+  'GET /widget/config/:siteKey',
+  'OPTIONS /widget/config/:siteKey',
 ];
 
 /** Middleware applied to every path (JSON body parsing) registers a catch-all layer: not a route. */

@@ -17,6 +17,9 @@ export interface AppConfig {
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   creditsPerMinute: number;
   recordingUrlTtlSeconds: number;
+  /** Requests per window to the public widget routes, per site key and client IP. */
+  widgetRateLimit: number;
+  widgetRateLimitWindowSeconds: number;
 }
 
 export class ConfigError extends Error {
@@ -89,5 +92,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     logLevel: readEnum(env, 'LOG_LEVEL', LOG_LEVELS, 'info'),
     creditsPerMinute: readNumber(env, 'CREDITS_PER_MINUTE', 1, 0, 1_000_000),
     recordingUrlTtlSeconds: readInt(env, 'RECORDING_URL_TTL_SECONDS', 300, 1, 7 * 24 * 3600),
+    widgetRateLimit: readInt(env, 'WIDGET_RATE_LIMIT', 60, 1, 1_000_000),
+    widgetRateLimitWindowSeconds: readInt(env, 'WIDGET_RATE_LIMIT_WINDOW_SECONDS', 60, 1, 86_400),
   };
 }

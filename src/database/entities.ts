@@ -4,6 +4,7 @@ import { KnowledgeBase } from '../knowledge-bases/knowledge-base.entity';
 import { Account } from '../auth/account.entity';
 import { Call } from '../calls/call.entity';
 import { ApiKey } from '../auth/api-key.entity';
+import { WidgetSite } from '../widget-sites/widget-site.entity';
 
 /** Every entity of the application: the app, the CLI, migrations and the drift test all use this list. */
-export const ENTITIES = [Account, ApiKey, Agent, KnowledgeBase, KnowledgeBaseSource, Call];
+export const ENTITIES = [Account, ApiKey, Agent, KnowledgeBase, KnowledgeBaseSource, Call, WidgetSite];

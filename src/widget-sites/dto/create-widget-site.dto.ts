@@ -1,0 +1,32 @@
+import { IsDefined, IsString, Length } from 'class-validator';
+import { Trim } from '../../common/validators';
+import { SITE_NAME_MAX, WidgetAvatar, WidgetMode, WidgetPosition } from '../widget-options';
+import { WidgetSiteSettingsDto } from './widget-site-settings.dto';
+
+/** `name` is required; every other field is optional and absent fields take these defaults. */
+export class CreateWidgetSiteDto extends WidgetSiteSettingsDto {
+  /** 1–200 characters after trimming. @example "Acme storefront" */
+  @IsDefined({ message: 'name is required' })
+  @Trim()
+  @IsString()
+  @Length(1, SITE_NAME_MAX)
+  name: string;
+
+  agentId?: number | null = null;
+
+  allowedDomain?: string = '';
+
+  widgetPosition?: WidgetPosition = 'bottom-right';
+
+  widgetLabel?: string = 'Talk to us';
+
+  widgetAvatar?: WidgetAvatar = 'default';
+
+  widgetGreeting?: string = '';
+
+  widgetMode?: WidgetMode = 'voice';
+
+  widgetAskName?: boolean = true;
+
+  widgetAskPhone?: boolean = true;
+}

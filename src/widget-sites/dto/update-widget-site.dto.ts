@@ -1,0 +1,14 @@
+import { IsString, Length } from 'class-validator';
+import { IsOmittable, Trim } from '../../common/validators';
+import { SITE_NAME_MAX } from '../widget-options';
+import { WidgetSiteSettingsDto } from './widget-site-settings.dto';
+
+/** Any subset of the site's fields; absent fields are left as they are. `agentId: null` detaches the agent. */
+export class UpdateWidgetSiteDto extends WidgetSiteSettingsDto {
+  /** 1–200 characters after trimming. @example "Acme storefront (EU)" */
+  @IsOmittable()
+  @Trim()
+  @IsString()
+  @Length(1, SITE_NAME_MAX)
+  name?: string;
+}

@@ -1,0 +1,36 @@
+import { WidgetSite } from '../widget-site.entity';
+import type { WidgetAvatar, WidgetMode, WidgetPosition } from '../widget-options';
+
+/** What the embedded widget needs to render, and nothing else: no account, no agent id, no prompt. */
+export class WidgetConfigResponse {
+  /** The launcher button's text. @example "Talk to us" */
+  label: string;
+  /** @example "bottom-right" */
+  position: WidgetPosition;
+  /** @example "default" */
+  avatar: WidgetAvatar;
+  /** Greeting bubble text; "" for none. @example "Hi! Questions about your order?" */
+  greeting: string;
+  /** @example "voice" */
+  mode: WidgetMode;
+  /** @example true */
+  askName: boolean;
+  /** @example true */
+  askPhone: boolean;
+  /** Display name of the agent that answers; null when the site has no agent. @example "Reception desk" */
+  agentName: string | null;
+}
+
+/** `site.agent` must be loaded (or null). */
+export function toWidgetConfigResponse(site: WidgetSite): WidgetConfigResponse {
+  return {
+    label: site.widgetLabel,
+    position: site.widgetPosition,
+    avatar: site.widgetAvatar,
+    greeting: site.widgetGreeting,
+    mode: site.widgetMode,
+    askName: site.widgetAskName,
+    askPhone: site.widgetAskPhone,
+    agentName: site.agent?.name ?? null,
+  };
+}

@@ -1,0 +1,101 @@
+import { Transform } from 'class-transformer';
+import { IsBoolean, IsIn, IsInt, IsString, Length, Max, MaxLength, Min, ValidateBy, ValidateIf, ValidationOptions } from 'class-validator';
+import { MAX_INT_ID } from '../../common/id.pipes';
+import { IsOmittable, Trim } from '../../common/validators';
+import { normaliseAllowedDomain } from '../allowed-domain';
+import {
+  WIDGET_AVATARS,
+  WIDGET_GREETING_MAX,
+  WIDGET_LABEL_MAX,
+  WIDGET_MODES,
+  WIDGET_POSITIONS,
+  type WidgetAvatar,
+  type WidgetMode,
+  type WidgetPosition,
+} from '../widget-options';
+
+/** A pasted URL or a mixed-case host becomes its stored form; an invalid value is left for @IsAllowedDomain to refuse. */
+const NormaliseDomain = () =>
+  Transform(({ value }) => {
+    if (typeof value !== 'string') return value;
+    const result = normaliseAllowedDomain(value);
+    return result.ok ? result.domain : value;
+  });
+
+const IsAllowedDomain = (options?: ValidationOptions) =>
+  ValidateBy(
+    {
+      name: 'isAllowedDomain',
+      validator: {
+        validate: (value) => typeof value === 'string' && normaliseAllowedDomain(value).ok,
+        defaultMessage: (args) => {
+          const value: unknown = args?.value;
+          const result = typeof value === 'string' ? normaliseAllowedDomain(value) : undefined;
+          return `allowedDomain ${result && !result.ok ? result.problem : 'must be a string'}`;
+        },
+      },
+    },
+    options,
+  );
+
+/**
+ * Every setting of a widget site except its name, all optional with the same rules on create and PATCH.
+ * (`siteKey` is not among them: it is generated, and sending it is an unknown-field 400.)
+ */
+export class WidgetSiteSettingsDto {
+  /** An agent of this account that answers the site, or null for none. @example 42 */
+  @ValidateIf((_object, value) => value !== undefined && value !== null)
+  @IsInt()
+  @Min(1)
+  @Max(MAX_INT_ID)
+  agentId?: number | null;
+
+  /**
+   * Where the widget may run: "" for any site, a host (`example.com`), `*.example.com` for it and all its
+   * subdomains, or `localhost:5173` for development. A pasted URL is reduced to its host; stored lowercase.
+   * @example "*.example.com"
+   */
+  @IsOmittable()
+  @NormaliseDomain()
+  @IsString()
+  @IsAllowedDomain()
+  allowedDomain?: string;
+
+  /** @example "bottom-right" */
+  @IsOmittable()
+  @IsIn(WIDGET_POSITIONS, { message: `widgetPosition must be one of: ${WIDGET_POSITIONS.join(', ')}` })
+  widgetPosition?: WidgetPosition;
+
+  /** The launcher button's text, 1–40 characters after trimming. @example "Talk to us" */
+  @IsOmittable()
+  @Trim()
+  @IsString()
+  @Length(1, WIDGET_LABEL_MAX)
+  widgetLabel?: string;
+
+  /** @example "default" */
+  @IsOmittable()
+  @IsIn(WIDGET_AVATARS, { message: `widgetAvatar must be one of: ${WIDGET_AVATARS.join(', ')}` })
+  widgetAvatar?: WidgetAvatar;
+
+  /** Text of the greeting bubble beside the launcher, at most 500 characters; "" for none. @example "Hi! Questions about your order?" */
+  @IsOmittable()
+  @IsString()
+  @MaxLength(WIDGET_GREETING_MAX)
+  widgetGreeting?: string;
+
+  /** @example "voice" */
+  @IsOmittable()
+  @IsIn(WIDGET_MODES, { message: `widgetMode must be one of: ${WIDGET_MODES.join(', ')}` })
+  widgetMode?: WidgetMode;
+
+  /** Whether the widget asks the visitor's name before starting. @example true */
+  @IsOmittable()
+  @IsBoolean()
+  widgetAskName?: boolean;
+
+  /** Whether the widget asks the visitor's phone number before starting. @example true */
+  @IsOmittable()
+  @IsBoolean()
+  widgetAskPhone?: boolean;
+}

@@ -1,0 +1,67 @@
+import { Column, CreateDateColumn, Entity, Index, JoinColumn, ManyToOne, PrimaryGeneratedColumn, UpdateDateColumn } from 'typeorm';
+import { Agent } from '../agents/agent.entity';
+import { Account } from '../auth/account.entity';
+import type { WidgetAvatar, WidgetMode, WidgetPosition } from './widget-options';
+
+@Entity('widget_sites')
+@Index(['accountId', 'id'])
+export class WidgetSite {
+  @PrimaryGeneratedColumn()
+  id: number;
+
+  @Column({ type: 'integer' })
+  accountId: number;
+
+  @ManyToOne(() => Account, { onDelete: 'CASCADE' })
+  @JoinColumn({ name: 'account_id' })
+  account?: Account;
+
+  /** The agent that answers this site: always one of the same account (checked by the service). */
+  @Index() // for ON DELETE SET NULL when an agent is deleted
+  @Column({ type: 'integer', nullable: true })
+  agentId: number | null;
+
+  /** Deleting the agent leaves the site without one. */
+  @ManyToOne(() => Agent, { onDelete: 'SET NULL', nullable: true })
+  @JoinColumn({ name: 'agent_id' })
+  agent?: Agent | null;
+
+  @Column({ type: 'varchar', length: 200 })
+  name: string;
+
+  /** Normalised: "", a host, `host:port` or `*.host`. */
+  @Column({ type: 'varchar', length: 260 })
+  allowedDomain: string;
+
+  @Column({ type: 'varchar', length: 20 })
+  widgetPosition: WidgetPosition;
+
+  @Column({ type: 'varchar', length: 40 })
+  widgetLabel: string;
+
+  @Column({ type: 'varchar', length: 20 })
+  widgetAvatar: WidgetAvatar;
+
+  @Column({ type: 'varchar', length: 500 })
+  widgetGreeting: string;
+
+  @Column({ type: 'varchar', length: 10 })
+  widgetMode: WidgetMode;
+
+  @Column({ type: 'boolean' })
+  widgetAskName: boolean;
+
+  @Column({ type: 'boolean' })
+  widgetAskPhone: boolean;
+
+  /** The public key of the embed snippet (the public widget routes look sites up by it). */
+  @Index({ unique: true })
+  @Column({ type: 'varchar', length: 64 })
+  siteKey: string;
+
+  @CreateDateColumn({ type: 'timestamptz' })
+  createdAt: Date;
+
+  @UpdateDateColumn({ type: 'timestamptz' })
+  updatedAt: Date;
+}
