@@ -36,15 +36,18 @@ export class ApiKeysService {
     return key;
   }
 
-  /** The account of an active key, or null for a malformed, unknown or revoked one. */
+  /**
+   * The account of an active key, or null for a malformed, unknown or revoked one. All three take the same
+   * path (hash, one indexed lookup), so neither the answer nor its timing tells them apart; the lookup is by
+   * hash, so no comparison of secrets happens in the application.
+   */
   async authenticate(apiKey: string): Promise<CallerAccount | null> {
-    if (!isWellFormedApiKey(apiKey)) return null;
     const row = await this.keys
       .createQueryBuilder('key')
       .innerJoin('key.account', 'account')
       .select(['account.id AS id', 'account.name AS name', 'account.is_platform AS "isPlatform"'])
       .where('key.key_hash = :keyHash AND key.revoked_at IS NULL', { keyHash: hashApiKey(apiKey) })
       .getRawOne<CallerAccount>();
-    return row ?? null;
+    return row && isWellFormedApiKey(apiKey) ? row : null;
   }
 }
