@@ -1,0 +1,144 @@
+import { normaliseAllowedDomain, originMatches } from '../src/widget-sites/allowed-domain';
+import { embedSnippet } from '../src/widget-sites/embed-snippet';
+import { EMBED_SCRIPT } from '../src/widget-sites/embed-script';
+import { generateSiteKey, isSiteKeyShaped } from '../src/widget-sites/site-key';
+
+describe('normaliseAllowedDomain', () => {
+  it.each([
+    ['', ''],
+    ['   ', ''],
+    ['example.com', 'example.com'],
+    ['Example.COM', 'example.com'],
+    ['example.com.', 'example.com'],
+    ['https://www.example.com/pricing?utm=x#top', 'www.example.com'],
+    ['http://example.com:80/', 'example.com'],
+    ['https://example.com:443', 'example.com'],
+    ['https://example.com:8443/a', 'example.com:8443'],
+    ['example.com/some/path', 'example.com'],
+    ['*.example.com', '*.example.com'],
+    ['*.Example.com/', '*.example.com'],
+    ['https://*.example.com/', '*.example.com'],
+    ['localhost', 'localhost'],
+    ['localhost:5173', 'localhost:5173'],
+    ['http://localhost:5173/app', 'localhost:5173'],
+    ['127.0.0.1:8080', '127.0.0.1:8080'],
+    ['http://[::1]:3000/', '[::1]:3000'],
+    ['bücher.example', 'xn--bcher-kva.example'],
+    ['shop.example.co.uk', 'shop.example.co.uk'],
+    ['a-b.example.com', 'a-b.example.com'],
+  ])('%j → %j', (input, expected) => {
+    expect(normaliseAllowedDomain(input)).toEqual({ ok: true, domain: expected });
+  });
+
+  it.each([
+    ['*', /\*\./],
+    ['*.', /host/],
+    ['*.*.example.com', /\*\./],
+    ['shop.*.example.com', /\*\./],
+    ['ex*ample.com', /\*\./],
+    ['*.localhost', /localhost/],
+    ['*.127.0.0.1', /IP address/],
+    ['intranet', /full host name/],
+    ['*.com', /full host name/],
+    ['exa mple.com', /host/],
+    ['-example.com', /valid host name/],
+    ['example-.com', /valid host name/],
+    ['under_score.example.com', /valid host name/],
+    ['example.123', /host name/],
+    ['ftp://files.example.com', /http/],
+    ['javascript:alert(1)', /host/],
+    ['https://user:secret@example.com', /user name or password/],
+    ['example.com:99999', /host/],
+    [`${'a'.repeat(64)}.com`, /valid host name/],
+    [`${'a'.repeat(60)}.`.repeat(5) + 'com', /1–253/],
+  ])('refuses %j', (input, problem) => {
+    const result = normaliseAllowedDomain(input);
+    expect(result.ok).toBe(false);
+    expect(!result.ok && result.problem).toMatch(problem);
+  });
+
+  it('is idempotent on what it returns', () => {
+    for (const input of ['HTTPS://A.Example.com:8443/x', '*.example.com', 'localhost:5173', '[::1]:3000']) {
+      const first = normaliseAllowedDomain(input);
+      expect(first.ok && normaliseAllowedDomain(first.domain)).toEqual(first);
+    }
+  });
+});
+
+describe('originMatches', () => {
+  it.each([
+    // allowedDomain "" allows every origin, and requests without one
+    ['', 'https://anything.example', true],
+    ['', 'null', true],
+    ['', undefined, true],
+    // exact host, any scheme, any port when none is named
+    ['example.com', 'https://example.com', true],
+    ['example.com', 'http://example.com:8080', true],
+    ['example.com', 'https://EXAMPLE.com', true],
+    ['example.com', 'https://www.example.com', false],
+    ['example.com', 'https://example.com.evil.net', false],
+    ['example.com', 'https://notexample.com', false],
+    ['example.com', 'https://example.co', false],
+    // wildcard: the apex and every subdomain at any depth
+    ['*.example.com', 'https://example.com', true],
+    ['*.example.com', 'https://shop.example.com', true],
+    ['*.example.com', 'https://a.b.example.com', true],
+    ['*.example.com', 'https://badexample.com', false],
+    ['*.example.com', 'https://example.com.evil.net', false],
+    // a named port must match (default ports count)
+    ['localhost:5173', 'http://localhost:5173', true],
+    ['localhost:5173', 'http://localhost:5174', false],
+    ['localhost:5173', 'http://localhost', false],
+    ['example.com:443', 'https://example.com', true],
+    ['example.com:443', 'http://example.com', false],
+    ['localhost', 'http://localhost:3000', true],
+    ['127.0.0.1:8080', 'http://127.0.0.1:8080', true],
+    ['[::1]:3000', 'http://[::1]:3000', true],
+    ['xn--bcher-kva.example', 'https://bücher.example', true],
+    // no or unusable Origin
+    ['example.com', undefined, false],
+    ['example.com', 'null', false],
+    ['example.com', '', false],
+    ['example.com', 'file:///C:/page.html', false],
+    ['example.com', 'chrome-extension://example.com', false],
+    ['example.com', 'https://example.com, https://evil.net', false],
+  ])('allowedDomain %j, Origin %j → %s', (allowedDomain, origin, expected) => {
+    expect(originMatches(allowedDomain, origin)).toBe(expected);
+  });
+});
+
+describe('site keys', () => {
+  it('are ws_ + 192 random bits, URL-safe, and different every time', () => {
+    const keys = Array.from({ length: 1000 }, generateSiteKey);
+    expect(new Set(keys).size).toBe(1000);
+    for (const key of keys) {
+      expect(key).toMatch(/^ws_[A-Za-z0-9_-]{32}$/);
+      expect(encodeURIComponent(key)).toBe(key);
+      expect(isSiteKeyShaped(key)).toBe(true);
+    }
+  });
+
+  it.each(['', 'ws_', 'vak_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA', 'ws_AAAA', `ws_${'A'.repeat(33)}`, 'ws_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA='])('%j is not shaped like one', (value) => {
+    expect(isSiteKeyShaped(value)).toBe(false);
+  });
+});
+
+describe('embed snippet and script', () => {
+  it('is one async script tag with the key, from the public base URL', () => {
+    expect(embedSnippet('https://api.example.com/voice/', 'ws_key')).toBe(
+      '<script src="https://api.example.com/voice/widget/embed.js?v=1" data-site-key="ws_key" async></script>',
+    );
+  });
+
+  it('escapes what could break out of the attributes', () => {
+    expect(embedSnippet('https://x.example/"><b', 'ws_"k')).toBe(
+      '<script src="https://x.example/&quot;&gt;&lt;b/widget/embed.js?v=1" data-site-key="ws_&quot;k" async></script>',
+    );
+  });
+
+  it('ships a script that parses, with its version filled in', () => {
+    expect(() => new Function(EMBED_SCRIPT)).not.toThrow();
+    expect(EMBED_SCRIPT).toContain("var VERSION = '1';");
+    expect(EMBED_SCRIPT).not.toContain('__VERSION__');
+  });
+});
