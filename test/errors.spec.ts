@@ -36,6 +36,13 @@ describe('errors: one shape for every failure', () => {
     expect(response.body).toMatchObject({ statusCode: 400, error: 'Bad Request' });
   });
 
+  it('400 for a body nested deeper than 32 levels', async () => {
+    let name: unknown = 'x';
+    for (let i = 0; i < 100; i++) name = { nested: name };
+    const response = await context.as(account).post('/agents').send({ name }).expect(400);
+    expect(response.body).toEqual({ statusCode: 400, error: 'Bad Request', message: 'Request body nests deeper than 32 levels' });
+  });
+
   it('400 with details for validation failures', async () => {
     const response = await context.as(account).post('/agents').send({ name: '', extra: true }).expect(400);
     expect(response.body).toEqual({
