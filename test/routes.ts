@@ -1,0 +1,37 @@
+import { TestContext } from './helpers';
+
+/**
+ * Secure by default: every route of the HTTP server answers 401 without a key, unless it is on this list.
+ * Adding a public route means adding it here, on purpose.
+ */
+export const PUBLIC_ROUTES = [
+  'GET /health',
+  'GET /openapi.json',
+  // Swagger UI
+  'GET /docs',
+  'GET /docs/',
+  'GET /docs/index.html',
+  'GET /docs/LICENSE',
+  'GET /docs/swagger-ui-init.js',
+  'GET /docs/docs/swagger-ui-init.js',
+  // The embeddable website widget: identified by its site key, rate limited, CORS for the allowed domain
+  'GET /widget/embed.js',
+  'GET /widget/config/:siteKey',
+  'OPTIONS /widget/config/:siteKey',
+];
+
+/** Middleware applied to every path (JSON body parsing) registers a catch-all layer: not a route. */
+const isMiddlewareLayer = (path: string) => path.includes('*');
+
+interface Layer {
+  route?: { path: string; methods: Record<string, boolean> };
+}
+
+export function registeredRoutes(context: TestContext): string[] {
+  const express = context.app.getHttpAdapter().getInstance();
+  const stack: Layer[] = express.router.stack;
+  return stack
+    .filter((layer) => layer.route && !isMiddlewareLayer(layer.route.path))
+    .flatMap((layer) => Object.keys(layer.route!.methods).map((method) => `${method.toUpperCase()} ${layer.route!.path}`));
+}
+
