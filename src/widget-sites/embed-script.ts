@@ -65,7 +65,8 @@ const SOURCE = String.raw`(function () {
     'input { width: 100%; margin: 0; padding: 10px 11px; border: 1px solid #c8ccd8; border-radius: 9px; background: #fff; color: #1d2130; font-family: inherit; font-size: 15px; line-height: 1.2; }',
     '.start { margin: 4px 0 0; padding: 11px 14px; border: 0; border-radius: 9px; background: #4338ca; color: #fff; font-family: inherit; font-size: 15px; line-height: 1; font-weight: 600; cursor: pointer; }',
     '.greeting { margin: 0; color: #3b4052; }',
-    '.status { margin: 0; min-height: 1em; font-size: 13px; color: #4b5163; }'
+    '.status { margin: 0; font-size: 13px; color: #4b5163; }',
+    '.status:empty { display: none; }'
   ].join('\n');
 
   function element(tag, className, text) {
