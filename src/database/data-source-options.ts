@@ -21,7 +21,10 @@ export function dataSourceOptions(url: string, settings: DatabaseSettings): Post
     poolSize: settings.dbPoolSize,
     connectTimeoutMS: settings.dbConnectionTimeoutMs,
     extra: {
+      // Server side: PostgreSQL cancels a query running longer than this.
       statement_timeout: settings.dbStatementTimeoutMs,
+      // Client side: gives up on a server that stopped answering altogether (network, frozen host).
+      query_timeout: settings.dbStatementTimeoutMs + 2_000,
       idleTimeoutMillis: 30_000,
     },
   };

@@ -11,6 +11,8 @@ const UNAVAILABLE_MESSAGES = [
   'Connection is not established',
   'Cannot use a pool after calling end on the pool',
   'Client was closed and is not queryable',
+  'Query read timeout', // the client-side query_timeout: the server stopped answering
+  'timeout expired', // the connection attempt timed out
 ];
 
 interface ErrorLike {

@@ -1,0 +1,122 @@
+import * as net from 'node:net';
+import { INestApplication } from '@nestjs/common';
+import { Client } from 'pg';
+import request from 'supertest';
+import { createApp } from '../src/app';
+import { AccountsService } from '../src/auth/accounts.service';
+import { loadConfig } from '../src/config/config';
+
+/** A TCP proxy in front of the test database that can freeze: the database "hangs" without closing anything. */
+class FreezableProxy {
+  private frozen = false;
+  private readonly sockets = new Set<net.Socket>();
+  private readonly server: net.Server;
+  port = 0;
+
+  constructor(private readonly target: { host: string; port: number }) {
+    this.server = net.createServer((client) => {
+      const upstream = net.connect(target.port, target.host);
+      for (const socket of [client, upstream]) {
+        this.sockets.add(socket);
+        socket.on('close', () => this.sockets.delete(socket));
+        socket.on('error', () => undefined);
+      }
+      client.on('data', (chunk) => !this.frozen && upstream.write(chunk));
+      upstream.on('data', (chunk) => !this.frozen && client.write(chunk));
+      client.on('close', () => upstream.destroy());
+      upstream.on('close', () => client.destroy());
+    });
+  }
+
+  async listen(): Promise<void> {
+    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
+    this.port = (this.server.address() as net.AddressInfo).port;
+  }
+
+  freeze(): void {
+    this.frozen = true;
+  }
+
+  /** Thaws, dropping the connections that lost bytes while frozen (as a network partition would). */
+  thaw(): void {
+    this.frozen = false;
+    for (const socket of this.sockets) socket.destroy();
+  }
+
+  async close(): Promise<void> {
+    this.thaw();
+    await new Promise((resolve) => this.server.close(resolve));
+  }
+}
+
+const seconds = async (action: () => Promise<unknown>) => {
+  const started = Date.now();
+  await action();
+  return (Date.now() - started) / 1000;
+};
+
+describe('a slow or unreachable database gives a 503 within seconds, not a hanging request', () => {
+  const config = loadConfig({ LOG_LEVEL: 'silent', DB_STATEMENT_TIMEOUT_MS: '500', DB_CONNECTION_TIMEOUT_MS: '500', DB_POOL_SIZE: '2' });
+  const databaseUrl = new URL(process.env.DATABASE_URL!);
+  let proxy: FreezableProxy;
+  let app: INestApplication;
+  let apiKey: string;
+
+  beforeAll(async () => {
+    proxy = new FreezableProxy({ host: databaseUrl.hostname, port: Number(databaseUrl.port || 5432) });
+    await proxy.listen();
+    const proxied = new URL(databaseUrl);
+    proxied.hostname = '127.0.0.1';
+    proxied.port = String(proxy.port);
+    app = await createApp(config, proxied.toString());
+    apiKey = (await app.get(AccountsService).create('Faults')).key.apiKey;
+  });
+  afterAll(async () => {
+    await app.close();
+    await proxy.close();
+  });
+
+  it('a query stuck behind a lock is cancelled by the statement timeout: 503', async () => {
+    const server = app.getHttpServer();
+    const agent = (await request(server).post('/agents').set('X-Api-Key', apiKey).send({ name: 'Locked' }).expect(201)).body;
+    const locker = new Client({ connectionString: process.env.DATABASE_URL });
+    await locker.connect();
+    try {
+      await locker.query('BEGIN');
+      await locker.query('SELECT id FROM agents WHERE id = $1 FOR UPDATE', [agent.id]);
+      let response!: request.Response;
+      const elapsed = await seconds(async () => {
+        response = await request(server).patch(`/agents/${agent.id}`).set('X-Api-Key', apiKey).send({ name: 'Changed' });
+      });
+      expect(response.status).toBe(503);
+      expect(response.body).toEqual({ statusCode: 503, error: 'Service Unavailable', message: 'The database is unavailable; try again shortly' });
+      expect(elapsed).toBeLessThan(3);
+    } finally {
+      await locker.query('ROLLBACK');
+      await locker.end();
+    }
+    expect((await request(server).get(`/agents/${agent.id}`).set('X-Api-Key', apiKey).expect(200)).body.name).toBe('Locked');
+  });
+
+  it('a database that stops answering gives 503s within a few seconds, and the service recovers when it is back', async () => {
+    const server = app.getHttpServer();
+    await request(server).get('/agents').set('X-Api-Key', apiKey).expect(200);
+    proxy.freeze();
+    const statuses: number[] = [];
+    const elapsed = await seconds(async () => {
+      const responses = await Promise.all(Array.from({ length: 4 }, () => request(server).get('/agents').set('X-Api-Key', apiKey)));
+      statuses.push(...responses.map((response) => response.status));
+    });
+    expect(statuses).toEqual([503, 503, 503, 503]);
+    expect(elapsed).toBeLessThan(6);
+    expect((await request(server).get('/health')).status).toBe(503);
+
+    proxy.thaw();
+    const deadline = Date.now() + 5_000;
+    let status = 0;
+    while (Date.now() < deadline && status !== 200) {
+      status = (await request(server).get('/agents').set('X-Api-Key', apiKey)).status;
+    }
+    expect(status).toBe(200);
+  }, 30_000);
+});
