@@ -1,5 +1,5 @@
 import { Body, Controller, Get, Param, Post, Query } from '@nestjs/common';
-import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
 import { CallerAccount } from '../auth/caller-account';
 import { CurrentAccount } from '../auth/current-account.decorator';
 import { ApiErrors } from '../common/api-errors.decorator';
@@ -42,6 +42,7 @@ export class CallsController {
   @Get(':callId')
   @ApiOperation({ summary: 'Get one call with its transcript and the credits it used (test calls included)' })
   @Serialize(CallResponse, toCallResponse)
+  @ApiParam({ name: 'callId', format: 'uuid', description: 'Anything that is not a UUID is a 404, like an unknown id' })
   @ApiErrors(404)
   get(@CurrentAccount() account: CallerAccount, @CallId() callId: string): Promise<CallDetail> {
     return this.calls.getDetail(account.id, callId);

@@ -26,6 +26,7 @@ export class CallListItemResponse {
   /** Name of the agent that handled the call (kept after the agent is deleted). @example "Reception desk" */
   agent: string;
   /** The agent's id (kept after the agent is deleted); null when the call had no agent. @example 42 */
+  @ApiProperty({ type: 'integer', nullable: true })
   agentId: number | null;
   /** @example "2026-11-22T09:15:02.123Z" */
   callDate: string;

@@ -25,19 +25,6 @@ import { MAX_INT_ID } from '../../common/id.pipes';
 import { IsOmittable, Trim } from '../../common/validators';
 import { TRANSCRIPT_SPEAKERS, TranscriptSpeaker } from '../call.entity';
 
-/** Limits of a recorded call (the JSON body as a whole is capped at 2 MiB as well). */
-export const CALL_LIMITS = {
-  name: 200,
-  phone: 50,
-  email: 320,
-  label: 100,
-  website: 2048,
-  transcriptTurns: 500,
-  turnText: 10_000,
-  /** 24 hours. */
-  durationSeconds: 86_400,
-} as const;
-
 /** Digits, spaces and the usual phone punctuation (`+`, `-`, `(`, `)`, `.`, `/`), or empty. */
 export const PHONE_PATTERN = /^[0-9+\-().\/\s]*$/;
 
@@ -47,8 +34,8 @@ const Label = () =>
     IsOmittable(),
     Trim(),
     IsString(),
-    MaxLength(CALL_LIMITS.label),
-    ApiProperty({ type: String, required: false, maxLength: CALL_LIMITS.label, default: '' }),
+    MaxLength(100),
+    ApiProperty({ type: String, required: false, maxLength: 100, default: '' }),
   );
 
 export class TranscriptTurnDto {
@@ -58,7 +45,7 @@ export class TranscriptTurnDto {
 
   /** What was said, at most 10,000 characters. @example "नमस्ते! मैं आपकी कैसे मदद कर सकती हूँ?" */
   @IsString()
-  @MaxLength(CALL_LIMITS.turnText)
+  @MaxLength(10_000)
   text: string;
 }
 
@@ -72,14 +59,15 @@ export class CreateCallDto {
   @IsOmittable()
   @Trim()
   @IsString()
-  @MaxLength(CALL_LIMITS.name)
+  @MaxLength(200)
   name?: string = '';
 
   /** Caller number: digits, spaces and `+ - ( ) . /`, at most 50 characters; "" when unknown. @example "+91-98765-43210" */
   @IsOmittable()
   @Trim()
   @IsString()
-  @MaxLength(CALL_LIMITS.phone)
+  @MaxLength(50)
+  @ApiProperty({ type: String, required: false, pattern: PHONE_PATTERN.source, maxLength: 50, default: '' })
   @Matches(PHONE_PATTERN, { message: 'phone may contain only digits, spaces and + - ( ) . /' })
   phone?: string = '';
 
@@ -87,7 +75,7 @@ export class CreateCallDto {
   @IsOmittable()
   @Trim()
   @IsString()
-  @MaxLength(CALL_LIMITS.email)
+  @MaxLength(320)
   @ValidateIf((_call, value) => value !== '')
   @IsEmail({}, { message: 'email must be an email address or ""' })
   email?: string = '';
@@ -116,11 +104,12 @@ export class CreateCallDto {
   @IsOmittable()
   @Trim()
   @IsString()
-  @MaxLength(CALL_LIMITS.website)
+  @MaxLength(2048)
   website?: string = '';
 
   /** An agent of this account (400 otherwise), or null; the call's `agent` name is taken from it. @example 42 */
   @ValidateIf((_call, value) => value !== undefined && value !== null)
+  @ApiProperty({ type: 'integer', required: false, nullable: true, minimum: 1 })
   @IsInt()
   @Min(1)
   @Max(MAX_INT_ID)
@@ -128,6 +117,7 @@ export class CreateCallDto {
 
   /** When the call started, ISO 8601; defaults to now. @example "2026-11-22T09:15:02.123Z" */
   @IsOmittable()
+  @ApiProperty({ type: String, format: 'date-time', required: false })
   @IsISO8601({ strict: true }, { message: 'callDate must be an ISO 8601 timestamp' })
   callDate?: string;
 
@@ -135,16 +125,18 @@ export class CreateCallDto {
   @IsOmittable()
   @IsNumber({ allowNaN: false, allowInfinity: false })
   @Min(0)
-  @Max(CALL_LIMITS.durationSeconds)
+  @Max(86_400)
   durationSeconds?: number = 0;
 
   /** A supported reply language; defaults to the agent's language ("" without an agent). @example "hi-IN" */
   @IsOmittable()
+  @ApiProperty({ enum: REPLY_LANGUAGES, required: false })
   @IsIn(REPLY_LANGUAGES, { message: `replyLanguage must be one of: ${REPLY_LANGUAGES.join(', ')}` })
   replyLanguage?: string;
 
   /** Any JSON value, or null (the default). @example {"rating": 5, "comment": "Very helpful"} */
   @Allow()
+  @ApiProperty({ required: false, nullable: true, default: null, description: 'Any JSON value, or null (the default).' })
   feedback?: unknown = null;
 
   /** A JSON object of what the agent extracted from the call; defaults to {}. @example {"city": "Pune", "budget": "20 lakh"} */
@@ -155,7 +147,8 @@ export class CreateCallDto {
   /** At most 500 turns; defaults to []. */
   @IsOmittable()
   @IsArray()
-  @ArrayMaxSize(CALL_LIMITS.transcriptTurns)
+  @ArrayMaxSize(500)
+  @ApiProperty({ type: [TranscriptTurnDto], required: false, maxItems: 500, default: [] })
   @ValidateNested({ each: true })
   @Type(() => TranscriptTurnDto)
   transcript?: TranscriptTurnDto[] = [];

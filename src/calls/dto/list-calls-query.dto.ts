@@ -1,3 +1,4 @@
+import { ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { IsInt, IsString, Max, MaxLength, Min } from 'class-validator';
 import { MAX_INT_ID } from '../../common/id.pipes';
@@ -13,6 +14,7 @@ const ToInteger = () => Transform(({ value }) => (typeof value === 'string' && /
 export class ListCallsQuery {
   /** Maximum number of calls returned, 1–1000. @example 50 */
   @IsOmittable()
+  @ApiPropertyOptional({ type: 'integer' })
   @ToInteger()
   @IsInt()
   @Min(1)
@@ -26,6 +28,7 @@ export class ListCallsQuery {
    * @example "priya"
    */
   @IsOmittable()
+  @ApiPropertyOptional()
   @Trim()
   @IsString()
   @MaxLength(200)
@@ -33,6 +36,7 @@ export class ListCallsQuery {
 
   /** The call's `status`, case-insensitive; blank means any. @example "qualified" */
   @IsOmittable()
+  @ApiPropertyOptional()
   @Trim()
   @IsString()
   @MaxLength(100)
@@ -40,6 +44,7 @@ export class ListCallsQuery {
 
   /** Only calls whose `callDate` is within the last N × 24 hours, 0–3650; 0 means all history. @example 30 */
   @IsOmittable()
+  @ApiPropertyOptional({ type: 'integer' })
   @ToInteger()
   @IsInt()
   @Min(0)
@@ -48,6 +53,7 @@ export class ListCallsQuery {
 
   /** The call's `callStatus`, case-insensitive; blank means any. @example "completed" */
   @IsOmittable()
+  @ApiPropertyOptional()
   @Trim()
   @IsString()
   @MaxLength(100)
@@ -55,6 +61,7 @@ export class ListCallsQuery {
 
   /** Only calls handled by this agent (including since-deleted agents). @example 42 */
   @IsOmittable()
+  @ApiPropertyOptional({ type: 'integer' })
   @ToInteger()
   @IsInt()
   @Min(1)
