@@ -5,6 +5,14 @@ import * as path from 'node:path';
 import { Browser, chromium, ConsoleMessage, Page } from 'playwright-core';
 import { createTestContext, TestAccount, TestContext } from '../helpers';
 
+// page.evaluate() callbacks run in the browser. The project compiles without the DOM library (it would
+// let server code use browser globals), so the few browser globals used here are declared in this module only.
+declare const document: { querySelector(selector: string): BrowserElement | null; addEventListener(type: string, listener: (event: { detail: unknown }) => void, options?: object): void };
+declare function getComputedStyle(element: BrowserElement): Record<string, string>;
+interface BrowserElement {
+  shadowRoot: { querySelector(selector: string): BrowserElement | null } | null;
+}
+
 /**
  * The embeddable widget in a real browser: the API listens on 127.0.0.1, a plain host page server on
  * another port serves pages that paste each site's embedSnippet. The page is opened as
@@ -164,7 +172,7 @@ describe('embeddable widget in Chromium', () => {
     await page.screenshot({ path: SCREENSHOT });
 
     const started = page.evaluate(
-      () => new Promise((resolve) => document.addEventListener('voice-agent-widget:start', (event) => resolve((event as CustomEvent).detail), { once: true })),
+      () => new Promise((resolve) => document.addEventListener('voice-agent-widget:start', (event) => resolve(event.detail), { once: true })),
     );
     await panel.locator('.start').click();
     await expect(started).resolves.toEqual({ siteKey: expect.stringMatching(/^ws_/), mode: 'voice', name: 'Priya Sharma', phone: '+91 98765 43210' });
