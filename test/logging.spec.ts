@@ -15,7 +15,7 @@ describe('request logs', () => {
         done();
       },
     });
-    const options = loggerOptions({ logLevel: 'info' }).pinoHttp as pinoHttp.Options;
+    const options = loggerOptions({ logLevel: 'info' }).pinoHttp as Exclude<Parameters<typeof pinoHttp>[0], undefined>;
     const logger = pinoHttp({ ...options, logger: pino({ level: 'info' }, sink) });
     const server = http.createServer((req, res) => {
       logger(req, res);

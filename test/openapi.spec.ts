@@ -3,6 +3,7 @@ import * as path from 'node:path';
 import { loadConfig } from '../src/config/config';
 import { generateOpenApiDocument, stringifyOpenApiDocument } from '../src/openapi';
 import { generatePluginMetadata, METADATA_FILE } from '../src/openapi-metadata';
+import { createTestContext } from './helpers';
 
 const STALE = 'is stale: run `npm run openapi` and commit openapi.json and src/metadata.ts';
 
@@ -26,7 +27,6 @@ describe('OpenAPI document', () => {
   });
 
   it('is served at /openapi.json and Swagger UI at /docs without a key', async () => {
-    const { createTestContext } = await import('./helpers');
     const context = await createTestContext();
     try {
       const served = await context.http.get('/openapi.json').expect(200);
