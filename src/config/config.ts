@@ -20,6 +20,8 @@ export interface AppConfig {
   /** Requests per window to the public widget routes, per site key and client IP. */
   widgetRateLimit: number;
   widgetRateLimitWindowSeconds: number;
+  /** Where recordings live (see StorageConfig below). */
+  storage: StorageConfig;
 }
 
 export class ConfigError extends Error {
@@ -94,5 +96,80 @@ export function loadConfig(env: Env = process.env): AppConfig {
     recordingUrlTtlSeconds: readInt(env, 'RECORDING_URL_TTL_SECONDS', 300, 1, 7 * 24 * 3600),
     widgetRateLimit: readInt(env, 'WIDGET_RATE_LIMIT', 60, 1, 1_000_000),
     widgetRateLimitWindowSeconds: readInt(env, 'WIDGET_RATE_LIMIT_WINDOW_SECONDS', 60, 1, 86_400),
+    storage: readStorageConfig(env),
+  };
+}
+
+// ---- Recordings storage (owned by src/recordings) ----
+
+/** The contract's largest recording. */
+export const MAX_RECORDING_BYTES = 200 * 1024 * 1024;
+
+export interface S3StorageConfig {
+  bucket: string;
+  region: string;
+  /** Unset: AWS S3 itself. Set for MinIO, R2 and other S3-compatible stores. */
+  endpoint: string | undefined;
+  /** Both unset: the SDK's default credential chain (environment, profile, instance role). */
+  accessKeyId: string | undefined;
+  secretAccessKey: string | undefined;
+  forcePathStyle: boolean;
+}
+
+export interface StorageConfig {
+  driver: 'local' | 's3';
+  /** Set when STORAGE_DRIVER=s3. */
+  s3: S3StorageConfig | undefined;
+  /** HMAC secret of the local driver's signed URLs; unset: generated once and kept under DATA_DIR. */
+  signingSecret: string | undefined;
+  /** Largest accepted upload, at most the contract's 200 MiB. */
+  maxRecordingBytes: number;
+}
+
+function readBoolean(env: Env, name: string, fallback: boolean): boolean {
+  const raw = env[name]?.trim().toLowerCase();
+  if (raw === undefined || raw === '') return fallback;
+  if (['true', '1', 'yes'].includes(raw)) return true;
+  if (['false', '0', 'no'].includes(raw)) return false;
+  throw new ConfigError(name, `must be true or false, got "${env[name]}"`);
+}
+
+function readMatching(env: Env, name: string, pattern: RegExp, rule: string): string | undefined {
+  const raw = env[name]?.trim();
+  if (raw === undefined || raw === '') return undefined;
+  if (!pattern.test(raw)) throw new ConfigError(name, rule);
+  return raw;
+}
+
+const required = <T>(value: T | undefined, name: string, why: string): T => {
+  if (value === undefined) throw new ConfigError(name, `is required ${why}`);
+  return value;
+};
+
+function readS3Config(env: Env): S3StorageConfig {
+  const why = 'when STORAGE_DRIVER=s3';
+  const bucket = readMatching(env, 'S3_BUCKET', /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, 'must be a bucket name: 3-63 lowercase letters, digits, dots and hyphens');
+  const region = readMatching(env, 'S3_REGION', /^[a-z0-9-]{1,64}$/, 'must be a region name such as us-east-1 (or auto)');
+  const accessKeyId = readMatching(env, 'S3_ACCESS_KEY_ID', /^\S{1,256}$/, 'must be 1-256 characters without spaces');
+  const secretAccessKey = readMatching(env, 'S3_SECRET_ACCESS_KEY', /^\S{1,256}$/, 'must be 1-256 characters without spaces');
+  if (accessKeyId && !secretAccessKey) throw new ConfigError('S3_SECRET_ACCESS_KEY', 'is required when S3_ACCESS_KEY_ID is set');
+  if (secretAccessKey && !accessKeyId) throw new ConfigError('S3_ACCESS_KEY_ID', 'is required when S3_SECRET_ACCESS_KEY is set');
+  return {
+    bucket: required(bucket, 'S3_BUCKET', why),
+    region: required(region, 'S3_REGION', why),
+    endpoint: readUrl(env, 'S3_ENDPOINT', ['http:', 'https:']),
+    accessKeyId,
+    secretAccessKey,
+    forcePathStyle: readBoolean(env, 'S3_FORCE_PATH_STYLE', false),
+  };
+}
+
+function readStorageConfig(env: Env): StorageConfig {
+  const driver = readEnum(env, 'STORAGE_DRIVER', ['local', 's3'] as const, 'local');
+  return {
+    driver,
+    s3: driver === 's3' ? readS3Config(env) : undefined,
+    signingSecret: readMatching(env, 'RECORDING_SIGNING_SECRET', /^\S{32,512}$/, 'must be 32-512 characters without spaces'),
+    maxRecordingBytes: readInt(env, 'RECORDING_MAX_BYTES', MAX_RECORDING_BYTES, 1, MAX_RECORDING_BYTES),
   };
 }
