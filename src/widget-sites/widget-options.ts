@@ -9,6 +9,3 @@ export type WidgetMode = (typeof WIDGET_MODES)[number];
 export const WIDGET_AVATARS = ['default', 'female', 'male', 'robot'] as const;
 export type WidgetAvatar = (typeof WIDGET_AVATARS)[number];
 
-export const WIDGET_LABEL_MAX = 40;
-export const WIDGET_GREETING_MAX = 500;
-export const SITE_NAME_MAX = 200;

@@ -1,6 +1,6 @@
 import { IsDefined, IsString, Length } from 'class-validator';
 import { Trim } from '../../common/validators';
-import { SITE_NAME_MAX, WidgetAvatar, WidgetMode, WidgetPosition } from '../widget-options';
+import { WidgetAvatar, WidgetMode, WidgetPosition } from '../widget-options';
 import { WidgetSiteSettingsDto } from './widget-site-settings.dto';
 
 /** `name` is required; every other field is optional and absent fields take these defaults. */
@@ -9,7 +9,7 @@ export class CreateWidgetSiteDto extends WidgetSiteSettingsDto {
   @IsDefined({ message: 'name is required' })
   @Trim()
   @IsString()
-  @Length(1, SITE_NAME_MAX)
+  @Length(1, 200)
   name: string;
 
   agentId?: number | null = null;

@@ -1,6 +1,5 @@
 import { IsString, Length } from 'class-validator';
 import { IsOmittable, Trim } from '../../common/validators';
-import { SITE_NAME_MAX } from '../widget-options';
 import { WidgetSiteSettingsDto } from './widget-site-settings.dto';
 
 /** Any subset of the site's fields; absent fields are left as they are. `agentId: null` detaches the agent. */
@@ -9,6 +8,6 @@ export class UpdateWidgetSiteDto extends WidgetSiteSettingsDto {
   @IsOmittable()
   @Trim()
   @IsString()
-  @Length(1, SITE_NAME_MAX)
+  @Length(1, 200)
   name?: string;
 }

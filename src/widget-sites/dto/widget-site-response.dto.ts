@@ -1,13 +1,16 @@
+import { ApiProperty } from '@nestjs/swagger';
 import { embedSnippet } from '../embed-snippet';
 import { WidgetSite } from '../widget-site.entity';
 import type { WidgetAvatar, WidgetMode, WidgetPosition } from '../widget-options';
 
 export class WidgetSiteResponse {
   /** @example 7 */
+  @ApiProperty({ type: 'integer' })
   id: number;
   /** @example "Acme storefront" */
   name: string;
   /** The agent that answers the site; null when none (or after that agent was deleted). @example 42 */
+  @ApiProperty({ type: 'integer', nullable: true })
   agentId: number | null;
   /** "" means any site. @example "*.example.com" */
   allowedDomain: string;
@@ -27,7 +30,8 @@ export class WidgetSiteResponse {
   widgetAskPhone: boolean;
   /** Public key of the embed snippet; `POST /widget/sites/{siteId}/rotate-key` replaces it. @example "ws_3q2-7wVhZ0kq9yXb1mT4cR8sLdE6uJfA" */
   siteKey: string;
-  /** The HTML to paste into the site's pages. @example "<script src=\"https://api.example.com/widget/embed.js?v=1\" data-site-key=\"ws_3q2-7wVhZ0kq9yXb1mT4cR8sLdE6uJfA\" async></script>" */
+  /** The HTML to paste into the site's pages, built from PUBLIC_BASE_URL. */
+  @ApiProperty({ example: '<script src="https://api.example.com/widget/embed.js?v=1" data-site-key="ws_3q2-7wVhZ0kq9yXb1mT4cR8sLdE6uJfA" async></script>' })
   embedSnippet: string;
   /** @example "2026-11-22T09:15:02.123Z" */
   createdAt: string;

@@ -1,3 +1,4 @@
+import { ApiProperty } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { IsBoolean, IsIn, IsInt, IsString, Length, Max, MaxLength, Min, ValidateBy, ValidateIf, ValidationOptions } from 'class-validator';
 import { MAX_INT_ID } from '../../common/id.pipes';
@@ -5,8 +6,6 @@ import { IsOmittable, Trim } from '../../common/validators';
 import { normaliseAllowedDomain } from '../allowed-domain';
 import {
   WIDGET_AVATARS,
-  WIDGET_GREETING_MAX,
-  WIDGET_LABEL_MAX,
   WIDGET_MODES,
   WIDGET_POSITIONS,
   type WidgetAvatar,
@@ -45,6 +44,7 @@ const IsAllowedDomain = (options?: ValidationOptions) =>
 export class WidgetSiteSettingsDto {
   /** An agent of this account that answers the site, or null for none. @example 42 */
   @ValidateIf((_object, value) => value !== undefined && value !== null)
+  @ApiProperty({ type: 'integer', required: false, nullable: true, minimum: 1, maximum: MAX_INT_ID })
   @IsInt()
   @Min(1)
   @Max(MAX_INT_ID)
@@ -70,7 +70,7 @@ export class WidgetSiteSettingsDto {
   @IsOmittable()
   @Trim()
   @IsString()
-  @Length(1, WIDGET_LABEL_MAX)
+  @Length(1, 40)
   widgetLabel?: string;
 
   /** @example "default" */
@@ -81,7 +81,7 @@ export class WidgetSiteSettingsDto {
   /** Text of the greeting bubble beside the launcher, at most 500 characters; "" for none. @example "Hi! Questions about your order?" */
   @IsOmittable()
   @IsString()
-  @MaxLength(WIDGET_GREETING_MAX)
+  @MaxLength(500)
   widgetGreeting?: string;
 
   /** @example "voice" */
