@@ -171,6 +171,13 @@ describe('calls', () => {
       ['a turn text over 10,000 characters', { transcript: [{ speaker: 'user', text: 'x'.repeat(10_001) }] }, 'transcript.0.text'],
       ['501 transcript turns', { transcript: Array.from({ length: 501 }, () => turn) }, 'transcript'],
       ['a string isTest', { isTest: 'yes' }, 'isTest'],
+      ['a NUL character in the name', { name: 'a\u0000b' }, 'name'],
+      ['a NUL character in a label', { status: '\u0000' }, 'status'],
+      ['an unpaired surrogate in the website', { website: 'https://x.in/\uD800' }, 'website'],
+      ['a NUL character in transcript text', { transcript: [{ speaker: 'user', text: 'x\u0000' }] }, 'transcript.0.text'],
+      ['an unpaired surrogate in transcript text', { transcript: [{ speaker: 'user', text: '\uDC00x' }] }, 'transcript.0.text'],
+      ['a NUL character in feedback', { feedback: { comment: ['ok\u0000'] } }, 'feedback'],
+      ['a NUL character in an extractedData key', { extractedData: { 'k\u0000': 1 } }, 'extractedData'],
       ['an unknown field', { colour: 'blue' }, 'colour'],
       ['the agent name (it comes from the agent)', { agent: 'Someone' }, 'agent'],
       ['an account id', { accountId: 1 }, 'accountId'],
@@ -328,6 +335,9 @@ describe('calls', () => {
       ['a search over 200 characters', { search: 'x'.repeat(201) }, 'search'],
       ['a status over 100 characters', { status: 's'.repeat(101) }, 'status'],
       ['a callStatus over 100 characters', { callStatus: 's'.repeat(101) }, 'callStatus'],
+      ['a NUL character in search', { search: 'a\u0000' }, 'search'],
+      ['a NUL character in status', { status: '\u0000' }, 'status'],
+      ['a NUL character in callStatus', { callStatus: '\u0000x' }, 'callStatus'],
     ];
     it.each(badQueries)('refuses %s with a 400 naming the parameter', async (_, query, field) => {
       const response = await context.as(owner).get('/calls').query(query).expect(400);
@@ -338,6 +348,12 @@ describe('calls', () => {
         details: expect.arrayContaining([expect.objectContaining({ field })]),
       });
       expect(response.body.details.every((detail: { field: string }) => detail.field === field)).toBe(true);
+    });
+
+    it('answers malformed percent-encoding without an error (it decodes to U+FFFD)', async () => {
+      await context.as(owner).get('/calls?search=%ED%A0%80').expect(200);
+      await context.as(owner).get('/calls?search=%E0%A4').expect(200);
+      await context.as(owner).get('/calls?search=%').expect(200);
     });
 
     it('refuses a repeated parameter', async () => {
@@ -484,6 +500,11 @@ describe('calls', () => {
     it('treats a blank search as no search', async () => {
       expect(await search('   ')).toHaveLength(callers.length);
       expect(await search('')).toHaveLength(callers.length);
+    });
+
+    it('stores and finds names with emoji and other astral-plane characters', async () => {
+      await record(account, { name: 'Asha 🙂 Rao' });
+      expect(await search('🙂')).toEqual(['Asha 🙂 Rao']);
     });
 
     it('finds nothing for a term nobody has', async () => {

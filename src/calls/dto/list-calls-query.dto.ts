@@ -3,6 +3,7 @@ import { Transform } from 'class-transformer';
 import { IsInt, IsString, Max, MaxLength, Min } from 'class-validator';
 import { MAX_INT_ID } from '../../common/id.pipes';
 import { IsOmittable, Trim } from '../../common/validators';
+import { IsStorable } from './storable-text.validator';
 
 /**
  * A query-string integer: only plain digits are converted (`1e2`, `0x10`, ` 5` and `1.5` stay strings and
@@ -31,6 +32,7 @@ export class ListCallsQuery {
   @ApiPropertyOptional()
   @Trim()
   @IsString()
+  @IsStorable()
   @MaxLength(200)
   search: string = '';
 
@@ -39,6 +41,7 @@ export class ListCallsQuery {
   @ApiPropertyOptional()
   @Trim()
   @IsString()
+  @IsStorable()
   @MaxLength(100)
   status: string = '';
 
@@ -56,6 +59,7 @@ export class ListCallsQuery {
   @ApiPropertyOptional()
   @Trim()
   @IsString()
+  @IsStorable()
   @MaxLength(100)
   callStatus: string = '';
 
