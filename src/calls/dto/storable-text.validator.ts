@@ -22,6 +22,6 @@ export const IsStorable = () =>
     name: 'isStorable',
     validator: {
       validate: isStorable,
-      defaultMessage: ({ property }) => `${property} must not contain NUL characters (\\u0000) or unpaired surrogates`,
+      defaultMessage: (args) => `${args?.property ?? 'value'} must not contain NUL characters (\\u0000) or unpaired surrogates`,
     },
   });
