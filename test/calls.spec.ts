@@ -525,6 +525,7 @@ describe('calls', () => {
       expect(await names(intruder, { search: '9000011111' })).toEqual([]);
       expect(await names(intruder, { agentId: agent.id })).toEqual([]);
       expect(await names(intruder, { status: 'vip-isolation' })).toEqual([]);
+      expect(await names(intruder, { callStatus: '', days: 1, search: 'Confidential' })).toEqual([]);
       const notFound = { statusCode: 404, error: 'Not Found', message: `Call ${call.id} not found` };
       expect((await context.as(intruder).get(`/calls/${call.id}`).expect(404)).body).toEqual(notFound);
       await context.as(intruder).post('/calls').send({ agentId: agent.id }).expect(400);
