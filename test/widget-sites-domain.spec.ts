@@ -1,3 +1,4 @@
+import { loadConfig } from '../src/config/config';
 import { normaliseAllowedDomain, originMatches } from '../src/widget-sites/allowed-domain';
 import { embedSnippet } from '../src/widget-sites/embed-snippet';
 import { EMBED_SCRIPT } from '../src/widget-sites/embed-script';
@@ -140,5 +141,24 @@ describe('embed snippet and script', () => {
     expect(() => new Function(EMBED_SCRIPT)).not.toThrow();
     expect(EMBED_SCRIPT).toContain("var VERSION = '1';");
     expect(EMBED_SCRIPT).not.toContain('__VERSION__');
+  });
+});
+
+describe('widget rate-limit configuration', () => {
+  it('defaults to 60 requests per 60 seconds', () => {
+    expect(loadConfig({})).toMatchObject({ widgetRateLimit: 60, widgetRateLimitWindowSeconds: 60 });
+  });
+
+  it('reads both variables', () => {
+    expect(loadConfig({ WIDGET_RATE_LIMIT: '5', WIDGET_RATE_LIMIT_WINDOW_SECONDS: '10' })).toMatchObject({ widgetRateLimit: 5, widgetRateLimitWindowSeconds: 10 });
+  });
+
+  it.each([
+    ['WIDGET_RATE_LIMIT', '0'],
+    ['WIDGET_RATE_LIMIT', 'lots'],
+    ['WIDGET_RATE_LIMIT_WINDOW_SECONDS', '-1'],
+    ['WIDGET_RATE_LIMIT_WINDOW_SECONDS', '86401'],
+  ])('refuses %s=%s naming the variable', (variable, value) => {
+    expect(() => loadConfig({ [variable]: value })).toThrow(new RegExp(`^Invalid configuration: ${variable} `));
   });
 });
