@@ -4,6 +4,7 @@ import { NestExpressApplication } from '@nestjs/platform-express';
 import { Logger } from 'nestjs-pino';
 import { AppModule } from './app.module';
 import { AppConfig } from './config/config';
+import { applySecurity } from './common/security';
 import { buildOpenApiDocument, serveOpenApiDocument } from './openapi';
 
 /** Builds the HTTP application (not yet listening): used by main.ts and by the tests alike. */
@@ -13,6 +14,7 @@ export async function createApp(config: AppConfig, databaseUrl: string): Promise
     logger: ['error', 'warn'],
   });
   app.disable('x-powered-by');
+  applySecurity(app, config);
   app.set('etag', false);
   serveOpenApiDocument(app, await buildOpenApiDocument(app));
   await app.init();

@@ -37,6 +37,12 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ [variable]: value })).toThrow(variable);
   });
 
+  it('reads CORS_ORIGINS as a list of origins and refuses anything else', () => {
+    expect(loadConfig({ CORS_ORIGINS: 'https://a.example.com, http://localhost:5173' }).corsOrigins).toEqual(['https://a.example.com', 'http://localhost:5173']);
+    expect(() => loadConfig({ CORS_ORIGINS: 'https://a.example.com/path' })).toThrow('CORS_ORIGINS');
+    expect(() => loadConfig({ CORS_ORIGINS: '*' })).toThrow('CORS_ORIGINS');
+  });
+
   it('accepts postgres:// and postgresql:// URLs', () => {
     expect(loadConfig({ DATABASE_URL: 'postgres://u:p@db:5432/app' }).databaseUrl).toBe('postgres://u:p@db:5432/app');
     expect(loadConfig({ DATABASE_URL: 'postgresql://db/app' }).databaseUrl).toBe('postgresql://db/app');

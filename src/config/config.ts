@@ -17,6 +17,8 @@ export interface AppConfig {
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   creditsPerMinute: number;
   recordingUrlTtlSeconds: number;
+  /** Browser origins allowed to call the management API (CORS); empty: none. */
+  corsOrigins: string[];
   /** Requests per window to the public widget routes, per site key and client IP. */
   widgetRateLimit: number;
   widgetRateLimitWindowSeconds: number;
@@ -80,6 +82,24 @@ function readUrl(env: Env, name: string, protocols: string[]): string | undefine
   return raw.replace(/\/+$/, '');
 }
 
+function readOrigins(env: Env, name: string): string[] {
+  const raw = env[name]?.trim();
+  if (!raw) return [];
+  return raw.split(',').map((entry) => {
+    const origin = entry.trim();
+    let url: URL;
+    try {
+      url = new URL(origin);
+    } catch {
+      throw new ConfigError(name, `must be a comma-separated list of origins such as https://app.example.com, got "${origin}"`);
+    }
+    if (!['http:', 'https:'].includes(url.protocol) || url.origin !== origin.replace(/\/$/, '')) {
+      throw new ConfigError(name, `must list origins only (scheme, host, optional port), got "${origin}"`);
+    }
+    return url.origin;
+  });
+}
+
 export function loadConfig(env: Env = process.env): AppConfig {
   const port = readInt(env, 'PORT', 3000, 0, 65535);
   return {
@@ -94,6 +114,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     logLevel: readEnum(env, 'LOG_LEVEL', LOG_LEVELS, 'info'),
     creditsPerMinute: readNumber(env, 'CREDITS_PER_MINUTE', 1, 0, 1_000_000),
     recordingUrlTtlSeconds: readInt(env, 'RECORDING_URL_TTL_SECONDS', 300, 1, 7 * 24 * 3600),
+    corsOrigins: readOrigins(env, 'CORS_ORIGINS'),
     widgetRateLimit: readInt(env, 'WIDGET_RATE_LIMIT', 60, 1, 1_000_000),
     widgetRateLimitWindowSeconds: readInt(env, 'WIDGET_RATE_LIMIT_WINDOW_SECONDS', 60, 1, 86_400),
     storage: readStorageConfig(env),

@@ -1,0 +1,44 @@
+import { createTestContext, TestAccount, TestContext } from './helpers';
+
+describe('security headers and CORS', () => {
+  let context: TestContext;
+  let account: TestAccount;
+  beforeAll(async () => {
+    context = await createTestContext({ corsOrigins: ['https://dashboard.example.com'] });
+    account = await context.createAccount();
+  });
+  afterAll(() => context.close());
+
+  it('sends the usual protective headers and no X-Powered-By', async () => {
+    const response = await context.as(account).get('/agents').expect(200);
+    expect(response.headers['x-content-type-options']).toBe('nosniff');
+    expect(response.headers['x-frame-options']).toBe('SAMEORIGIN');
+    expect(response.headers['strict-transport-security']).toMatch(/max-age=/);
+    expect(response.headers['content-security-policy']).toContain("default-src 'self'");
+    expect(response.headers['x-powered-by']).toBeUndefined();
+  });
+
+  it('allows the configured origin to call the management API, with the API-key header', async () => {
+    const preflight = await context.http
+      .options('/agents')
+      .set('Origin', 'https://dashboard.example.com')
+      .set('Access-Control-Request-Method', 'POST')
+      .set('Access-Control-Request-Headers', 'x-api-key, content-type')
+      .expect(204);
+    expect(preflight.headers['access-control-allow-origin']).toBe('https://dashboard.example.com');
+    expect(preflight.headers['access-control-allow-headers']).toContain('X-Api-Key');
+    const response = await context.as(account).get('/agents').set('Origin', 'https://dashboard.example.com').expect(200);
+    expect(response.headers['access-control-allow-origin']).toBe('https://dashboard.example.com');
+    expect(response.headers['access-control-expose-headers']).toContain('Retry-After');
+  });
+
+  it('gives no CORS permission to any other origin', async () => {
+    const response = await context.as(account).get('/agents').set('Origin', 'https://evil.example.net').expect(200);
+    expect(response.headers['access-control-allow-origin']).toBeUndefined();
+    const preflight = await context.http
+      .options('/agents')
+      .set('Origin', 'https://evil.example.net')
+      .set('Access-Control-Request-Method', 'DELETE');
+    expect(preflight.headers['access-control-allow-origin']).toBeUndefined();
+  });
+});
