@@ -3,6 +3,7 @@ import { InjectRepository } from '@nestjs/typeorm';
 import { Repository, SelectQueryBuilder } from 'typeorm';
 import { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
 import { AgentsService } from '../agents/agents.service';
+import { UuidPipe } from '../common/id.pipes';
 import { RequestValidationException } from '../common/validation';
 import { AppConfig } from '../config/config';
 import { InjectConfig } from '../config/config.module';
@@ -12,7 +13,8 @@ import { CallDetail } from './dto/call-response.dto';
 import { CreateCallDto } from './dto/create-call.dto';
 import { ListCallsQuery } from './dto/list-calls-query.dto';
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+/** Anything that is not a UUID names no call: the same 404 as an unknown id. */
+const callIdPipe = new UuidPipe('Call');
 
 /** The columns of a list item: everything but the transcript (which can be large) and the test flag. */
 const LIST_COLUMNS: (keyof Call)[] = [
@@ -59,7 +61,7 @@ export class CallsService {
 
   /** One call of the account (with its transcript and recording key); 404 if absent or another account's. */
   async get(accountId: number, callId: string): Promise<Call> {
-    const call = UUID.test(callId) ? await this.calls.findOneBy({ accountId, id: callId.toLowerCase() }) : null;
+    const call = await this.calls.findOneBy({ accountId, id: callIdPipe.transform(callId) });
     if (!call) throw new NotFoundException(`Call ${callId} not found`);
     return call;
   }
@@ -71,16 +73,14 @@ export class CallsService {
 
   /** Records or clears the storage key of the call's audio (the recordings module owns the key). */
   async setRecordingKey(accountId: number, callId: string, key: string | null): Promise<void> {
-    const { affected } = UUID.test(callId)
-      ? await this.calls.update({ accountId, id: callId.toLowerCase() }, { recordingKey: key })
-      : { affected: 0 };
+    const { affected } = await this.calls.update({ accountId, id: callIdPipe.transform(callId) }, { recordingKey: key });
     if (!affected) throw new NotFoundException(`Call ${callId} not found`);
   }
 
   async create(accountId: number, dto: CreateCallDto): Promise<CallDetail> {
     const agent = dto.agentId == null ? null : await this.agentOfAccount(accountId, dto.agentId);
     const { agentId: _agentId, callDate, replyLanguage, ...fields } = dto;
-    const values: QueryDeepPartialEntity<Call> = {
+    const values = {
       ...fields,
       accountId,
       agentId: agent?.id ?? null,
