@@ -116,7 +116,7 @@ const SOURCE = String.raw`(function () {
     head.appendChild(avatar(config.avatar));
     var titles = element('div');
     titles.appendChild(element('p', 'title', config.agentName || config.label));
-    titles.appendChild(element('p', 'subtitle', config.mode === 'chat' ? 'Chat with us' : 'Talk to us by voice'));
+    titles.appendChild(element('p', 'subtitle', config.mode === 'chat' ? 'Chat assistant' : 'Voice assistant'));
     head.appendChild(titles);
     var close = element('button', 'close', '\u00d7');
     close.type = 'button';
