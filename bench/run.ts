@@ -1,0 +1,377 @@
+/**
+ * `npm run bench [-- --quick]`: the service against a raw node:http + pg baseline, on the same data.
+ *
+ * 1. Seeds (or reuses) an embedded PostgreSQL under /tmp: 1,000,000 calls over 1,000 accounts, the hot
+ *    account holding 100,000 and 50 agents (--quick: 100,000 calls over 100 accounts, 10,000 hot).
+ * 2. Starts the service and the baseline as two processes on loopback against it, checks that they give
+ *    the same JSON for every scenario, then loads one at a time with autocannon from this process:
+ *    per scenario a warm-up, then a measured window, at 64 connections and (reads) at 4 connections.
+ * 3. EXPLAIN ANALYZE of every scenario's SQL (warm cache), the service's RSS under load, and the cost of
+ *    the API-key check per request (baseline: GET /bench/auth against GET /bench/noop).
+ * 4. Writes bench/results/<date>[-quick].json and prints a Markdown table and the targets.
+ *
+ * Options: --quick, --seconds N (measured window), --warmup N, --connections N, --low-connections N,
+ * --only a,b (scenario names), --skip-low-load, --profile (the service runs with --cpu-prof; the profile
+ * lands in bench/results/profiles), --data-dir DIR.
+ */
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { Client } from 'pg';
+import { BenchDatabase, DataShape, defaultDataDir, openBenchDatabase } from './bench-database';
+import { LoadFigures, runLoad } from './load';
+import { AUTH_SQL, GET_CALL_SQL, LIST_AGENTS_SQL, listCallsQuery, SqlQuery } from './queries';
+import { BENCH_AGENT_PREFIX, loadSamples, readScenarios, Scenario, WRITE_SCENARIO } from './scenarios';
+import { buildService, RunningServer, sampleRss, startServer } from './servers';
+import { hashApiKey } from '../src/auth/api-key-token';
+
+interface Options {
+  quick: boolean;
+  seconds: number;
+  warmup: number;
+  connections: number;
+  lowConnections: number;
+  only: string[] | null;
+  lowLoad: boolean;
+  profile: boolean;
+  dataDir: string | null;
+}
+
+const FULL: DataShape = { accounts: 1000, calls: 1_000_000, hotCalls: 100_000, hotAgents: 50, randomSeed: 20261122 };
+const QUICK: DataShape = { accounts: 100, calls: 100_000, hotCalls: 10_000, hotAgents: 50, randomSeed: 20261122 };
+const RESULTS_DIR = path.join(__dirname, 'results');
+
+function parseOptions(argv: string[]): Options {
+  const flag = (name: string) => argv.includes(`--${name}`);
+  const value = (name: string) => {
+    const index = argv.indexOf(`--${name}`);
+    return index >= 0 ? argv[index + 1] : undefined;
+  };
+  const number = (name: string, fallback: number) => {
+    const raw = value(name);
+    if (raw === undefined) return fallback;
+    const parsed = Number(raw);
+    if (!Number.isFinite(parsed) || parsed <= 0) throw new Error(`--${name} must be a positive number`);
+    return parsed;
+  };
+  const quick = flag('quick');
+  return {
+    quick,
+    seconds: number('seconds', quick ? 10 : 20),
+    warmup: number('warmup', quick ? 2 : 5),
+    connections: number('connections', 64),
+    lowConnections: number('low-connections', 4),
+    only: value('only')?.split(',') ?? null,
+    lowLoad: !flag('skip-low-load') && !quick,
+    profile: flag('profile'),
+    dataDir: value('data-dir') ?? null,
+  };
+}
+
+const log = (line: string) => process.stderr.write(`[bench] ${line}\n`);
+const ratio = (a: number, b: number) => Math.round((a / b) * 100) / 100;
+
+// ---------------------------------------------------------------- machine
+
+async function machine(client: Client) {
+  const { rows } = await client.query<{ server_version: string }>('SHOW server_version');
+  const cpus = os.cpus();
+  return {
+    cores: cpus.length,
+    cpuModel: cpus[0]?.model ?? 'unknown',
+    memoryGiB: Math.round((os.totalmem() / 2 ** 30) * 10) / 10,
+    node: process.version,
+    postgres: rows[0].server_version,
+    os: `${os.type()} ${os.release()}`,
+  };
+}
+
+// ---------------------------------------------------------------- same JSON from both
+
+async function fetchJson(server: RunningServer, apiKey: string, urlPath: string): Promise<{ status: number; body: string }> {
+  const response = await fetch(`${server.baseUrl}${urlPath}`, { headers: { 'x-api-key': apiKey } });
+  return { status: response.status, body: JSON.stringify(await response.json()) };
+}
+
+/** A few requests of every read scenario to both servers: same status, byte-identical JSON. */
+async function checkSameAnswers(scenarios: Scenario[], service: RunningServer, baseline: RunningServer, apiKey: string) {
+  const checks: { scenario: string; requests: number; identical: boolean }[] = [];
+  for (const scenario of scenarios) {
+    const next = scenario.paths!();
+    let identical = true;
+    for (let i = 0; i < 5; i++) {
+      const urlPath = next();
+      const [a, b] = await Promise.all([fetchJson(service, apiKey, urlPath), fetchJson(baseline, apiKey, urlPath)]);
+      if (a.status !== 200 || a.status !== b.status || a.body !== b.body) {
+        identical = false;
+        log(`DIFFERENT answers for ${urlPath}: service ${a.status} ${a.body.slice(0, 300)} / baseline ${b.status} ${b.body.slice(0, 300)}`);
+      }
+    }
+    checks.push({ scenario: scenario.name, requests: 5, identical });
+  }
+  for (const server of [service, baseline]) {
+    const response = await fetch(`${server.baseUrl}/agents`, { headers: { 'x-api-key': 'vak_not-a-key-not-a-key-not-a-key-' } });
+    if (response.status !== 401) throw new Error(`${server.name} answered ${response.status} to an unknown key`);
+  }
+  return checks;
+}
+
+// ---------------------------------------------------------------- EXPLAIN ANALYZE
+
+interface PlanNode {
+  'Node Type': string;
+  'Index Name'?: string;
+  Plans?: PlanNode[];
+}
+
+function walk(node: PlanNode, visit: (node: PlanNode) => void): void {
+  visit(node);
+  for (const child of node.Plans ?? []) walk(child, visit);
+}
+
+function sqlOf(scenario: Scenario, accountId: number, urlPath: string): SqlQuery {
+  if (scenario.name === 'get-by-id') return { text: GET_CALL_SQL, values: [accountId, urlPath.split('/')[2]] };
+  if (scenario.name === 'agents-list') return { text: LIST_AGENTS_SQL, values: [accountId] };
+  return listCallsQuery(accountId, new URLSearchParams(urlPath.split('?')[1] ?? ''));
+}
+
+async function explain(client: Client, query: SqlQuery) {
+  await client.query(query.text, query.values); // warm the cache
+  const { rows } = await client.query(`EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${query.text}`, query.values);
+  const result = rows[0]['QUERY PLAN'][0] as { Plan: PlanNode; 'Execution Time': number; 'Planning Time': number };
+  const nodes: string[] = [];
+  const indexes = new Set<string>();
+  walk(result.Plan, (node) => {
+    nodes.push(node['Node Type']);
+    if (node['Index Name']) indexes.add(node['Index Name']);
+  });
+  return { executionMs: result['Execution Time'], planningMs: result['Planning Time'], nodes, indexes: [...indexes] };
+}
+
+async function explainScenarios(client: Client, scenarios: Scenario[], accountId: number, apiKey: string) {
+  const figures: Record<string, unknown> = {};
+  for (const scenario of scenarios) {
+    const next = scenario.paths!();
+    const samples = [];
+    for (let i = 0; i < 20; i++) samples.push(await explain(client, sqlOf(scenario, accountId, next())));
+    const times = samples.map((sample) => sample.executionMs).sort((a, b) => a - b);
+    figures[scenario.name] = {
+      samples: samples.length,
+      medianMs: times[Math.floor(times.length / 2)],
+      maxMs: times[times.length - 1],
+      planningMedianMs: samples.map((sample) => sample.planningMs).sort((a, b) => a - b)[Math.floor(samples.length / 2)],
+      sequentialScan: samples.some((sample) => sample.nodes.includes('Seq Scan')),
+      nodes: [...new Set(samples.flatMap((sample) => sample.nodes))],
+      indexes: [...new Set(samples.flatMap((sample) => sample.indexes))],
+    };
+  }
+  const auth = [];
+  for (let i = 0; i < 20; i++) auth.push(await explain(client, { text: AUTH_SQL, values: [hashApiKey(apiKey)] }));
+  const authTimes = auth.map((sample) => sample.executionMs).sort((a, b) => a - b);
+  figures.auth = { samples: auth.length, medianMs: authTimes[10], maxMs: authTimes[19], indexes: auth[0].indexes, nodes: auth[0].nodes };
+  return figures;
+}
+
+// ---------------------------------------------------------------- load
+
+/** The load figures, plus the server process's CPU time per request (user + system, from /proc). */
+type ServerFigures = LoadFigures & { cpuMsPerRequest: number; rss?: { peakMiB: number; meanMiB: number } };
+
+interface ScenarioResult {
+  scenario: string;
+  description: string;
+  read: boolean;
+  connections: number;
+  service: ServerFigures;
+  baseline: ServerFigures;
+  throughputRatio: number;
+  p99Ratio: number;
+}
+
+async function measure(
+  scenario: Scenario,
+  servers: { service: RunningServer; baseline: RunningServer },
+  apiKey: string,
+  options: Options,
+  connections: number,
+): Promise<ScenarioResult> {
+  const figures: Partial<Record<'service' | 'baseline', ServerFigures>> = {};
+  for (const which of ['service', 'baseline'] as const) {
+    const server = servers[which];
+    const target = { baseUrl: server.baseUrl, apiKey };
+    const load = { connections, agentPrefix: BENCH_AGENT_PREFIX };
+    await runLoad(target, scenario, { ...load, seconds: options.warmup });
+    const rss = which === 'service' ? sampleRss(server) : null;
+    const cpuBefore = server.cpuSeconds();
+    const loaded = await runLoad(target, scenario, { ...load, seconds: options.seconds });
+    const cpuMsPerRequest = Math.round(((server.cpuSeconds() - cpuBefore) * 1e6) / Math.max(1, loaded.requests)) / 1000;
+    const result = { ...loaded, cpuMsPerRequest };
+    figures[which] = rss ? { ...result, rss: rss() } : result;
+    log(
+      `${scenario.name.padEnd(20)} c=${String(connections).padStart(2)} ${which.padEnd(8)} ${String(result.requestsPerSecond).padStart(8)} req/s  ` +
+        `p50 ${result.p50Ms} ms  p99 ${result.p99Ms} ms  cpu ${result.cpuMsPerRequest} ms/req${result.non2xx || result.errors ? `  NON-2XX ${result.non2xx} ERRORS ${result.errors}` : ''}`,
+    );
+  }
+  const { service, baseline } = figures as Required<typeof figures>;
+  return {
+    scenario: scenario.name,
+    description: scenario.description,
+    read: scenario.read,
+    connections,
+    service,
+    baseline,
+    throughputRatio: ratio(service.requestsPerSecond, baseline.requestsPerSecond),
+    p99Ratio: ratio(service.p99Ms, baseline.p99Ms),
+  };
+}
+
+/** Per-request cost of the key check on the baseline: time per request with it minus without it, at saturation. */
+async function authCost(baseline: RunningServer, apiKey: string, options: Options) {
+  const run = async (urlPath: string) => {
+    const scenario: Scenario = { name: urlPath, description: urlPath, read: true, paths: () => () => urlPath };
+    await runLoad({ baseUrl: baseline.baseUrl, apiKey }, scenario, { connections: options.connections, seconds: options.warmup, agentPrefix: '' });
+    return runLoad({ baseUrl: baseline.baseUrl, apiKey }, scenario, { connections: options.connections, seconds: options.seconds / 2, agentPrefix: '' });
+  };
+  const noop = await run('/bench/noop');
+  const auth = await run('/bench/auth');
+  return {
+    noopRequestsPerSecond: noop.requestsPerSecond,
+    authRequestsPerSecond: auth.requestsPerSecond,
+    microsecondsPerRequest: Math.round(1e6 / auth.requestsPerSecond - 1e6 / noop.requestsPerSecond),
+  };
+}
+
+// ---------------------------------------------------------------- report
+
+function markdownTable(results: ScenarioResult[]): string {
+  const lines = [
+    '| Scenario | Conn. | Service req/s | Baseline req/s | Ratio | Service p50 / p99 ms | Baseline p50 / p99 ms | p99 ratio | CPU ms/req service / baseline |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|',
+  ];
+  for (const r of results) {
+    lines.push(
+      `| ${r.description} | ${r.connections} | ${r.service.requestsPerSecond} | ${r.baseline.requestsPerSecond} | ${r.throughputRatio} | ` +
+        `${r.service.p50Ms} / ${r.service.p99Ms} | ${r.baseline.p50Ms} / ${r.baseline.p99Ms} | ${r.p99Ratio} | ${r.service.cpuMsPerRequest} / ${r.baseline.cpuMsPerRequest} |`,
+    );
+  }
+  return lines.join('\n');
+}
+
+function targets(results: ScenarioResult[], explained: Record<string, any>, rssPeak: number, options: Options) {
+  const checks: { target: string; pass: boolean; value: string }[] = [];
+  for (const r of results.filter((result) => result.read)) {
+    if (r.connections === options.connections) {
+      checks.push({ target: `${r.scenario} @${r.connections}: throughput ≥ 0.8 × baseline`, pass: r.throughputRatio >= 0.8, value: String(r.throughputRatio) });
+    }
+    checks.push({ target: `${r.scenario} @${r.connections}: p99 ≤ 1.25 × baseline`, pass: r.p99Ratio <= 1.25, value: String(r.p99Ratio) });
+  }
+  if (explained.list) checks.push({ target: 'GET /calls database time < 3 ms', pass: explained.list.maxMs < 3, value: `median ${explained.list.medianMs} ms, max ${explained.list.maxMs} ms` });
+  for (const name of ['search-name', 'search-phone']) {
+    const figures = explained[name];
+    if (!figures) continue;
+    checks.push({ target: `${name}: no sequential scan`, pass: !figures.sequentialScan, value: figures.nodes.join(', ') });
+    checks.push({ target: `${name}: database time < 20 ms`, pass: figures.maxMs < 20, value: `median ${figures.medianMs} ms, max ${figures.maxMs} ms` });
+  }
+  checks.push({ target: 'service RSS under load < 300 MiB', pass: rssPeak < 300, value: `${rssPeak} MiB` });
+  return checks;
+}
+
+// ---------------------------------------------------------------- main
+
+/** The agents the write scenario created: gone, so that GET /agents keeps listing the same 50. */
+async function deleteBenchAgents(client: Client, accountId: number): Promise<void> {
+  await client.query('DELETE FROM agents WHERE account_id = $1 AND name = $2', [accountId, BENCH_AGENT_PREFIX]);
+}
+
+async function main(): Promise<void> {
+  const options = parseOptions(process.argv.slice(2));
+  const started = Date.now();
+  const shape = options.quick ? QUICK : FULL;
+  const database: BenchDatabase = await openBenchDatabase(shape, options.dataDir ?? defaultDataDir(shape), log);
+  const client = new Client({ connectionString: database.url, application_name: 'voice-agent-bench' });
+  await client.connect();
+  const { hotAccountId, hotApiKey } = database.manifest;
+  const servers: RunningServer[] = [];
+  try {
+    await deleteBenchAgents(client, hotAccountId);
+    const samples = await loadSamples(client, hotAccountId);
+    const all = [...readScenarios(samples), WRITE_SCENARIO];
+    const scenarios = all.filter((scenario) => !options.only || options.only.includes(scenario.name));
+    const reads = scenarios.filter((scenario) => scenario.read);
+    const loadBefore = os.loadavg();
+
+    const profileDir = path.join(RESULTS_DIR, 'profiles');
+    if (options.profile) fs.mkdirSync(profileDir, { recursive: true });
+    const env = { DATABASE_URL: database.url };
+    log('compiling the service (tsc, as npm start does)');
+    const serviceMain = buildService();
+    const service = await startServer({
+      name: 'service',
+      script: serviceMain,
+      typescript: false,
+      env: { ...env, LOG_LEVEL: process.env.LOG_LEVEL ?? 'info' },
+      readyPath: '/health',
+      nodeArgs: options.profile ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [],
+      logFile: path.join(database.dataDir, 'service.log'),
+    });
+    servers.push(service);
+    const baseline = await startServer({
+      name: 'baseline',
+      script: 'bench/baseline-server.ts',
+      typescript: true,
+      env,
+      readyPath: '/bench/noop',
+      logFile: path.join(database.dataDir, 'baseline.log'),
+    });
+    servers.push(baseline);
+    log(`service ${service.baseUrl} (pid ${service.pid}), baseline ${baseline.baseUrl} (pid ${baseline.pid})`);
+
+    const sameAnswers = await checkSameAnswers(reads, service, baseline, hotApiKey);
+    const explained = await explainScenarios(client, reads, hotAccountId, hotApiKey);
+    const idleRssMiB = service.rssMiB();
+
+    const results: ScenarioResult[] = [];
+    for (const scenario of scenarios) {
+      results.push(await measure(scenario, { service, baseline }, hotApiKey, options, options.connections));
+      if (!scenario.read) await deleteBenchAgents(client, hotAccountId);
+    }
+    if (options.lowLoad) {
+      for (const scenario of reads) results.push(await measure(scenario, { service, baseline }, hotApiKey, options, options.lowConnections));
+    }
+    const auth = options.only ? null : await authCost(baseline, hotApiKey, options);
+    const rssPeak = Math.max(...results.map((result) => result.service.rss?.peakMiB ?? 0));
+    const checks = targets(results, explained, rssPeak, options);
+
+    const report = {
+      date: new Date().toISOString(),
+      mode: options.quick ? 'quick' : 'full',
+      options,
+      machine: { ...(await machine(client)), loadAverageBefore: loadBefore.map((v) => Math.round(v * 100) / 100), loadAverageAfter: os.loadavg().map((v) => Math.round(v * 100) / 100) },
+      data: { ...shape, seededAt: database.manifest.seededAt, seedSeconds: database.manifest.seedSeconds, samples: { callIds: samples.callIds.length, nameTerms: samples.nameTerms.length, phoneTerms: samples.phoneTerms.length } },
+      sameAnswers,
+      scenarios: results,
+      databaseTime: explained,
+      serviceRss: { idleMiB: idleRssMiB, peakUnderLoadMiB: rssPeak },
+      apiKeyAuth: { ...auth, databaseMedianMs: (explained.auth as { medianMs: number }).medianMs },
+      targets: checks,
+      seconds: Math.round((Date.now() - started) / 1000),
+    };
+    fs.mkdirSync(RESULTS_DIR, { recursive: true });
+    const file = path.join(RESULTS_DIR, `${report.date.slice(0, 10)}${options.quick ? '-quick' : ''}${options.only ? '-partial' : ''}.json`);
+    fs.writeFileSync(file, `${JSON.stringify(report, null, 2)}\n`);
+
+    process.stdout.write(`\n${markdownTable(results)}\n\n`);
+    for (const check of checks) process.stdout.write(`${check.pass ? 'PASS' : 'FAIL'}  ${check.target}: ${check.value}\n`);
+    process.stdout.write(`\nResults: ${path.relative(process.cwd(), file)} (${report.seconds} s)\n`);
+  } finally {
+    for (const server of servers.reverse()) await server.stop();
+    await deleteBenchAgents(client, hotAccountId).catch(() => undefined);
+    await client.end();
+    await database.stop();
+  }
+}
+
+main().catch((error) => {
+  console.error(error);
+  process.exit(1);
+});
