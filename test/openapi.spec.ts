@@ -1,15 +1,20 @@
+import { execFile } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { promisify } from 'node:util';
 import { loadConfig } from '../src/config/config';
 import { generateOpenApiDocument, stringifyOpenApiDocument } from '../src/openapi';
-import { generatePluginMetadata, METADATA_FILE } from '../src/openapi-metadata';
 import { createTestContext } from './helpers';
 
 const STALE = 'is stale: run `npm run openapi` and commit openapi.json and src/metadata.ts';
 
 describe('OpenAPI document', () => {
-  it(`src/metadata.ts matches the source (else it ${STALE})`, () => {
-    expect(fs.readFileSync(METADATA_FILE, 'utf8')).toBe(generatePluginMetadata());
+  it(`src/metadata.ts matches the source (else it ${STALE})`, async () => {
+    // In its own process: the generator comes from @nestjs/cli, whose ES-module dependencies Jest cannot load.
+    const check = promisify(execFile)(process.execPath, ['-r', './scripts/register.js', 'scripts/openapi-metadata.ts', '--check'], {
+      cwd: path.join(__dirname, '..'),
+    });
+    await expect(check).resolves.toBeDefined();
   }, 60_000);
 
   it(`the committed openapi.json matches the application (else it ${STALE})`, async () => {
