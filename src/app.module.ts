@@ -16,12 +16,13 @@ import { HealthModule } from './health/health.module';
 import { WidgetSitesModule } from './widget-sites/widget-sites.module';
 import { KnowledgeBasesModule } from './knowledge-bases/knowledge-bases.module';
 import { CallsModule } from './calls/calls.module';
+import { RecordingsModule } from './recordings/recordings.module';
 
 /** The domain modules, each with its controller, service and entities. */
-const DOMAIN_MODULES = [HealthModule, AgentsModule, KnowledgeBasesModule, CallsModule, WidgetSitesModule];
+const DOMAIN_MODULES = [HealthModule, AgentsModule, KnowledgeBasesModule, CallsModule, RecordingsModule, WidgetSitesModule];
 
 /** Routes whose bodies are not JSON (they read the raw request stream themselves). */
-const NON_JSON_ROUTES: { path: string; method: RequestMethod }[] = [];
+const NON_JSON_ROUTES: { path: string; method: RequestMethod }[] = [{ path: 'calls/:callId/recording', method: RequestMethod.PUT }];
 
 @Module({})
 export class AppModule implements NestModule {

@@ -50,6 +50,21 @@ const callFixture: FixtureFactory = async (context, owner, marker) => {
   };
 };
 
+/** A call with a recording; the snapshot reads the audio back (a playback URL is fresh each time, so not that). */
+const recordingFixture: FixtureFactory = async (context, owner, marker) => {
+  const { params } = await callFixture(context, owner, marker);
+  await context.as(owner).put(`/calls/${params.callId}/recording`).set('Content-Type', 'audio/mpeg').send(Buffer.from(marker)).expect(204);
+  const download = async () => {
+    const response = await context.as(owner).get(`/calls/${params.callId}/recording/download`).buffer(true).parse((res, done) => {
+      const parts: Buffer[] = [];
+      res.on('data', (part: Buffer) => parts.push(part));
+      res.on('end', () => done(null, Buffer.concat(parts).toString('hex')));
+    });
+    return { status: response.status, audio: response.body };
+  };
+  return { params, snapshot: async () => [await body(context.as(owner).get(`/calls/${params.callId}`)), await download()] };
+};
+
 const widgetSiteFixture: FixtureFactory = async (context, owner, marker) => {
   const site = (await context.as(owner).post('/widget/sites').send({ name: marker }).expect(201)).body;
   return { params: { siteId: String(site.id) }, snapshot: () => body(context.as(owner).get(`/widget/sites/${site.id}`)) };
@@ -62,6 +77,8 @@ export const FIXTURES: Record<string, FixtureFactory> = {
   '/knowledge-bases/:kbId/sources': knowledgeBaseFixture,
   '/knowledge-bases/:kbId/sources/:sourceId': knowledgeBaseFixture,
   '/calls/:callId': callFixture,
+  '/calls/:callId/recording': recordingFixture,
+  '/calls/:callId/recording/download': recordingFixture,
   '/widget/sites/:siteId': widgetSiteFixture,
   '/widget/sites/:siteId/rotate-key': widgetSiteFixture,
 };

@@ -1,3 +1,6 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import * as path from 'node:path';
 import { loadConfig } from '../src/config/config';
 import { runMigrations } from '../src/database/migrate';
 import { startThrowawayPostgres } from '../src/database/throwaway-postgres';
@@ -7,6 +10,11 @@ import { startThrowawayPostgres } from '../src/database/throwaway-postgres';
  * directory. Tests never truncate: each creates its own accounts. Workers inherit DATABASE_URL.
  */
 export default async function globalSetup(): Promise<void> {
+  // Files the app writes (local recordings, their signing secret) go to a throwaway directory, not ./.data.
+  if (!process.env.DATA_DIR) {
+    process.env.DATA_DIR = mkdtempSync(path.join(tmpdir(), 'voice-agent-test-data-'));
+    (globalThis as { testDataDir?: string }).testDataDir = process.env.DATA_DIR;
+  }
   if (!process.env.DATABASE_URL) {
     const postgres = await startThrowawayPostgres();
     (globalThis as { testPostgres?: unknown }).testPostgres = postgres;

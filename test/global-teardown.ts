@@ -1,5 +1,8 @@
+import { rmSync } from 'node:fs';
 import { ThrowawayPostgres } from '../src/database/throwaway-postgres';
 
 export default async function globalTeardown(): Promise<void> {
   await (globalThis as { testPostgres?: ThrowawayPostgres }).testPostgres?.destroy();
+  const dataDir = (globalThis as { testDataDir?: string }).testDataDir;
+  if (dataDir) rmSync(dataDir, { recursive: true, force: true });
 }

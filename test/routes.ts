@@ -18,6 +18,8 @@ export const PUBLIC_ROUTES = [
   'GET /widget/embed.js',
   'GET /widget/config/:siteKey',
   'OPTIONS /widget/config/:siteKey',
+  // Recording playback through a signed, expiring URL (local storage driver): the URL is the credential
+  'GET /recordings/:token',
 ];
 
 /** Middleware applied to every path (JSON body parsing) registers a catch-all layer: not a route. */

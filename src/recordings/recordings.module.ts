@@ -1,0 +1,46 @@
+import { Inject, Module, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
+import { CallsModule } from '../calls/calls.module';
+import { AppConfig } from '../config/config';
+import { APP_CONFIG } from '../config/config.module';
+import { LocalRecordingStorage } from './local-recording-storage';
+import { PLAYBACK_SIGNER, PlaybackController } from './playback.controller';
+import { RecordingStorage } from './recording-storage';
+import { RecordingsController } from './recordings.controller';
+import { RecordingsService } from './recordings.service';
+import { createS3Client, S3RecordingStorage } from './s3-recording-storage';
+import { PlaybackUrlSigner } from './signed-url';
+import { loadSigningSecret } from './signing-secret';
+
+/** The storage driver chosen by STORAGE_DRIVER. */
+export function createRecordingStorage(config: AppConfig, signer: PlaybackUrlSigner | null): RecordingStorage {
+  if (config.storage.driver === 's3') return new S3RecordingStorage(createS3Client(config.storage.s3!), config.storage.s3!.bucket);
+  return new LocalRecordingStorage(config.dataDir, config.publicBaseUrl, signer!);
+}
+
+/** Owns the /calls/{callId}/recording* routes and the local driver's signed playback route. */
+@Module({
+  imports: [CallsModule],
+  controllers: [RecordingsController, PlaybackController],
+  providers: [
+    RecordingsService,
+    {
+      provide: PLAYBACK_SIGNER,
+      inject: [APP_CONFIG],
+      useFactory: async (config: AppConfig) =>
+        config.storage.driver === 'local' ? new PlaybackUrlSigner(await loadSigningSecret(config.storage.signingSecret, config.dataDir)) : null,
+    },
+    { provide: RecordingStorage, inject: [APP_CONFIG, PLAYBACK_SIGNER], useFactory: createRecordingStorage },
+  ],
+  exports: [RecordingsService],
+})
+export class RecordingsModule implements OnModuleInit, OnModuleDestroy {
+  constructor(@Inject(RecordingStorage) private readonly storage: RecordingStorage) {}
+
+  async onModuleInit(): Promise<void> {
+    if (this.storage instanceof LocalRecordingStorage) await this.storage.removeStaleUploads();
+  }
+
+  onModuleDestroy(): void {
+    this.storage.close();
+  }
+}

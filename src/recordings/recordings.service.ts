@@ -1,0 +1,99 @@
+import { Injectable, Logger, NotFoundException } from '@nestjs/common';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream';
+import { CallsService } from '../calls/calls.service';
+import { AppConfig } from '../config/config';
+import { InjectConfig } from '../config/config.module';
+import { ByteLimit } from './byte-limit';
+import { contentDisposition } from './content-disposition';
+import { newRecordingKey, OpenedRecording, RecordingStorage } from './recording-storage';
+
+export interface RecordingUrl {
+  url: string;
+  expiresAt: Date;
+}
+
+export interface RecordingDownload extends OpenedRecording {
+  contentDisposition: string;
+}
+
+/**
+ * A call's recording: the audio lives in the storage driver under a random key, and the call row holds the
+ * key (hasRecording = the key is set). Every method takes the caller's account first; the call lookup is
+ * scoped by it, so another account's call is a 404. Keys are never logged nor returned.
+ */
+@Injectable()
+export class RecordingsService {
+  private readonly logger = new Logger(RecordingsService.name);
+
+  constructor(
+    private readonly calls: CallsService,
+    private readonly storage: RecordingStorage,
+    @InjectConfig() private readonly config: AppConfig,
+  ) {}
+
+  /** 404 unless the call is the account's. Done before reading a body, so nothing is stored for a stranger. */
+  async assertCall(accountId: number, callId: string): Promise<void> {
+    await this.calls.get(accountId, callId);
+  }
+
+  /**
+   * Streams the body into storage under a fresh key, then points the call at it, then deletes the recording
+   * it replaces. A failure at any step leaves the call as it was, and nothing new in storage.
+   */
+  async upload(accountId: number, callId: string, body: Readable): Promise<void> {
+    const previous = (await this.calls.get(accountId, callId)).recordingKey;
+    const key = newRecordingKey();
+    const limited = pipeline(body, new ByteLimit(this.config.storage.maxRecordingBytes), () => undefined);
+    await this.storage.write(key, limited);
+    try {
+      await this.calls.setRecordingKey(accountId, callId, key);
+    } catch (error) {
+      await this.removeQuietly(key);
+      throw error;
+    }
+    if (previous && previous !== key) await this.removeQuietly(previous);
+  }
+
+  async remove(accountId: number, callId: string): Promise<void> {
+    const key = await this.keyOf(accountId, callId);
+    await this.calls.setRecordingKey(accountId, callId, null);
+    await this.removeQuietly(key);
+  }
+
+  async playbackUrl(accountId: number, callId: string): Promise<RecordingUrl> {
+    const key = await this.keyOf(accountId, callId);
+    const expiresAt = new Date(Math.floor(Date.now() / 1000) * 1000 + this.config.recordingUrlTtlSeconds * 1000);
+    return { url: await this.storage.playbackUrl(key, expiresAt), expiresAt };
+  }
+
+  async download(accountId: number, callId: string): Promise<RecordingDownload> {
+    const call = await this.calls.get(accountId, callId);
+    if (!call.recordingKey) throw this.noRecording(callId);
+    const opened = await this.storage.open(call.recordingKey);
+    if (!opened) {
+      this.logger.warn({ accountId, callId }, 'The call has a recording key but storage has no such object');
+      throw this.noRecording(callId);
+    }
+    return { ...opened, contentDisposition: contentDisposition('attachment', call.name, call.id) };
+  }
+
+  private async keyOf(accountId: number, callId: string): Promise<string> {
+    const { recordingKey } = await this.calls.get(accountId, callId);
+    if (!recordingKey) throw this.noRecording(callId);
+    return recordingKey;
+  }
+
+  private noRecording(callId: string): NotFoundException {
+    return new NotFoundException(`Call ${callId} has no recording`);
+  }
+
+  /** A left-over object costs only space: its deletion failing must not fail the request. */
+  private async removeQuietly(key: string): Promise<void> {
+    try {
+      await this.storage.remove(key);
+    } catch (error) {
+      this.logger.warn({ err: error instanceof Error ? error.name : 'unknown' }, 'Could not delete a recording object; it is left orphaned');
+    }
+  }
+}
