@@ -87,6 +87,18 @@ describe.each([
       await expect(context.app.get(RecordingStorage).size(firstKey!)).resolves.toBeUndefined();
     });
 
+    it('orphans no object when uploads to one call race each other', async () => {
+      const callId = await createCall();
+      const before = (await storage.objects()).length;
+      const bodies = Array.from({ length: 5 }, (_, index) => Buffer.from(`take ${index}`.repeat(1000)));
+      await Promise.all(bodies.map((body) => upload(callId, body).expect(204)));
+      expect((await storage.objects()).length).toBe(before + 1);
+      const { body } = await fetchBytes(await playbackUrl(callId));
+      expect(bodies.some((candidate) => candidate.equals(body))).toBe(true);
+      await context.as(owner).delete(`/calls/${callId}/recording`).expect(204);
+      expect((await storage.objects()).length).toBe(before);
+    });
+
     it.each([
       ['application/json', { 'Content-Type': 'application/json' }],
       ['audio/mp3', { 'Content-Type': 'audio/mp3' }],

@@ -77,6 +77,27 @@ export class CallsService {
     if (!affected) throw new NotFoundException(`Call ${callId} not found`);
   }
 
+  /**
+   * (Added for the recordings module.) Sets the recording key and returns the one it replaced, atomically:
+   * the row is locked while the old key is read, so two concurrent uploads or an upload racing a delete each
+   * get the key they really replaced, and no object is orphaned. 404 if the call is absent or another account's.
+   */
+  async swapRecordingKey(accountId: number, callId: string, key: string | null): Promise<string | null> {
+    const rows: { previous: string | null }[] = await this.calls.query(
+      // In a WITH, so that the driver returns the rows as for a SELECT.
+      `WITH swapped AS (
+         UPDATE calls AS c SET recording_key = $3
+           FROM (SELECT account_id, id, recording_key FROM calls WHERE account_id = $1 AND id = $2 FOR UPDATE) AS old
+          WHERE c.account_id = old.account_id AND c.id = old.id
+          RETURNING old.recording_key AS previous
+       )
+       SELECT previous FROM swapped`,
+      [accountId, callIdPipe.transform(callId), key],
+    );
+    if (rows.length === 0) throw new NotFoundException(`Call ${callId} not found`);
+    return rows[0].previous;
+  }
+
   async create(accountId: number, dto: CreateCallDto): Promise<CallDetail> {
     const agent = dto.agentId == null ? null : await this.agentOfAccount(accountId, dto.agentId);
     const { agentId: _agentId, callDate, replyLanguage, ...fields } = dto;

@@ -39,26 +39,28 @@ export class RecordingsService {
 
   /**
    * Streams the body into storage under a fresh key, then points the call at it, then deletes the recording
-   * it replaces. A failure at any step leaves the call as it was, and nothing new in storage.
+   * it replaced. A failure at any step leaves the call as it was, and nothing new in storage. The key swap
+   * is atomic, so concurrent uploads (or an upload racing a delete) orphan no object.
    */
   async upload(accountId: number, callId: string, body: Readable): Promise<void> {
-    const previous = (await this.calls.get(accountId, callId)).recordingKey;
+    await this.calls.get(accountId, callId);
     const key = newRecordingKey();
     const limited = pipeline(body, new ByteLimit(this.config.storage.maxRecordingBytes), () => undefined);
     await this.storage.write(key, limited);
+    let previous: string | null;
     try {
-      await this.calls.setRecordingKey(accountId, callId, key);
+      previous = await this.calls.swapRecordingKey(accountId, callId, key);
     } catch (error) {
       await this.removeQuietly(key);
       throw error;
     }
-    if (previous && previous !== key) await this.removeQuietly(previous);
+    if (previous) await this.removeQuietly(previous);
   }
 
   async remove(accountId: number, callId: string): Promise<void> {
-    const key = await this.keyOf(accountId, callId);
-    await this.calls.setRecordingKey(accountId, callId, null);
-    await this.removeQuietly(key);
+    const previous = await this.calls.swapRecordingKey(accountId, callId, null);
+    if (!previous) throw this.noRecording(callId);
+    await this.removeQuietly(previous);
   }
 
   async playbackUrl(accountId: number, callId: string): Promise<RecordingUrl> {
