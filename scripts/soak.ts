@@ -70,7 +70,7 @@ async function main(): Promise<void> {
     await dataSource.destroy();
 
     const port = await freePort();
-    service = await startService({ PORT: String(port), DATABASE_URL: postgres.url, LOG_LEVEL: 'warn', RATE_LIMIT_PER_MINUTE: '100000000' });
+    service = await startService({ PORT: String(port), DATABASE_URL: postgres.url, LOG_LEVEL: 'warn', RATE_LIMIT: '0' });
     const base = `http://127.0.0.1:${port}`;
     const json = (apiKey: string, method: string, url: string, body?: object) => ({
       method,

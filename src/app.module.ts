@@ -13,6 +13,7 @@ import { AppConfig } from './config/config';
 import { ConfigModule } from './config/config.module';
 import { dataSourceOptions } from './database/data-source-options';
 import { HealthModule } from './health/health.module';
+import { RateLimitModule } from './rate-limit/rate-limit.module';
 import { WidgetSitesModule } from './widget-sites/widget-sites.module';
 import { KnowledgeBasesModule } from './knowledge-bases/knowledge-bases.module';
 import { CallsModule } from './calls/calls.module';
@@ -35,6 +36,7 @@ export class AppModule implements NestModule {
         LoggerModule.forRoot(loggerOptions(config)),
         TypeOrmModule.forRoot({ ...dataSourceOptions(databaseUrl, config), retryAttempts: 2, retryDelay: 1_000 }),
         AuthModule,
+        RateLimitModule,
         ...DOMAIN_MODULES,
       ],
       providers: [

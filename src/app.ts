@@ -14,6 +14,7 @@ export async function createApp(config: AppConfig, databaseUrl: string): Promise
     logger: ['error', 'warn'],
   });
   app.disable('x-powered-by');
+  app.set('trust proxy', config.trustProxy);
   applySecurity(app, config);
   app.set('etag', false);
   serveOpenApiDocument(app, await buildOpenApiDocument(app));

@@ -20,6 +20,13 @@ export interface AppConfig {
   /** Browser origins allowed to call the management API (CORS); empty: none. */
   corsOrigins: string[];
   /** Requests per window to the public widget routes, per site key and client IP. */
+  /** Requests per window per API key on the management API; 0 turns the limit off. */
+  rateLimit: number;
+  rateLimitWindowSeconds: number;
+  /** Shared rate-limit counters for several instances; unset: in memory. */
+  redisUrl: string | undefined;
+  /** Express `trust proxy`: how client IPs are read behind a reverse proxy (false, true, a hop count or addresses). */
+  trustProxy: boolean | number | string;
   widgetRateLimit: number;
   widgetRateLimitWindowSeconds: number;
   /** Where recordings live (see StorageConfig below). */
@@ -100,6 +107,16 @@ function readOrigins(env: Env, name: string): string[] {
   });
 }
 
+/** `false` (default), `true`, a number of hops, or a comma-separated list of addresses/subnets. */
+function readTrustProxy(env: Env, name: string): boolean | number | string {
+  const raw = env[name]?.trim();
+  if (!raw || raw === 'false') return false;
+  if (raw === 'true') return true;
+  if (/^\d+$/.test(raw)) return Number(raw);
+  if (/^[\w.:/,\s-]+$/.test(raw)) return raw;
+  throw new ConfigError(name, `must be true, false, a hop count or a list of addresses, got "${raw}"`);
+}
+
 export function loadConfig(env: Env = process.env): AppConfig {
   const port = readInt(env, 'PORT', 3000, 0, 65535);
   return {
@@ -115,6 +132,10 @@ export function loadConfig(env: Env = process.env): AppConfig {
     creditsPerMinute: readNumber(env, 'CREDITS_PER_MINUTE', 1, 0, 1_000_000),
     recordingUrlTtlSeconds: readInt(env, 'RECORDING_URL_TTL_SECONDS', 300, 1, 7 * 24 * 3600),
     corsOrigins: readOrigins(env, 'CORS_ORIGINS'),
+    rateLimit: readInt(env, 'RATE_LIMIT', 600, 0, 100_000_000),
+    rateLimitWindowSeconds: readInt(env, 'RATE_LIMIT_WINDOW_SECONDS', 60, 1, 86_400),
+    redisUrl: readUrl(env, 'REDIS_URL', ['redis:', 'rediss:']),
+    trustProxy: readTrustProxy(env, 'TRUST_PROXY'),
     widgetRateLimit: readInt(env, 'WIDGET_RATE_LIMIT', 60, 1, 1_000_000),
     widgetRateLimitWindowSeconds: readInt(env, 'WIDGET_RATE_LIMIT_WINDOW_SECONDS', 60, 1, 86_400),
     storage: readStorageConfig(env),

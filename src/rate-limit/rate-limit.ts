@@ -1,43 +1,71 @@
-import { applyDecorators, ExecutionContext, Injectable, SetMetadata, UseGuards } from '@nestjs/common';
+import { applyDecorators, ExecutionContext, Injectable, SetMetadata } from '@nestjs/common';
 import { ApiResponse } from '@nestjs/swagger';
+import { createHash } from 'node:crypto';
 import { normalizeIp, ThrottlerException, ThrottlerGuard, ThrottlerLimitDetail, ThrottlerModuleOptions, ThrottlerOptions } from '@nestjs/throttler';
+import { IS_PUBLIC } from '../auth/public.decorator';
 import { ErrorResponse } from '../common/error-response.dto';
 import { AppConfig } from '../config/config';
 
 /**
- * Rate limits with @nestjs/throttler (in-memory counters, per process). Each throttler is a named entry in
- * `rateLimitOptions`; a route opts in with its decorator. A later app-wide limit (per API key) adds its own
- * entry with its own `skipIf` and its config variables, and can reuse RateLimitGuard.
+ * Rate limits with @nestjs/throttler, one named throttler per kind of caller:
+ * - `api-key`: every authenticated route, per API key (a request without a key counts against its IP);
+ * - `widget`: the public widget routes (@WidgetRateLimit()), per site key and client IP.
+ * Counters are in memory (one instance), or in Redis when REDIS_URL is set (several instances).
  */
 const WIDGET_RATE_LIMITED = 'rateLimit:widget';
 
+type TrackedRequest = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any -- the throttler's own type
+
+const isPublicRoute = (context: ExecutionContext) =>
+  Reflect.getMetadata(IS_PUBLIC, context.getHandler()) === true || Reflect.getMetadata(IS_PUBLIC, context.getClass()) === true;
+
+/** Authenticated routes, per API key: the key itself is never stored, only its hash. */
+function apiKeyThrottler(config: AppConfig): ThrottlerOptions {
+  return {
+    name: 'api-key',
+    limit: config.rateLimit,
+    ttl: config.rateLimitWindowSeconds * 1000,
+    setHeaders: false,
+    skipIf: (context) => config.rateLimit === 0 || isPublicRoute(context),
+    getTracker: (request: TrackedRequest) => {
+      const key = request.headers['x-api-key'];
+      return typeof key === 'string' && key ? `key:${createHash('sha256').update(key).digest('base64url')}` : `ip:${normalizeIp(request.ip ?? '')}`;
+    },
+  };
+}
+
 /** The public widget routes: per site key (when the path has one) and client IP. */
-export function widgetThrottler(config: AppConfig): ThrottlerOptions {
+function widgetThrottler(config: AppConfig): ThrottlerOptions {
   return {
     name: 'widget',
     limit: config.widgetRateLimit,
     ttl: config.widgetRateLimitWindowSeconds * 1000,
     setHeaders: false, // RateLimitGuard sends a plain Retry-After; the throttler would suffix it with the name
-    skipIf: (context: ExecutionContext) => Reflect.getMetadata(WIDGET_RATE_LIMITED, context.getClass()) !== true,
-    getTracker: (request: { params?: Record<string, unknown>; ip?: string }) => {
+    skipIf: (context) => Reflect.getMetadata(WIDGET_RATE_LIMITED, context.getClass()) !== true,
+    getTracker: (request: TrackedRequest) => {
       const siteKey = typeof request.params?.siteKey === 'string' ? request.params.siteKey : '-';
       return `${siteKey}|${normalizeIp(request.ip ?? '')}`;
     },
   };
 }
 
-export function rateLimitOptions(config: AppConfig): ThrottlerModuleOptions {
+export function rateLimitOptions(config: AppConfig): Extract<ThrottlerModuleOptions, { throttlers: unknown }> {
   return {
-    throttlers: [widgetThrottler(config)],
+    throttlers: [apiKeyThrottler(config), widgetThrottler(config)],
     errorMessage: (_context, detail) => `Too many requests; retry in ${retryAfterSeconds(detail)} s`,
   };
 }
 
 const retryAfterSeconds = (detail: ThrottlerLimitDetail) => Math.max(1, Math.ceil(detail.timeToBlockExpire));
 
-/** ThrottlerGuard whose 429 carries a standard `Retry-After` (seconds) whatever the throttler's name. */
+/** Registered once as APP_GUARD. Limits apply per API key (or site key and IP) over all routes; its 429 carries a standard `Retry-After` (seconds) whatever the throttler. */
 @Injectable()
 export class RateLimitGuard extends ThrottlerGuard {
+  /** One counter per tracker across all routes (the library's default keeps one per route). */
+  protected generateKey(_context: ExecutionContext, tracker: string, throttlerName: string): string {
+    return `${throttlerName}:${tracker}`;
+  }
+
   protected async throwThrottlingException(context: ExecutionContext, detail: ThrottlerLimitDetail): Promise<void> {
     this.setResponseHeader(context.switchToHttp().getResponse(), 'Retry-After', retryAfterSeconds(detail));
     throw new ThrottlerException(await this.getErrorMessage(context, detail));
@@ -48,6 +76,5 @@ export class RateLimitGuard extends ThrottlerGuard {
 export const WidgetRateLimit = () =>
   applyDecorators(
     SetMetadata(WIDGET_RATE_LIMITED, true),
-    UseGuards(RateLimitGuard),
     ApiResponse({ status: 429, type: ErrorResponse, description: 'Too many requests from this address for this site key; see `Retry-After`' }),
   );

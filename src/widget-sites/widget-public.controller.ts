@@ -6,7 +6,7 @@ import { ApiErrors } from '../common/api-errors.decorator';
 import { originMatches } from './allowed-domain';
 import { toWidgetConfigResponse, WidgetConfigResponse } from './dto/widget-config-response.dto';
 import { EMBED_SCRIPT, EMBED_SCRIPT_ETAG } from './embed-script';
-import { WidgetRateLimit } from './widget-rate-limit';
+import { WidgetRateLimit } from '../rate-limit/rate-limit';
 import { WidgetSite } from './widget-site.entity';
 import { WidgetSitesService } from './widget-sites.service';
 

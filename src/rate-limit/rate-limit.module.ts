@@ -1,0 +1,34 @@
+import { Module } from '@nestjs/common';
+import { APP_GUARD } from '@nestjs/core';
+import { ThrottlerModule } from '@nestjs/throttler';
+import { AppConfig } from '../config/config';
+import { APP_CONFIG } from '../config/config.module';
+import { RateLimitGuard, rateLimitOptions } from './rate-limit';
+import { RedisThrottlerStorage } from './redis-throttler-storage';
+
+const RATE_LIMIT_STORAGE = Symbol('RATE_LIMIT_STORAGE');
+
+/** The shared counters when REDIS_URL is set (a provider, so that its connection closes on shutdown). */
+@Module({
+  providers: [
+    {
+      provide: RATE_LIMIT_STORAGE,
+      inject: [APP_CONFIG],
+      useFactory: (config: AppConfig) => (config.redisUrl ? new RedisThrottlerStorage(config.redisUrl) : null),
+    },
+  ],
+  exports: [RATE_LIMIT_STORAGE],
+})
+class RateLimitStorageModule {}
+
+@Module({
+  imports: [
+    ThrottlerModule.forRootAsync({
+      imports: [RateLimitStorageModule],
+      inject: [APP_CONFIG, RATE_LIMIT_STORAGE],
+      useFactory: (config: AppConfig, storage: RedisThrottlerStorage | null) => ({ ...rateLimitOptions(config), storage: storage ?? undefined }),
+    }),
+  ],
+  providers: [{ provide: APP_GUARD, useClass: RateLimitGuard }],
+})
+export class RateLimitModule {}
