@@ -43,6 +43,20 @@ describe('errors: one shape for every failure', () => {
     expect(response.body).toEqual({ statusCode: 400, error: 'Bad Request', message: 'Request body nests deeper than 32 levels' });
   });
 
+  it.each([
+    ['/agents', { name: 'a\u0000b' }, 'name'],
+    ['/agents', { systemPrompt: 'broken \uD800 surrogate' }, 'systemPrompt'],
+    ['/knowledge-bases', { name: '\uDC00' }, 'name'],
+  ])('400 naming the field for text PostgreSQL cannot store, on %s (every module, no decorator needed)', async (path, body, field) => {
+    const response = await context.as(account).post(path).set('Content-Type', 'application/json').send(JSON.stringify(body)).expect(400);
+    expect(response.body).toEqual({
+      statusCode: 400,
+      error: 'Bad Request',
+      message: `${field} must not contain NUL characters (\\u0000) or unpaired surrogates`,
+      details: [{ field, message: `${field} must not contain NUL characters (\\u0000) or unpaired surrogates` }],
+    });
+  });
+
   it('400 with details for validation failures', async () => {
     const response = await context.as(account).post('/agents').send({ name: '', extra: true }).expect(400);
     expect(response.body).toEqual({

@@ -24,7 +24,6 @@ import { REPLY_LANGUAGES } from '../../agents/voices';
 import { MAX_INT_ID } from '../../common/id.pipes';
 import { IsOmittable, Trim } from '../../common/validators';
 import { TRANSCRIPT_SPEAKERS, TranscriptSpeaker } from '../call.entity';
-import { IsStorable } from './storable-text.validator';
 
 /** Digits, spaces and the usual phone punctuation (`+`, `-`, `(`, `)`, `.`, `/`), or empty. */
 export const PHONE_PATTERN = /^[0-9+\-().\/\s]*$/;
@@ -35,7 +34,6 @@ const Label = () =>
     IsOmittable(),
     Trim(),
     IsString(),
-    IsStorable(),
     MaxLength(100),
     ApiProperty({ type: String, required: false, maxLength: 100, default: '' }),
   );
@@ -47,7 +45,6 @@ export class TranscriptTurnDto {
 
   /** What was said, at most 10,000 characters. @example "नमस्ते! मैं आपकी कैसे मदद कर सकती हूँ?" */
   @IsString()
-  @IsStorable()
   @MaxLength(10_000)
   text: string;
 }
@@ -62,7 +59,6 @@ export class CreateCallDto {
   @IsOmittable()
   @Trim()
   @IsString()
-  @IsStorable()
   @MaxLength(200)
   name?: string = '';
 
@@ -70,7 +66,6 @@ export class CreateCallDto {
   @IsOmittable()
   @Trim()
   @IsString()
-  @IsStorable()
   @MaxLength(50)
   @ApiProperty({ type: String, required: false, pattern: PHONE_PATTERN.source, maxLength: 50, default: '' })
   @Matches(PHONE_PATTERN, { message: 'phone may contain only digits, spaces and + - ( ) . /' })
@@ -80,7 +75,6 @@ export class CreateCallDto {
   @IsOmittable()
   @Trim()
   @IsString()
-  @IsStorable()
   @MaxLength(320)
   @ValidateIf((_call, value) => value !== '')
   @IsEmail({}, { message: 'email must be an email address or ""' })
@@ -110,7 +104,6 @@ export class CreateCallDto {
   @IsOmittable()
   @Trim()
   @IsString()
-  @IsStorable()
   @MaxLength(2048)
   website?: string = '';
 
@@ -143,14 +136,12 @@ export class CreateCallDto {
 
   /** Any JSON value, or null (the default). @example {"rating": 5, "comment": "Very helpful"} */
   @Allow()
-  @IsStorable()
   @ApiProperty({ required: false, nullable: true, default: null, description: 'Any JSON value, or null (the default).' })
   feedback?: unknown = null;
 
   /** A JSON object of what the agent extracted from the call; defaults to {}. @example {"city": "Pune", "budget": "20 lakh"} */
   @IsOmittable()
   @IsObject()
-  @IsStorable()
   extractedData?: Record<string, unknown> = {};
 
   /** At most 500 turns; defaults to []. */

@@ -3,7 +3,7 @@ import { Transform } from 'class-transformer';
 import { IsInt, IsString, Max, MaxLength, Min } from 'class-validator';
 import { MAX_INT_ID } from '../../common/id.pipes';
 import { IsOmittable, Trim } from '../../common/validators';
-import { IsStorable } from './storable-text.validator';
+import { IsStorable } from '../../common/storable-text';
 
 /**
  * A query-string integer: only plain digits are converted (`1e2`, `0x10`, ` 5` and `1.5` stay strings and

@@ -1,5 +1,4 @@
 import { IsDefined, IsString, Length } from 'class-validator';
-import { IsStorable } from '../../calls/dto/storable-text.validator';
 import { Trim } from '../../common/validators';
 import { WidgetAvatar, WidgetMode, WidgetPosition } from '../widget-options';
 import { WidgetSiteSettingsDto } from './widget-site-settings.dto';
@@ -11,7 +10,6 @@ export class CreateWidgetSiteDto extends WidgetSiteSettingsDto {
   @Trim()
   @IsString()
   @Length(1, 200)
-  @IsStorable()
   name: string;
 
   agentId?: number | null = null;

@@ -1,5 +1,4 @@
 import { IsString, Length } from 'class-validator';
-import { IsStorable } from '../../calls/dto/storable-text.validator';
 import { IsOmittable, Trim } from '../../common/validators';
 import { WidgetSiteSettingsDto } from './widget-site-settings.dto';
 
@@ -10,6 +9,5 @@ export class UpdateWidgetSiteDto extends WidgetSiteSettingsDto {
   @Trim()
   @IsString()
   @Length(1, 200)
-  @IsStorable()
   name?: string;
 }

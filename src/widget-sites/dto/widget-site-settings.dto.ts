@@ -2,7 +2,6 @@ import { ApiProperty } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { IsBoolean, IsIn, IsInt, IsString, Length, Max, MaxLength, Min, ValidateBy, ValidateIf, ValidationOptions } from 'class-validator';
 import { MAX_INT_ID } from '../../common/id.pipes';
-import { IsStorable } from '../../calls/dto/storable-text.validator';
 import { IsOmittable, Trim } from '../../common/validators';
 import { normaliseAllowedDomain } from '../allowed-domain';
 import {
@@ -72,7 +71,6 @@ export class WidgetSiteSettingsDto {
   @Trim()
   @IsString()
   @Length(1, 40)
-  @IsStorable()
   widgetLabel?: string;
 
   /** @example "default" */
@@ -84,7 +82,6 @@ export class WidgetSiteSettingsDto {
   @IsOmittable()
   @IsString()
   @MaxLength(500)
-  @IsStorable()
   widgetGreeting?: string;
 
   /** @example "voice" */

@@ -1,7 +1,7 @@
 import { ValidateBy } from 'class-validator';
 
 /** NUL, or a UTF-16 surrogate without its pair: text that PostgreSQL refuses (or that UTF-8 cannot carry). */
-const UNSTORABLE = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+export const UNSTORABLE = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
 /** Whether every string in the value (object keys included, at any depth) can be stored in PostgreSQL. */
 export function isStorable(value: unknown): boolean {
@@ -13,8 +13,10 @@ export function isStorable(value: unknown): boolean {
   return true;
 }
 
+export const unstorableMessage = (field: string) => `${field} must not contain NUL characters (\\u0000) or unpaired surrogates`;
+
 /**
- * The text (or JSON value) contains no NUL character and no unpaired surrogate. PostgreSQL rejects both in
+ * For query parameters (JSON bodies are checked as a whole by JsonBodyMiddleware). The text (or JSON value) contains no NUL character and no unpaired surrogate. PostgreSQL rejects both in
  * text and jsonb, so without this check such input would be a 500 instead of a 400.
  */
 export const IsStorable = () =>
@@ -22,6 +24,6 @@ export const IsStorable = () =>
     name: 'isStorable',
     validator: {
       validate: isStorable,
-      defaultMessage: (args) => `${args?.property ?? 'value'} must not contain NUL characters (\\u0000) or unpaired surrogates`,
+      defaultMessage: (args) => unstorableMessage(args?.property ?? 'value'),
     },
   });
