@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { createWriteStream } from 'node:fs';
-import { mkdir, open, readdir, rename, rm, stat } from 'node:fs/promises';
+import { close, createReadStream, createWriteStream, fstat, open as openCallback } from 'node:fs';
+import { mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
 import * as path from 'node:path';
 import type { Readable } from 'node:stream';
+import { promisify } from 'node:util';
 import { pipeline } from 'node:stream/promises';
 import type { ByteRange } from './byte-range';
 import { OpenedRecording, RECORDING_KEY, RecordingStorage } from './recording-storage';
@@ -12,6 +13,10 @@ import { playbackUrl, PlaybackUrlSigner } from './signed-url';
 const INCOMING_DIR = 'recordings/.incoming';
 /** Leftovers of a process that died mid-upload are removed at start-up once they are this old. */
 const STALE_INCOMING_MS = 24 * 3600 * 1000;
+
+const openFile = promisify(openCallback);
+const fstatFile = promisify(fstat);
+const closeFile = promisify(close);
 
 const isMissing = (error: unknown) => (error as NodeJS.ErrnoException).code === 'ENOENT';
 
@@ -53,20 +58,21 @@ export class LocalRecordingStorage extends RecordingStorage {
   }
 
   async open(key: string, range?: ByteRange): Promise<OpenedRecording | undefined> {
-    let handle;
+    let fd: number;
     try {
-      handle = await open(this.pathOf(key), 'r');
+      fd = await openFile(this.pathOf(key), 'r');
     } catch (error) {
       if (isMissing(error)) return undefined;
       throw error;
     }
     try {
-      const { size } = await handle.stat();
-      // The stream owns the handle from here: it closes it on end, error or destroy.
-      const stream = handle.createReadStream({ start: range?.start ?? 0, end: range?.end, highWaterMark: 64 * 1024 });
+      const { size } = await fstatFile(fd);
+      // A plain fs stream on the descriptor (FileHandle streams pay a promise per chunk, measurably slower).
+      // It owns the descriptor from here and closes it on end, error or destroy.
+      const stream = createReadStream('', { fd, start: range?.start ?? 0, end: range?.end, autoClose: true });
       return { stream, size };
     } catch (error) {
-      await handle.close();
+      await closeFile(fd);
       throw error;
     }
   }
