@@ -1,10 +1,16 @@
-import { Injectable, NotFoundException } from '@nestjs/common';
+import { Injectable, NotFoundException, Optional } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { EntityManager, IsNull, Repository } from 'typeorm';
 import { Account } from './account.entity';
 import { ApiKey } from './api-key.entity';
 import { generateApiKey, hashApiKey, isWellFormedApiKey } from './api-key-token';
 import { CallerAccount } from './caller-account';
+import { API_KEY_REVOKED_CHANNEL, VerifiedKeys } from './verified-keys';
+
+/** The account of an active key, by the key's hash (unique index on key_hash). */
+const AUTHENTICATE_SQL = `SELECT account.id AS id, account.name AS name, account.is_platform AS "isPlatform"
+  FROM api_keys key INNER JOIN accounts account ON account.id = key.account_id
+  WHERE key.key_hash = $1 AND key.revoked_at IS NULL`;
 
 export interface CreatedApiKey {
   keyId: number;
@@ -14,7 +20,11 @@ export interface CreatedApiKey {
 
 @Injectable()
 export class ApiKeysService {
-  constructor(@InjectRepository(ApiKey) private readonly keys: Repository<ApiKey>) {}
+  /** `verified`: the server's cache of verified keys; the CLI and scripts run without one. */
+  constructor(
+    @InjectRepository(ApiKey) private readonly keys: Repository<ApiKey>,
+    @Optional() private readonly verified?: VerifiedKeys,
+  ) {}
 
   /** Creates a key; pass the transaction's manager to create it together with its account. */
   async create(accountId: number, manager: EntityManager = this.keys.manager): Promise<CreatedApiKey> {
@@ -28,9 +38,16 @@ export class ApiKeysService {
     return this.keys.find({ where: { accountId }, order: { id: 'ASC' } });
   }
 
-  /** Revokes at once; revoking an already revoked key keeps its first revocation time. */
+  /**
+   * Revokes at once; revoking an already revoked key keeps its first revocation time. The NOTIFY in the same
+   * transaction reaches every running server when the revocation commits (they drop their verified keys).
+   */
   async revoke(keyId: number): Promise<ApiKey> {
-    await this.keys.update({ id: keyId, revokedAt: IsNull() }, { revokedAt: () => 'now()' });
+    await this.keys.manager.transaction(async (manager) => {
+      await manager.update(ApiKey, { id: keyId, revokedAt: IsNull() }, { revokedAt: () => 'now()' });
+      await manager.query('SELECT pg_notify($1, $2)', [API_KEY_REVOKED_CHANNEL, String(keyId)]);
+    });
+    this.verified?.invalidate(); // this process at once, without waiting for its own notification
     const key = await this.keys.findOneBy({ id: keyId });
     if (!key) throw new NotFoundException(`API key ${keyId} not found`);
     return key;
@@ -39,15 +56,18 @@ export class ApiKeysService {
   /**
    * The account of an active key, or null for a malformed, unknown or revoked one. All three take the same
    * path (hash, one indexed lookup), so neither the answer nor its timing tells them apart; the lookup is by
-   * hash, so no comparison of secrets happens in the application.
+   * hash, so no comparison of secrets happens in the application. A key verified in the last few seconds is
+   * answered from the server's cache (see VerifiedKeys: revocation empties it at once).
    */
   async authenticate(apiKey: string): Promise<CallerAccount | null> {
-    const row = await this.keys
-      .createQueryBuilder('key')
-      .innerJoin('key.account', 'account')
-      .select(['account.id AS id', 'account.name AS name', 'account.is_platform AS "isPlatform"'])
-      .where('key.key_hash = :keyHash AND key.revoked_at IS NULL', { keyHash: hashApiKey(apiKey) })
-      .getRawOne<CallerAccount>();
-    return row && isWellFormedApiKey(apiKey) ? row : null;
+    const keyHash = hashApiKey(apiKey);
+    const cached = this.verified?.get(keyHash);
+    if (cached) return cached;
+    const lookup = this.verified?.startLookup() ?? 0;
+    const [row] = await this.keys.query<CallerAccount[]>(AUTHENTICATE_SQL, [keyHash]);
+    if (!row || !isWellFormedApiKey(apiKey)) return null;
+    const account: CallerAccount = Object.freeze({ id: row.id, name: row.name, isPlatform: row.isPlatform });
+    this.verified?.remember(lookup, keyHash, account);
+    return account;
   }
 }

@@ -6,10 +6,11 @@ import { AccountsService } from './accounts.service';
 import { ApiKey } from './api-key.entity';
 import { ApiKeyGuard } from './api-key.guard';
 import { ApiKeysService } from './api-keys.service';
+import { VerifiedKeys } from './verified-keys';
 
 @Module({
   imports: [TypeOrmModule.forFeature([Account, ApiKey])],
-  providers: [AccountsService, ApiKeysService, { provide: APP_GUARD, useClass: ApiKeyGuard }],
+  providers: [AccountsService, ApiKeysService, VerifiedKeys, { provide: APP_GUARD, useClass: ApiKeyGuard }],
   exports: [AccountsService, ApiKeysService],
 })
 export class AuthModule {}
