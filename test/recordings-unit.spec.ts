@@ -9,7 +9,7 @@ import { parseRange } from '../src/recordings/byte-range';
 import { ByteLimit } from '../src/recordings/byte-limit';
 import { contentDisposition, encodeRfc8187, recordingFileName } from '../src/recordings/content-disposition';
 import { LocalRecordingStorage } from '../src/recordings/local-recording-storage';
-import { newRecordingKey, RECORDING_KEY } from '../src/recordings/recording-storage';
+import { newRecordingKey, RECORDING_KEY, RecordingStorageError, storageFailure } from '../src/recordings/recording-storage';
 import { PlaybackUrlSigner, playbackUrl } from '../src/recordings/signed-url';
 import { loadSigningSecret, SIGNING_SECRET_FILE } from '../src/recordings/signing-secret';
 
@@ -214,10 +214,31 @@ describe('local storage', () => {
     const writing = storage.write(key, body);
     body.write(Buffer.alloc(1000));
     setImmediate(() => body.destroy(new Error('client went away')));
-    await expect(writing).rejects.toThrow('client went away');
+    await expect(writing).rejects.toThrow(RecordingStorageError);
     await expect(storage.size(key)).resolves.toBeUndefined();
     const { readdir } = await import('node:fs/promises');
     expect(await readdir(path.join(dir, 'recordings/.incoming'))).toEqual([]);
+  });
+
+  it('reports a file-system failure without the path or key', async () => {
+    await mkdir(path.join(dir, 'recordings'), { recursive: true });
+    await writeFile(path.join(dir, 'recordings/.incoming'), 'not a directory');
+    const key = newRecordingKey();
+    const failure = await storage.write(key, Readable.from([Buffer.from('audio')])).catch((error: unknown) => error);
+    expect(failure).toBeInstanceOf(RecordingStorageError);
+    const described = JSON.stringify({ ...(failure as object), message: (failure as Error).message, stack: (failure as Error).stack });
+    expect(described).toMatch(/Recording storage could not store a recording: E[A-Z]+/);
+    expect(described).not.toContain(dir);
+    expect(described).not.toContain(key.split('/')[2]);
+  });
+
+  it('keeps HTTP errors from the body as they are', () => {
+    const tooLarge = new PayloadTooLargeException('x');
+    expect(storageFailure('store a recording', tooLarge)).toBe(tooLarge);
+    const s3Like = Object.assign(new Error('Access Denied for recordings/ab/key.mp3'), { name: 'AccessDenied', Key: 'recordings/ab/key.mp3', $metadata: { httpStatusCode: 403 } });
+    const replaced = storageFailure('open a recording', s3Like);
+    expect(replaced.message).toBe('Recording storage could not open a recording: AccessDenied (HTTP 403)');
+    expect(JSON.stringify({ ...replaced, message: replaced.message })).not.toContain('key.mp3');
   });
 
   it('removes stale half-written uploads at start-up, and only those', async () => {

@@ -504,6 +504,24 @@ describe('recordings: the local driver\'s signed URLs', () => {
 });
 
 describe('recordings: limits and driver routing', () => {
+  it('answers a storage failure with a plain 500 that names no file', async () => {
+    const storage = await localTestStorage();
+    const context = await createTestContext(storage.config);
+    try {
+      const owner = await context.createAccount();
+      const callId = (await context.as(owner).post('/calls').send({}).expect(201)).body.id;
+      const { mkdir, writeFile } = await import('node:fs/promises');
+      await mkdir(`${context.config.dataDir}/recordings`, { recursive: true });
+      await writeFile(`${context.config.dataDir}/recordings/.incoming`, 'not a directory');
+      const response = await context.as(owner).put(`/calls/${callId}/recording`).set(MP3).send(Buffer.from('audio')).expect(500);
+      expect(response.body).toEqual({ statusCode: 500, error: 'Internal Server Error', message: 'Internal server error' });
+      expect((await context.as(owner).get(`/calls/${callId}`).expect(200)).body.hasRecording).toBe(false);
+    } finally {
+      await context.close();
+      await storage.stop();
+    }
+  });
+
   it('refuses a declared Content-Length over the default 200 MiB with a 413, at once', async () => {
     const storage = await localTestStorage();
     const context = await createTestContext(storage.config);

@@ -1,4 +1,5 @@
 import { BadRequestException, PayloadTooLargeException } from '@nestjs/common';
+import type { IncomingMessage } from 'node:http';
 import { Transform, TransformCallback } from 'node:stream';
 
 export const mebibytes = (bytes: number) => `${Math.round((bytes / 1024 / 1024) * 100) / 100} MiB`;
@@ -25,4 +26,20 @@ export class ByteLimit extends Transform {
   override _flush(callback: TransformCallback): void {
     callback(this.bytes === 0 ? new BadRequestException('The recording is empty') : null);
   }
+}
+
+/**
+ * The request body through a ByteLimit. The request is piped, not put in a pipeline, so that when the limit
+ * trips the request is merely left unread (the answer then goes out with `Connection: close`) instead of
+ * destroyed along with the socket the answer needs. A client that goes away mid-body fails the stream with a 400.
+ */
+export function limitedBody(request: IncomingMessage, maxBytes: number): ByteLimit {
+  // Whoever reads the limiter sees its error; until one does (storage may still be setting up), this listener
+  // keeps an early error (an empty body, say) from being an unhandled 'error' event.
+  const limiter = new ByteLimit(maxBytes).on('error', () => undefined);
+  request.once('error', (error) => limiter.destroy(error));
+  request.once('close', () => {
+    if (!request.complete) limiter.destroy(new BadRequestException('The upload was interrupted'));
+  });
+  return request.pipe(limiter);
 }

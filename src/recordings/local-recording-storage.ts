@@ -6,7 +6,7 @@ import type { Readable } from 'node:stream';
 import { promisify } from 'node:util';
 import { pipeline } from 'node:stream/promises';
 import type { ByteRange } from './byte-range';
-import { OpenedRecording, RECORDING_KEY, RecordingStorage } from './recording-storage';
+import { OpenedRecording, RECORDING_KEY, RecordingStorage, RecordingStorageError, storageFailure } from './recording-storage';
 import { playbackUrl, PlaybackUrlSigner } from './signed-url';
 
 /** Half-written uploads live here until they are complete; then they are renamed into place. */
@@ -37,14 +37,14 @@ export class LocalRecordingStorage extends RecordingStorage {
   async write(key: string, body: Readable): Promise<void> {
     const incoming = path.join(this.dataDir, INCOMING_DIR, `${randomUUID()}.part`);
     const target = this.pathOf(key);
-    await mkdir(path.dirname(incoming), { recursive: true });
     try {
+      await mkdir(path.dirname(incoming), { recursive: true });
       await pipeline(body, createWriteStream(incoming, { flags: 'wx', mode: 0o600 }));
       await mkdir(path.dirname(target), { recursive: true });
       await rename(incoming, target);
     } catch (error) {
-      await rm(incoming, { force: true });
-      throw error;
+      await rm(incoming, { force: true }).catch(() => undefined);
+      throw storageFailure('store a recording', error);
     }
   }
 
@@ -53,7 +53,7 @@ export class LocalRecordingStorage extends RecordingStorage {
       return (await stat(this.pathOf(key))).size;
     } catch (error) {
       if (isMissing(error)) return undefined;
-      throw error;
+      throw storageFailure('read a recording\'s size', error);
     }
   }
 
@@ -63,7 +63,7 @@ export class LocalRecordingStorage extends RecordingStorage {
       fd = await openFile(this.pathOf(key), 'r');
     } catch (error) {
       if (isMissing(error)) return undefined;
-      throw error;
+      throw storageFailure('open a recording', error);
     }
     try {
       const { size } = await fstatFile(fd);
@@ -73,12 +73,12 @@ export class LocalRecordingStorage extends RecordingStorage {
       return { stream, size };
     } catch (error) {
       await closeFile(fd);
-      throw error;
+      throw storageFailure('open a recording', error);
     }
   }
 
   async remove(key: string): Promise<void> {
-    await rm(this.pathOf(key), { force: true });
+    await rm(this.pathOf(key), { force: true }).catch((error) => Promise.reject(storageFailure('delete a recording', error)));
   }
 
   async playbackUrl(key: string, expiresAt: Date): Promise<string> {
@@ -104,7 +104,7 @@ export class LocalRecordingStorage extends RecordingStorage {
 
   /** The file of a key; a key of any other shape (never produced by the service) is refused. */
   private pathOf(key: string): string {
-    if (!RECORDING_KEY.test(key)) throw new Error('Malformed recording key');
+    if (!RECORDING_KEY.test(key)) throw new RecordingStorageError('Malformed recording key');
     return path.join(this.dataDir, key);
   }
 }

@@ -1,3 +1,4 @@
+import { HttpException } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import type { ByteRange } from './byte-range';
@@ -42,4 +43,22 @@ export const RECORDING_KEY = /^recordings\/[0-9a-f]{2}\/[0-9a-f]{8}-[0-9a-f]{4}-
 export function newRecordingKey(): string {
   const id = randomUUID();
   return `recordings/${id.slice(0, 2)}/${id}.mp3`;
+}
+
+/** A storage failure, described without the file path or object key that the original error may carry. */
+export class RecordingStorageError extends Error {
+  override name = 'RecordingStorageError';
+}
+
+/**
+ * File-system errors name the path, and S3 errors can carry the key: neither may reach a log line. This keeps
+ * an HTTP error (a 413 from the body, say) as it is and replaces anything else by an error that names only
+ * the operation and the error code (the original is not kept as its cause, which loggers print too).
+ */
+export function storageFailure(operation: string, error: unknown): Error {
+  if (error instanceof HttpException || error instanceof RecordingStorageError) return error;
+  const { code, name, $metadata } = (error ?? {}) as { code?: unknown; name?: unknown; $metadata?: { httpStatusCode?: number } };
+  const reason = typeof code === 'string' ? code : typeof name === 'string' ? name : 'unknown error';
+  const status = $metadata?.httpStatusCode ? ` (HTTP ${$metadata.httpStatusCode})` : '';
+  return new RecordingStorageError(`Recording storage could not ${operation}: ${reason}${status}`);
 }

@@ -1,10 +1,9 @@
 import { Injectable, Logger, NotFoundException } from '@nestjs/common';
-import { Readable } from 'node:stream';
-import { pipeline } from 'node:stream';
+import type { IncomingMessage } from 'node:http';
 import { CallsService } from '../calls/calls.service';
 import { AppConfig } from '../config/config';
 import { InjectConfig } from '../config/config.module';
-import { ByteLimit } from './byte-limit';
+import { limitedBody } from './byte-limit';
 import { contentDisposition } from './content-disposition';
 import { newRecordingKey, OpenedRecording, RecordingStorage } from './recording-storage';
 
@@ -42,11 +41,10 @@ export class RecordingsService {
    * it replaced. A failure at any step leaves the call as it was, and nothing new in storage. The key swap
    * is atomic, so concurrent uploads (or an upload racing a delete) orphan no object.
    */
-  async upload(accountId: number, callId: string, body: Readable): Promise<void> {
+  async upload(accountId: number, callId: string, body: IncomingMessage): Promise<void> {
     await this.calls.get(accountId, callId);
     const key = newRecordingKey();
-    const limited = pipeline(body, new ByteLimit(this.config.storage.maxRecordingBytes), () => undefined);
-    await this.storage.write(key, limited);
+    await this.storage.write(key, limitedBody(body, this.config.storage.maxRecordingBytes));
     let previous: string | null;
     try {
       previous = await this.calls.swapRecordingKey(accountId, callId, key);

@@ -4,7 +4,7 @@ import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { Readable } from 'node:stream';
 import type { S3StorageConfig } from '../config/config';
 import type { ByteRange } from './byte-range';
-import { OpenedRecording, RecordingStorage } from './recording-storage';
+import { OpenedRecording, RecordingStorage, storageFailure } from './recording-storage';
 
 /** Multipart part size (S3's minimum) and parts in flight: an upload holds at most 10 MiB in memory. */
 const PART_SIZE = 5 * 1024 * 1024;
@@ -52,7 +52,7 @@ export class S3RecordingStorage extends RecordingStorage {
     } catch (error) {
       body.destroy();
       await upload.abort().catch(() => undefined);
-      throw error;
+      throw storageFailure('store a recording', error);
     }
   }
 
@@ -61,7 +61,7 @@ export class S3RecordingStorage extends RecordingStorage {
       return (await this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key: key }))).ContentLength;
     } catch (error) {
       if (isNotFound(error)) return undefined;
-      throw error;
+      throw storageFailure('read a recording\'s size', error);
     }
   }
 
@@ -74,12 +74,12 @@ export class S3RecordingStorage extends RecordingStorage {
       return { stream: object.Body as Readable, size: total ?? 0 };
     } catch (error) {
       if (isNotFound(error)) return undefined;
-      throw error;
+      throw storageFailure('open a recording', error);
     }
   }
 
   async remove(key: string): Promise<void> {
-    await this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: key }));
+    await this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: key })).catch((error) => Promise.reject(storageFailure('delete a recording', error)));
   }
 
   override close(): void {
@@ -94,6 +94,6 @@ export class S3RecordingStorage extends RecordingStorage {
       ResponseContentDisposition: 'inline',
     });
     const expiresIn = Math.max(1, Math.round((expiresAt.getTime() - Date.now()) / 1000));
-    return getSignedUrl(this.client, command, { expiresIn });
+    return getSignedUrl(this.client, command, { expiresIn }).catch((error) => Promise.reject(storageFailure('sign a playback URL', error)));
   }
 }
