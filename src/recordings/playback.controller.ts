@@ -1,5 +1,5 @@
 import { Controller, ForbiddenException, Get, HttpException, HttpStatus, Inject, NotFoundException, Param, Query, Req, Res } from '@nestjs/common';
-import { ApiOperation, ApiProduces, ApiQuery, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { ApiOperation, ApiParam, ApiProduces, ApiQuery, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { Public } from '../auth/public.decorator';
 import { ApiErrors } from '../common/api-errors.decorator';
@@ -31,8 +31,9 @@ export class PlaybackController {
       'The URL comes from `GET /calls/{callId}/recording`; no API key. Honours `Range` (206 with `Content-Range`; 416 when ' +
       'unsatisfiable). With `STORAGE_DRIVER=s3` the playback URLs point at the bucket instead, and this route answers 404.',
   })
-  @ApiQuery({ name: 'expires', description: 'Unix time (seconds) the URL stops working', example: '1795000000' })
-  @ApiQuery({ name: 'signature', description: 'HMAC-SHA256 signature, base64url' })
+  @ApiParam({ name: 'token', description: 'The recording, as an opaque encrypted token' })
+  @ApiQuery({ name: 'expires', type: String, description: 'Unix time (seconds) the URL stops working', example: '1795000000' })
+  @ApiQuery({ name: 'signature', type: String, description: 'HMAC-SHA256 signature of the token and expiry, base64url' })
   @ApiProduces('audio/mpeg')
   @ApiResponse({ status: 200, description: 'The whole MP3', schema: { type: 'string', format: 'binary' } })
   @ApiResponse({ status: 206, description: 'The range asked for', schema: { type: 'string', format: 'binary' } })

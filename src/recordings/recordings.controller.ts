@@ -1,5 +1,5 @@
 import { Controller, Delete, Get, HttpCode, Param, Put, Req, Res, UnsupportedMediaTypeException } from '@nestjs/common';
-import { ApiBody, ApiConsumes, ApiOperation, ApiProduces, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { ApiBody, ApiConsumes, ApiOperation, ApiParam, ApiProduces, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { CallerAccount } from '../auth/caller-account';
 import { CurrentAccount } from '../auth/current-account.decorator';
@@ -14,10 +14,12 @@ import { RecordingsService, RecordingUrl } from './recordings.service';
 import { sendRecording } from './send-recording';
 
 const CallId = () => Param('callId', new UuidPipe('Call'));
+const CALL_ID_PARAM = { name: 'callId', format: 'uuid', description: 'Anything that is not a UUID is a 404, like an unknown id' };
 const AUDIO_MPEG = /^audio\/mpeg\s*(;|$)/i;
 
 /** The calls' recordings: upload, delete, a playback URL, and the MP3 download. */
 @ApiTags('calls')
+@ApiParam(CALL_ID_PARAM)
 @Controller('calls/:callId/recording')
 export class RecordingsController {
   constructor(
@@ -70,7 +72,7 @@ export class RecordingsController {
     summary: 'A short-lived URL that plays the recording',
     description: 'A fresh URL on every request, valid for `RECORDING_URL_TTL_SECONDS` (default 300), usable without an API key (for an `<audio>` element).',
   })
-  @Serialize(RecordingUrlResponse, toRecordingUrlResponse)
+  @Serialize(RecordingUrlResponse, toRecordingUrlResponse, { description: 'The URL and when it expires' })
   @ApiErrors([404, 'No such call on this account, or it has no recording'])
   playbackUrl(@CurrentAccount() account: CallerAccount, @CallId() callId: string): Promise<RecordingUrl> {
     return this.recordings.playbackUrl(account.id, callId);
