@@ -2,11 +2,13 @@
  * Recordings benchmark (`npm run bench:recordings`): moving a 100 MiB recording through the service
  * (local storage driver) compared with a bare Node server doing plain fs streams, in the same run, on loopback.
  *
- * - Download: one client (median of 3), then 20 clients at once; MiB/s and the server's peak RSS growth.
+ * - Download: one client, then 20 clients at once; MiB/s and the server's peak RSS growth (sampled every 25 ms).
  * - Upload: the same, with PUT /calls/{callId}/recording (each client to its own call).
+ * - The signed playback URL (local driver), one client.
  *
  * Both servers run as their own processes (the service compiled by tsc, as `npm start` runs it) against a
- * throwaway embedded PostgreSQL and throwaway data directories, all removed at the end. Prints a Markdown table.
+ * throwaway embedded PostgreSQL and throwaway data directories, all removed at the end. Each scenario runs
+ * 3 rounds alternating between the servers. Prints a Markdown table on stdout, progress on stderr.
  * Options: --size-mib 100 --clients 20.
  */
 import { execFileSync } from 'node:child_process';
@@ -73,12 +75,10 @@ async function measured<T>(server: RunningServer, work: () => Promise<T>): Promi
 }
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
-const round = (value: number) => Math.round(value * 10) / 10;
+const round1 = (value: number) => Math.round(value * 10) / 10;
 
 type Measured = Awaited<ReturnType<typeof measured>>;
 
-/** The run whose time is the median of the runs. */
-const medianRun = (runs: Measured[]) => runs.find((result) => result.seconds === median(runs.map((run) => run.seconds)))!;
 
 interface Target {
   server: RunningServer;
@@ -90,42 +90,53 @@ interface Target {
 
 interface Row {
   what: string;
-  server: string;
-  mibPerSecond: number;
-  rssStart: number;
-  rssPeak: number;
+  /** Median MiB/s over the rounds, per server. */
+  service: number;
+  baseline: number;
+  /** Largest RSS growth (peak − start) over the rounds, and the start it grew from, per server. */
+  serviceRss: { start: number; growth: number };
+  baselineRss: { start: number; growth: number };
 }
 
-async function runScenarios(target: Target, file: string, sizeMiB: number, clients: number): Promise<Row[]> {
-  const rows: Row[] = [];
-  const row = (what: string, transferredMiB: number, result: Measured) => {
-    rows.push({ what, server: target.server.name, mibPerSecond: round(transferredMiB / result.seconds), rssStart: result.startRssMiB, rssPeak: result.peakRssMiB });
-    log(`${target.server.name}: ${what}: ${round(transferredMiB / result.seconds)} MiB/s, RSS ${result.startRssMiB} → ${result.peakRssMiB} MiB`);
+const ROUNDS = 3;
+
+/**
+ * Runs one scenario ROUNDS times on each server, alternating which goes first, so that drift in the machine's
+ * load (it is shared) weighs on both alike. Throughput: the median round; memory: the worst round.
+ */
+async function scenario(what: string, transferredMiB: number, targets: [Target, Target], run: (target: Target) => Promise<unknown>): Promise<Row> {
+  const results: Measured[][] = [[], []];
+  for (let round = 0; round < ROUNDS; round++) {
+    const order = round % 2 === 0 ? [0, 1] : [1, 0];
+    for (const index of order) results[index].push(await measured(targets[index].server, () => run(targets[index])));
+  }
+  const speed = (runs: Measured[]) => round1(transferredMiB / median(runs.map((result) => result.seconds)));
+  const rss = (runs: Measured[]) => {
+    const worst = runs.reduce((a, b) => (b.peakRssMiB - b.startRssMiB > a.peakRssMiB - a.startRssMiB ? b : a));
+    return { start: worst.startRssMiB, growth: round1(worst.peakRssMiB - worst.startRssMiB) };
   };
+  const row = { what, service: speed(results[0]), baseline: speed(results[1]), serviceRss: rss(results[0]), baselineRss: rss(results[1]) };
+  log(`${what}: service ${row.service} MiB/s (RSS +${row.serviceRss.growth}), baseline ${row.baseline} MiB/s (RSS +${row.baselineRss.growth})`);
+  return row;
+}
 
-  await download(await target.downloadUrl(), target.downloadHeaders); // warm-up
-  const downloads: Measured[] = [];
-  for (let run = 0; run < 3; run++) downloads.push(await measured(target.server, async () => download(await target.downloadUrl(), target.downloadHeaders)));
-  row(`download ${sizeMiB} MiB, 1 client (median of 3)`, sizeMiB, medianRun(downloads));
-  row(
-    `download ${sizeMiB} MiB, ${clients} clients at once`,
-    sizeMiB * clients,
-    await measured(target.server, async () => {
-      const url = await target.downloadUrl();
-      await Promise.all(Array.from({ length: clients }, () => download(url, target.downloadHeaders)));
-    }),
-  );
-
-  await upload(target.uploadUrl(0), file, target.uploadHeaders); // warm-up
-  const uploads: Measured[] = [];
-  for (let run = 0; run < 3; run++) uploads.push(await measured(target.server, () => upload(target.uploadUrl(0), file, target.uploadHeaders)));
-  row(`upload ${sizeMiB} MiB, 1 client (median of 3)`, sizeMiB, medianRun(uploads));
-  row(
-    `upload ${sizeMiB} MiB, ${clients} clients at once`,
-    sizeMiB * clients,
-    await measured(target.server, () => Promise.all(Array.from({ length: clients }, (_, client) => upload(target.uploadUrl(client), file, target.uploadHeaders)))),
-  );
-  return rows;
+async function runScenarios(targets: [Target, Target], file: string, sizeMiB: number, clients: number): Promise<Row[]> {
+  for (const target of targets) {
+    await download(await target.downloadUrl(), target.downloadHeaders); // warm-up
+    await upload(target.uploadUrl(0), file, target.uploadHeaders);
+  }
+  const downloadAll = async (target: Target) => {
+    const url = await target.downloadUrl();
+    await Promise.all(Array.from({ length: clients }, () => download(url, target.downloadHeaders)));
+  };
+  return [
+    await scenario(`download ${sizeMiB} MiB, 1 client`, sizeMiB, targets, async (target) => download(await target.downloadUrl(), target.downloadHeaders)),
+    await scenario(`download ${sizeMiB} MiB, ${clients} clients at once`, sizeMiB * clients, targets, downloadAll),
+    await scenario(`upload ${sizeMiB} MiB, 1 client`, sizeMiB, targets, (target) => upload(target.uploadUrl(0), file, target.uploadHeaders)),
+    await scenario(`upload ${sizeMiB} MiB, ${clients} clients at once`, sizeMiB * clients, targets, (target) =>
+      Promise.all(Array.from({ length: clients }, (_, client) => upload(target.uploadUrl(client), file, target.uploadHeaders))),
+    ),
+  ];
 }
 
 async function writeRandomFile(file: string, sizeMiB: number): Promise<void> {
@@ -173,32 +184,10 @@ async function main(): Promise<void> {
       logFile: path.join(work, 'service.log'),
     });
     servers.push(service);
-    const calls: string[] = [];
-    for (let client = 0; client < clients; client++) calls.push((await jsonRequest(`${service.baseUrl}/calls`, 'POST', apiKey, { name: `Bench caller ${client}` })).id);
-    await upload(`${service.baseUrl}/calls/${calls[0]}/recording`, file, { 'X-Api-Key': apiKey });
-    const serviceRows = await runScenarios(
-      {
-        server: service,
-        downloadUrl: async () => `${service.baseUrl}/calls/${calls[0]}/recording/download`,
-        downloadHeaders: { 'X-Api-Key': apiKey },
-        uploadUrl: (client) => `${service.baseUrl}/calls/${calls[client]}/recording`,
-        uploadHeaders: { 'X-Api-Key': apiKey },
-      },
-      file,
-      sizeMiB,
-      clients,
-    );
-    // The signed playback URL (what a browser's <audio> fetches), one client and all at once.
-    const playbackUrl = async () => (await jsonRequest(`${service.baseUrl}/calls/${calls[0]}/recording`, 'GET', apiKey)).url;
-    const playback = await measured(service, async () => download(await playbackUrl()));
-    serviceRows.push({ what: `signed playback URL, ${sizeMiB} MiB, 1 client`, server: 'service', mibPerSecond: round(sizeMiB / playback.seconds), rssStart: playback.startRssMiB, rssPeak: playback.peakRssMiB });
-    await service.stop();
-    servers.pop();
-
     const uploadDir = path.join(work, 'baseline-uploads');
     mkdirSync(uploadDir);
     const baseline = await startServer({
-      name: 'baseline (plain fs streams)',
+      name: 'baseline',
       script: 'bench/recordings-baseline-server.ts',
       typescript: true,
       env: { FILE: file, UPLOAD_DIR: uploadDir },
@@ -206,25 +195,45 @@ async function main(): Promise<void> {
       logFile: path.join(work, 'baseline.log'),
     });
     servers.push(baseline);
-    const baselineRows = await runScenarios(
-      { server: baseline, downloadUrl: async () => `${baseline.baseUrl}/file`, downloadHeaders: {}, uploadUrl: () => `${baseline.baseUrl}/file`, uploadHeaders: {} },
-      file,
-      sizeMiB,
-      clients,
+
+    const calls: string[] = [];
+    for (let client = 0; client < clients; client++) calls.push((await jsonRequest(`${service.baseUrl}/calls`, 'POST', apiKey, { name: `Bench caller ${client}` })).id);
+    await upload(`${service.baseUrl}/calls/${calls[0]}/recording`, file, { 'X-Api-Key': apiKey });
+    const playbackUrl = async () => (await jsonRequest(`${service.baseUrl}/calls/${calls[0]}/recording`, 'GET', apiKey)).url;
+    const serviceTarget: Target = {
+      server: service,
+      downloadUrl: async () => `${service.baseUrl}/calls/${calls[0]}/recording/download`,
+      downloadHeaders: { 'X-Api-Key': apiKey },
+      uploadUrl: (client) => `${service.baseUrl}/calls/${calls[client]}/recording`,
+      uploadHeaders: { 'X-Api-Key': apiKey },
+    };
+    const baselineTarget: Target = {
+      server: baseline,
+      downloadUrl: async () => `${baseline.baseUrl}/file`,
+      downloadHeaders: {},
+      uploadUrl: () => `${baseline.baseUrl}/file`,
+      uploadHeaders: {},
+    };
+    const rows = await runScenarios([serviceTarget, baselineTarget], file, sizeMiB, clients);
+    // The signed playback URL (what a browser's <audio> fetches) against the same baseline.
+    rows.push(
+      await scenario(`signed playback URL, ${sizeMiB} MiB, 1 client`, sizeMiB, [{ ...serviceTarget, downloadUrl: playbackUrl, downloadHeaders: {} }, baselineTarget], async (target) =>
+        download(await target.downloadUrl(), target.downloadHeaders),
+      ),
     );
 
     const cpus = os.cpus();
+    const rss = (value: { start: number; growth: number }) => `+${value.growth} MiB (from ${value.start})`;
     process.stdout.write(
       [
-        `Machine: ${cpus.length} × ${cpus[0]?.model.trim()}, ${round(os.totalmem() / 1024 ** 3)} GiB memory, Node ${process.version}, ${os.platform()} ${os.release()}`,
+        `Machine: ${cpus.length} × ${cpus[0]?.model.trim()}, ${round1(os.totalmem() / 1024 ** 3)} GiB memory, Node ${process.version}, ${os.platform()} ${os.release()}, load average at the end ${os.loadavg().map(round1).join(' / ')}`,
         '',
-        '| Scenario | Service MiB/s | Baseline MiB/s | Service / baseline | Service RSS before → peak (growth) | Baseline RSS before → peak (growth) |',
+        `| Scenario (median of ${ROUNDS} alternating rounds) | Service MiB/s | Baseline MiB/s | Service / baseline | Service RSS growth, worst round | Baseline RSS growth, worst round |`,
         '|---|---|---|---|---|---|',
-        ...serviceRows.map((row) => {
-          const base = baselineRows.find((candidate) => candidate.what === row.what);
-          const growth = (r: Row) => `${r.rssStart} → ${r.rssPeak} MiB (+${round(r.rssPeak - r.rssStart)})`;
-          return `| ${row.what} | ${row.mibPerSecond} | ${base?.mibPerSecond ?? '–'} | ${base ? `${Math.round((row.mibPerSecond / base.mibPerSecond) * 100)} %` : '–'} | ${growth(row)} | ${base ? growth(base) : '–'} |`;
-        }),
+        ...rows.map(
+          (row) =>
+            `| ${row.what} | ${row.service} | ${row.baseline} | ${Math.round((row.service / row.baseline) * 100)} % | ${rss(row.serviceRss)} | ${rss(row.baselineRss)} |`,
+        ),
         '',
       ].join('\n'),
     );
