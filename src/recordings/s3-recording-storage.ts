@@ -6,7 +6,7 @@ import type { S3StorageConfig } from '../config/config';
 import type { ByteRange } from './byte-range';
 import { OpenedRecording, RecordingStorage, storageFailure } from './recording-storage';
 
-/** Multipart part size (S3's minimum) and parts in flight: an upload holds at most 10 MiB in memory. */
+/** Multipart part size (S3's minimum) and parts in flight: an upload holds about 15 MiB (two parts sending, one filling). */
 const PART_SIZE = 5 * 1024 * 1024;
 const PARTS_IN_FLIGHT = 2;
 
