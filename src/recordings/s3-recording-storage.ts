@@ -50,9 +50,12 @@ export class S3RecordingStorage extends RecordingStorage {
     try {
       await upload.done();
     } catch (error) {
+      // When the body failed (too large, client gone), that is the error to report, not whatever the SDK
+      // ran into next (some stores refuse the clean-up calls that follow).
+      const cause = body.errored ?? error;
       body.destroy();
       await upload.abort().catch(() => undefined);
-      throw storageFailure('store a recording', error);
+      throw storageFailure('store a recording', cause);
     }
   }
 
