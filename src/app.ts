@@ -4,6 +4,7 @@ import { NestExpressApplication } from '@nestjs/platform-express';
 import { Logger } from 'nestjs-pino';
 import { AppModule } from './app.module';
 import { AppConfig } from './config/config';
+import { answerClientErrors } from './common/client-error';
 import { applySecurity } from './common/security';
 import { buildOpenApiDocument, serveOpenApiDocument } from './openapi';
 
@@ -15,6 +16,7 @@ export async function createApp(config: AppConfig, databaseUrl: string): Promise
   });
   app.disable('x-powered-by');
   app.set('trust proxy', config.trustProxy);
+  answerClientErrors(app.getHttpServer());
   applySecurity(app, config);
   app.set('etag', false);
   serveOpenApiDocument(app, await buildOpenApiDocument(app));

@@ -1,3 +1,4 @@
+import { AddressInfo, connect } from 'node:net';
 import { createTestContext, TestAccount, TestContext } from './helpers';
 
 describe('security headers and CORS', () => {
@@ -16,6 +17,26 @@ describe('security headers and CORS', () => {
     expect(response.headers['strict-transport-security']).toMatch(/max-age=/);
     expect(response.headers['content-security-policy']).toContain("default-src 'self'");
     expect(response.headers['x-powered-by']).toBeUndefined();
+  });
+
+  it('answers oversized headers with a 431 in the error shape', async () => {
+    const response = await context.as(account).get('/agents').set('X-Padding', 'a'.repeat(20_000));
+    expect(response.status).toBe(431);
+    expect(response.body).toEqual({ statusCode: 431, error: 'Request Header Fields Too Large', message: 'Request headers are too large' });
+  });
+
+  it('answers malformed HTTP with a 400 in the error shape', async () => {
+    const server = context.app.getHttpServer();
+    if (!server.listening) await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    const raw = await new Promise<string>((resolve) => {
+      const socket = connect(port, '127.0.0.1', () => socket.write('GET /agents HTTP/1.1\r\nHost: x\r\nBad Header Line\r\n\r\n'));
+      let data = '';
+      socket.on('data', (chunk) => (data += chunk));
+      socket.on('close', () => resolve(data));
+    });
+    expect(raw).toMatch(/^HTTP\/1.1 400 Bad Request/);
+    expect(JSON.parse(raw.split('\r\n\r\n')[1])).toEqual({ statusCode: 400, error: 'Bad Request', message: 'Malformed HTTP request' });
   });
 
   it('allows the configured origin to call the management API, with the API-key header', async () => {
