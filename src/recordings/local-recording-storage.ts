@@ -39,7 +39,8 @@ export class LocalRecordingStorage extends RecordingStorage {
     const target = this.pathOf(key);
     try {
       await mkdir(path.dirname(incoming), { recursive: true });
-      await pipeline(body, createWriteStream(incoming, { flags: 'wx', mode: 0o600 }));
+      // flush: fsync before close, so that once the call points at the file its bytes are on disk.
+      await pipeline(body, createWriteStream(incoming, { flags: 'wx', mode: 0o600, flush: true }));
       await mkdir(path.dirname(target), { recursive: true });
       await rename(incoming, target);
     } catch (error) {
