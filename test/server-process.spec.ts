@@ -40,6 +40,30 @@ function send(port: number, method: string, path: string, apiKey: string): Promi
   });
 }
 
+/** A POST whose headers and first half of body go out now, and the rest when `finish()` is called. */
+function halfSentPost(port: number, path: string, apiKey: string, body: object) {
+  const payload = Buffer.from(JSON.stringify(body));
+  const half = Math.floor(payload.length / 2);
+  const request = http.request({
+    host: '127.0.0.1',
+    port,
+    method: 'POST',
+    path,
+    agent: false,
+    headers: { 'X-Api-Key': apiKey, 'Content-Type': 'application/json', 'Content-Length': payload.length },
+  });
+  const status = new Promise<number | string>((resolve) => {
+    request.on('response', (response) => {
+      response.resume();
+      response.on('end', () => resolve(response.statusCode!));
+    });
+    request.on('error', (error: NodeJS.ErrnoException) => resolve(error.code ?? error.message));
+  });
+  request.flushHeaders();
+  const headersSent = new Promise<void>((resolve) => request.write(payload.subarray(0, half), () => resolve()));
+  return { headersSent, status, finish: () => request.end(payload.subarray(half)) };
+}
+
 describe('the server process', () => {
   let dataDir: string;
   beforeAll(() => {
@@ -48,9 +72,9 @@ describe('the server process', () => {
   });
   afterAll(() => fs.rmSync(dataDir, { recursive: true, force: true }));
 
-  it('starts on an embedded PostgreSQL, prints where things are, and on SIGTERM finishes in-flight requests and stops cleanly', async () => {
+  it('starts on an embedded PostgreSQL, prints where things are, and on SIGTERM under load finishes every accepted request and stops cleanly', async () => {
     const port = await freePort();
-    const server = startServer({ PORT: String(port), DATA_DIR: dataDir, EMBEDDED_PG_PORT: String(await freePort()), LOG_LEVEL: 'warn' });
+    const server = startServer({ PORT: String(port), DATA_DIR: dataDir, EMBEDDED_PG_PORT: String(await freePort()), LOG_LEVEL: 'warn', RATE_LIMIT: '0' });
     await server.ready;
     const banner = server.output();
     expect(banner).toContain(`http://localhost:${port}/docs`);
@@ -64,7 +88,11 @@ describe('the server process', () => {
     });
     const { apiKey } = JSON.parse(stdout.trim().split('\n').pop()!);
 
-    // Eight clients keep sending until the server stops accepting; SIGTERM lands in the middle.
+    // 50 requests in flight when the signal comes: headers and half of each body sent before it, the rest after.
+    const inFlight = Array.from({ length: 50 }, () => halfSentPost(port, '/agents', apiKey, { name: 'In flight' }));
+    await Promise.all(inFlight.map((request) => request.headersSent));
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    // Meanwhile eight clients keep sending new requests until the server stops accepting them.
     const outcomes: (number | string)[] = [];
     const client = async (index: number) => {
       for (;;) {
@@ -74,25 +102,32 @@ describe('the server process', () => {
       }
     };
     const clients = Promise.all(Array.from({ length: 8 }, (_, index) => client(index)));
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await new Promise((resolve) => setTimeout(resolve, 100));
+
     const exited = new Promise<number | null>((resolve) => server.child.on('exit', resolve));
     server.child.kill('SIGTERM');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    inFlight.forEach((request) => request.finish());
+    expect(await Promise.all(inFlight.map((request) => request.status))).toEqual(Array(50).fill(201));
     await clients;
     expect(await exited).toBe(0);
     expect(fs.existsSync(path.join(dataDir, 'postgres', 'postmaster.pid'))).toBe(false); // PostgreSQL stopped cleanly
+
+    // The new requests were answered normally, or refused, or reset while still queued in the kernel's accept
+    // backlog when the listening socket closed — never processed without an answer, as the count below shows.
     const answered = outcomes.filter((outcome) => typeof outcome === 'number');
-    expect(answered.length).toBeGreaterThan(8);
-    // Every request answered got its normal answer. The others were refused, or reset while still queued in the
-    // kernel's accept backlog when the listening socket closed: never processed, as the count below shows.
     expect(new Set(answered)).toEqual(new Set([200, 201]));
     for (const outcome of outcomes.filter((o) => typeof o === 'string')) expect(['ECONNREFUSED', 'ECONNRESET']).toContain(outcome);
     const postgres = await startEmbeddedPostgres({ dataDir, port: await freePort() });
     try {
       const client = new Client({ connectionString: postgres.url });
       await client.connect();
-      const { rows } = await client.query("SELECT count(*)::int AS n FROM agents WHERE name = 'Mid-shutdown'");
+      const { rows } = await client.query("SELECT name, count(*)::int AS n FROM agents GROUP BY name ORDER BY name");
       await client.end();
-      expect(rows[0].n).toBe(answered.filter((status) => status === 201).length);
+      expect(rows).toEqual([
+        { name: 'In flight', n: 50 },
+        { name: 'Mid-shutdown', n: answered.filter((status) => status === 201).length },
+      ]);
     } finally {
       await postgres.stop();
     }
