@@ -268,7 +268,7 @@ describe('widget sites (management)', () => {
       const agent = await createAgent(owner, 'Gone');
       await context.as(owner).delete(`/agents/${agent.id}`).expect(204);
       const response = await context.as(owner).post('/widget/sites').send({ name: 'S', agentId: agent.id }).expect(400);
-      expect(response.body.details).toEqual([{ field: 'agentId', message: `Agent ${agent.id} not found on this account` }]);
+      expect(response.body.details).toEqual([{ field: 'agentId', message: `agentId ${agent.id} is not an agent of this account` }]);
     });
 
     it('turns an agent deleted between the check and the write into a 400, not a 500', async () => {
@@ -276,15 +276,15 @@ describe('widget sites (management)', () => {
       const dataSource = context.app.get(DataSource);
       const service = context.app.get(WidgetSitesService);
       const agents = context.app.get(AgentsService);
-      const get = agents.get.bind(agents);
-      const spy = jest.spyOn(agents, 'get').mockImplementationOnce(async (accountId, id) => {
-        const found = await get(accountId, id); // the real check passes, then another request deletes the agent
+      const getReferenced = agents.getReferenced.bind(agents);
+      const spy = jest.spyOn(agents, 'getReferenced').mockImplementationOnce(async (accountId, id) => {
+        const found = await getReferenced(accountId, id); // the real check passes, then another request deletes the agent
         await dataSource.query('DELETE FROM agents WHERE id = $1', [id]);
         return found;
       });
       try {
         await expect(service.create(owner.id, Object.assign(new CreateWidgetSiteDto(), { name: 'Race', agentId: agent.id }))).rejects.toMatchObject({
-          details: [{ field: 'agentId', message: `Agent ${agent.id} not found on this account` }],
+          details: [{ field: 'agentId', message: `agentId ${agent.id} is not an agent of this account` }],
         });
       } finally {
         spy.mockRestore();
@@ -307,7 +307,7 @@ describe('widget sites (management)', () => {
 
     it('another account cannot point its site at this account\'s agent (400), on create or PATCH', async () => {
       const agent = await createAgent(owner, 'Owner\'s agent');
-      const message = `Agent ${agent.id} not found on this account`;
+      const message = `agentId ${agent.id} is not an agent of this account`;
       const created = await context.as(other).post('/widget/sites').send({ name: 'Sneaky', agentId: agent.id }).expect(400);
       expect(created.body.details).toEqual([{ field: 'agentId', message }]);
       const own = await createSite(other, { name: 'Own' });

@@ -1,19 +1,9 @@
-import { Column, CreateDateColumn, Entity, Index, JoinColumn, ManyToOne, PrimaryGeneratedColumn, UpdateDateColumn } from 'typeorm';
-import { Account } from '../auth/account.entity';
+import { Column, Entity, Index, UpdateDateColumn } from 'typeorm';
+import { AccountOwnedEntity } from '../database/account-owned.entity';
 
 @Entity('agents')
 @Index(['accountId', 'id'])
-export class Agent {
-  @PrimaryGeneratedColumn()
-  id: number;
-
-  @Column({ type: 'integer' })
-  accountId: number;
-
-  @ManyToOne(() => Account, { onDelete: 'CASCADE' })
-  @JoinColumn({ name: 'account_id' })
-  account?: Account;
-
+export class Agent extends AccountOwnedEntity {
   @Column({ type: 'varchar', length: 200 })
   name: string;
 
@@ -31,9 +21,6 @@ export class Agent {
 
   @Column({ type: 'text' })
   systemPrompt: string;
-
-  @CreateDateColumn({ type: 'timestamptz' })
-  createdAt: Date;
 
   @UpdateDateColumn({ type: 'timestamptz' })
   updatedAt: Date;

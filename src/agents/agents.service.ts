@@ -2,11 +2,13 @@ import { ForbiddenException, Injectable, NotFoundException } from '@nestjs/commo
 import { InjectRepository } from '@nestjs/typeorm';
 import { Repository } from 'typeorm';
 import { CallerAccount } from '../auth/caller-account';
+import { RequestValidationException } from '../common/validation';
 import { selectProperties } from '../database/select-properties';
 import { Agent } from './agent.entity';
 import { CreateAgentDto } from './dto/create-agent.dto';
 import { UpdateAgentDto } from './dto/update-agent.dto';
 import { mayUseVoice } from './voices';
+import { definedFields } from '../common/defined-fields';
 
 const AGENT_PROPERTIES = ['id', 'accountId', 'name', 'description', 'model', 'voice', 'language', 'systemPrompt', 'createdAt', 'updatedAt'] as const;
 
@@ -26,6 +28,16 @@ export class AgentsService {
   async get(accountId: number, id: number): Promise<Agent> {
     const agent = await this.agents.findOneBy({ id, accountId });
     if (!agent) throw new NotFoundException(`Agent ${id} not found`);
+    return agent;
+  }
+
+  /**
+   * The agent a request body names in `agentId` (a call's, a widget site's): it must be one of the account's,
+   * and a body field that names something else is a 400 on that field, not a 404.
+   */
+  async getReferenced(accountId: number, agentId: number): Promise<Agent> {
+    const agent = await this.agents.findOneBy({ id: agentId, accountId });
+    if (!agent) throw unknownAgentField(agentId);
     return agent;
   }
 
@@ -56,7 +68,5 @@ export class AgentsService {
   }
 }
 
-/** The DTO's fields that were given (class fields without a value are own properties set to undefined). */
-function definedFields<T extends object>(dto: T): Partial<T> {
-  return Object.fromEntries(Object.entries(dto).filter(([, value]) => value !== undefined)) as Partial<T>;
-}
+export const unknownAgentField = (agentId: number) =>
+  new RequestValidationException([{ field: 'agentId', message: `agentId ${agentId} is not an agent of this account` }]);

@@ -4,7 +4,6 @@ import { Repository, SelectQueryBuilder } from 'typeorm';
 import { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
 import { AgentsService } from '../agents/agents.service';
 import { UuidPipe } from '../common/id.pipes';
-import { RequestValidationException } from '../common/validation';
 import { AppConfig } from '../config/config';
 import { InjectConfig } from '../config/config.module';
 import { Call } from './call.entity';
@@ -99,7 +98,7 @@ export class CallsService {
   }
 
   async create(accountId: number, dto: CreateCallDto): Promise<CallDetail> {
-    const agent = dto.agentId == null ? null : await this.agentOfAccount(accountId, dto.agentId);
+    const agent = dto.agentId == null ? null : await this.agents.getReferenced(accountId, dto.agentId);
     const { agentId: _agentId, callDate, replyLanguage, ...fields } = dto;
     const values = {
       ...fields,
@@ -147,17 +146,5 @@ export class CallsService {
 
   private withCredits(call: Call): CallDetail {
     return { call, creditsUsed: creditsUsed(call.durationSeconds, this.config.creditsPerMinute) };
-  }
-
-  /** The agent, which must belong to the account: a bad agentId is a field error (400), not a 404. */
-  private async agentOfAccount(accountId: number, agentId: number) {
-    try {
-      return await this.agents.get(accountId, agentId);
-    } catch (error) {
-      if (error instanceof NotFoundException) {
-        throw new RequestValidationException([{ field: 'agentId', message: `agentId ${agentId} is not an agent of this account` }]);
-      }
-      throw error;
-    }
   }
 }

@@ -1,5 +1,5 @@
-import { Column, CreateDateColumn, Entity, Index, JoinColumn, ManyToOne, PrimaryGeneratedColumn } from 'typeorm';
-import { Account } from '../auth/account.entity';
+import { Column, Entity, Index, JoinColumn, ManyToOne } from 'typeorm';
+import { AccountOwnedEntity } from '../database/account-owned.entity';
 import { KnowledgeBase } from './knowledge-base.entity';
 
 export const SOURCE_TYPES = ['text', 'url'] as const;
@@ -8,17 +8,7 @@ export type SourceType = (typeof SOURCE_TYPES)[number];
 @Entity('knowledge_base_sources')
 @Index(['accountId', 'knowledgeBaseId', 'id'])
 @Index(['knowledgeBaseId'])
-export class KnowledgeBaseSource {
-  @PrimaryGeneratedColumn()
-  id: number;
-
-  @Column({ type: 'integer' })
-  accountId: number;
-
-  @ManyToOne(() => Account, { onDelete: 'CASCADE' })
-  @JoinColumn({ name: 'account_id' })
-  account?: Account;
-
+export class KnowledgeBaseSource extends AccountOwnedEntity {
   @Column({ type: 'integer' })
   knowledgeBaseId: number;
 
@@ -36,6 +26,4 @@ export class KnowledgeBaseSource {
   @Column({ type: 'text' })
   content: string;
 
-  @CreateDateColumn({ type: 'timestamptz' })
-  createdAt: Date;
 }

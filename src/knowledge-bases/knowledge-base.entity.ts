@@ -1,19 +1,9 @@
-import { Column, CreateDateColumn, Entity, Index, JoinColumn, ManyToOne, PrimaryGeneratedColumn, UpdateDateColumn, VirtualColumn } from 'typeorm';
-import { Account } from '../auth/account.entity';
+import { Column, Entity, Index, UpdateDateColumn, VirtualColumn } from 'typeorm';
+import { AccountOwnedEntity } from '../database/account-owned.entity';
 
 @Entity('knowledge_bases')
 @Index(['accountId', 'id'])
-export class KnowledgeBase {
-  @PrimaryGeneratedColumn()
-  id: number;
-
-  @Column({ type: 'integer' })
-  accountId: number;
-
-  @ManyToOne(() => Account, { onDelete: 'CASCADE' })
-  @JoinColumn({ name: 'account_id' })
-  account?: Account;
-
+export class KnowledgeBase extends AccountOwnedEntity {
   @Column({ type: 'varchar', length: 200 })
   name: string;
 
@@ -24,9 +14,6 @@ export class KnowledgeBase {
     transformer: { from: (value: string | number | null) => Number(value ?? 0), to: (value: number) => value },
   })
   sourceCount: number;
-
-  @CreateDateColumn({ type: 'timestamptz' })
-  createdAt: Date;
 
   @UpdateDateColumn({ type: 'timestamptz' })
   updatedAt: Date;

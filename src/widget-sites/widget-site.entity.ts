@@ -1,21 +1,11 @@
-import { Column, CreateDateColumn, Entity, Index, JoinColumn, ManyToOne, PrimaryGeneratedColumn, UpdateDateColumn } from 'typeorm';
+import { Column, Entity, Index, JoinColumn, ManyToOne, UpdateDateColumn } from 'typeorm';
+import { AccountOwnedEntity } from '../database/account-owned.entity';
 import { Agent } from '../agents/agent.entity';
-import { Account } from '../auth/account.entity';
 import type { WidgetAvatar, WidgetMode, WidgetPosition } from './widget-options';
 
 @Entity('widget_sites')
 @Index(['accountId', 'id'])
-export class WidgetSite {
-  @PrimaryGeneratedColumn()
-  id: number;
-
-  @Column({ type: 'integer' })
-  accountId: number;
-
-  @ManyToOne(() => Account, { onDelete: 'CASCADE' })
-  @JoinColumn({ name: 'account_id' })
-  account?: Account;
-
+export class WidgetSite extends AccountOwnedEntity {
   /** The agent that answers this site: always one of the same account (checked by the service). */
   @Index() // for ON DELETE SET NULL when an agent is deleted
   @Column({ type: 'integer', nullable: true })
@@ -58,9 +48,6 @@ export class WidgetSite {
   @Index({ unique: true })
   @Column({ type: 'varchar', length: 64 })
   siteKey: string;
-
-  @CreateDateColumn({ type: 'timestamptz' })
-  createdAt: Date;
 
   @UpdateDateColumn({ type: 'timestamptz' })
   updatedAt: Date;

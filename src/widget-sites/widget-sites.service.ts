@@ -1,12 +1,12 @@
 import { Injectable, NotFoundException } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { Repository } from 'typeorm';
-import { AgentsService } from '../agents/agents.service';
-import { RequestValidationException } from '../common/validation';
+import { AgentsService, unknownAgentField } from '../agents/agents.service';
 import { CreateWidgetSiteDto } from './dto/create-widget-site.dto';
 import { UpdateWidgetSiteDto } from './dto/update-widget-site.dto';
 import { generateSiteKey, isSiteKeyShaped } from './site-key';
 import { WidgetSite } from './widget-site.entity';
+import { definedFields } from '../common/defined-fields';
 
 const FOREIGN_KEY_VIOLATION = '23503';
 
@@ -29,7 +29,7 @@ export class WidgetSitesService {
   }
 
   async create(accountId: number, dto: CreateWidgetSiteDto): Promise<WidgetSite> {
-    await this.checkAgent(accountId, dto.agentId);
+    if (dto.agentId != null) await this.agents.getReferenced(accountId, dto.agentId); // a site is answered only by its account's agent
     const site = this.sites.create({ ...definedFields(dto), accountId, siteKey: generateSiteKey() });
     return this.whileAgentExists(dto.agentId, () => this.sites.save(site));
   }
@@ -39,7 +39,7 @@ export class WidgetSitesService {
     if (Object.keys(patch).length === 0) return this.get(accountId, id);
     if (patch.agentId != null) {
       await this.get(accountId, id); // another account's site is a 404 before anything is said about the agent
-      await this.checkAgent(accountId, patch.agentId);
+      await this.agents.getReferenced(accountId, patch.agentId);
     }
     const { affected } = await this.whileAgentExists(patch.agentId, () => this.sites.update({ id, accountId }, patch));
     if (!affected) throw new NotFoundException(`Widget site ${id} not found`);
@@ -69,37 +69,19 @@ export class WidgetSitesService {
     return site;
   }
 
-  /** A site may only be answered by an agent of its own account: anything else is a 400 on `agentId`. */
-  private async checkAgent(accountId: number, agentId: number | null | undefined): Promise<void> {
-    if (agentId == null) return;
-    try {
-      await this.agents.get(accountId, agentId);
-    } catch (error) {
-      if (error instanceof NotFoundException) throw unknownAgent(agentId);
-      throw error;
-    }
-  }
-
   /** The agent was checked, but may be deleted before the write: the foreign key then refuses it. */
   private async whileAgentExists<T>(agentId: number | null | undefined, write: () => Promise<T>): Promise<T> {
     try {
       return await write();
     } catch (error) {
-      if (agentId != null && isForeignKeyViolation(error)) throw unknownAgent(agentId);
+      if (agentId != null && isForeignKeyViolation(error)) throw unknownAgentField(agentId);
       throw error;
     }
   }
 }
 
-const unknownAgent = (agentId: number) =>
-  new RequestValidationException([{ field: 'agentId', message: `Agent ${agentId} not found on this account` }]);
 
 function isForeignKeyViolation(error: unknown): boolean {
   const candidate = error as { code?: unknown; driverError?: { code?: unknown } } | null;
   return candidate?.code === FOREIGN_KEY_VIOLATION || candidate?.driverError?.code === FOREIGN_KEY_VIOLATION;
-}
-
-/** The DTO's fields that were given (class fields without a value are own properties set to undefined). */
-function definedFields<T extends object>(dto: T): Partial<T> {
-  return Object.fromEntries(Object.entries(dto).filter(([, value]) => value !== undefined)) as Partial<T>;
 }
