@@ -507,18 +507,61 @@ describe('recordings: the local driver\'s signed URLs', () => {
 });
 
 describe('recordings: limits and driver routing', () => {
-  it('answers a storage failure with a plain 500 that names no file', async () => {
+  const STORAGE_UNAVAILABLE = { statusCode: 503, error: 'Service Unavailable', message: 'Recording storage is unavailable; try again shortly' };
+
+  /** Uploads to a fresh call and checks the 503, and that nothing was recorded. */
+  async function expectUploadUnavailable(context: TestContext, body: Buffer): Promise<void> {
+    const owner = await context.createAccount();
+    const callId = (await context.as(owner).post('/calls').send({}).expect(201)).body.id;
+    const response = await context.as(owner).put(`/calls/${callId}/recording`).set(MP3).send(body).expect(503);
+    expect(response.body).toEqual(STORAGE_UNAVAILABLE);
+    expect((await context.as(owner).get(`/calls/${callId}`).expect(200)).body.hasRecording).toBe(false);
+    await context.as(owner).get(`/calls/${callId}/recording`).expect(404);
+  }
+
+  it('answers a storage failure with a 503 that names no file, and records nothing', async () => {
     const storage = await localTestStorage();
     const context = await createTestContext(storage.config);
     try {
-      const owner = await context.createAccount();
-      const callId = (await context.as(owner).post('/calls').send({}).expect(201)).body.id;
       const { mkdir, writeFile } = await import('node:fs/promises');
       await mkdir(`${context.config.dataDir}/recordings`, { recursive: true });
       await writeFile(`${context.config.dataDir}/recordings/.incoming`, 'not a directory');
-      const response = await context.as(owner).put(`/calls/${callId}/recording`).set(MP3).send(Buffer.from('audio')).expect(500);
-      expect(response.body).toEqual({ statusCode: 500, error: 'Internal Server Error', message: 'Internal server error' });
-      expect((await context.as(owner).get(`/calls/${callId}`).expect(200)).body.hasRecording).toBe(false);
+      await expectUploadUnavailable(context, Buffer.from('audio'));
+    } finally {
+      await context.close();
+      await storage.stop();
+    }
+  });
+
+  it('answers a full disk with a 503, leaving no partial file', async () => {
+    // A 1 MiB tmpfs as the data directory (root can mount one; CI runs as root), then a 2 MiB upload.
+    const { mkdtemp, rm } = await import('node:fs/promises');
+    const { execFileSync } = await import('node:child_process');
+    const dataDir = await mkdtemp('/tmp/full-disk-');
+    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=1m', 'tmpfs', dataDir]);
+    const local = await localTestStorage();
+    const context = await createTestContext({ dataDir, storage: local.config.storage });
+    try {
+      await expectUploadUnavailable(context, randomBytes(2 * 1024 * 1024));
+      const leftovers = (await readdir(dataDir, { recursive: true, withFileTypes: true })).filter((entry) => entry.isFile() && entry.name.endsWith('.mp3'));
+      expect(leftovers).toEqual([]);
+    } finally {
+      await context.close();
+      execFileSync('umount', [dataDir]);
+      await rm(dataDir, { recursive: true, force: true });
+      await local.stop();
+    }
+  });
+
+  it('answers an unreachable S3 store with a 503 within seconds, recording nothing', async () => {
+    const storage = await s3TestStorage();
+    const closedPort = await freePort();
+    const s3 = { ...storage.config.storage!.s3!, endpoint: `http://127.0.0.1:${closedPort}` };
+    const context = await createTestContext({ ...storage.config, storage: { ...storage.config.storage!, s3 } });
+    try {
+      const started = Date.now();
+      await expectUploadUnavailable(context, randomBytes(64 * 1024));
+      expect(Date.now() - started).toBeLessThan(10_000);
     } finally {
       await context.close();
       await storage.stop();

@@ -55,7 +55,9 @@ export class AllExceptionsFilter implements ExceptionFilter {
       return errorResponse(HttpStatus.BAD_REQUEST, exception.message, exception.details);
     }
     if (exception instanceof HttpException) {
-      return errorResponse(exception.getStatus(), httpExceptionMessage(exception));
+      const status = exception.getStatus();
+      if (status >= 500) this.logger.warn({ requestId: request.id, err: exception }, httpExceptionMessage(exception));
+      return errorResponse(status, httpExceptionMessage(exception));
     }
     if (isBodyParserError(exception) && exception.status < 500) {
       return errorResponse(exception.status, BODY_PARSER_MESSAGES[exception.type] ?? 'Invalid request body');

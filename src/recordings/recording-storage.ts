@@ -1,4 +1,4 @@
-import { HttpException } from '@nestjs/common';
+import { HttpException, ServiceUnavailableException } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import type { ByteRange } from './byte-range';
@@ -45,9 +45,15 @@ export function newRecordingKey(): string {
   return `recordings/${id.slice(0, 2)}/${id}.mp3`;
 }
 
-/** A storage failure, described without the file path or object key that the original error may carry. */
-export class RecordingStorageError extends Error {
-  override name = 'RecordingStorageError';
+/**
+ * A storage failure (disk full, store unreachable, …): a 503 for the client, and for the logs a `reason`
+ * that names the operation and the error code but never the file path or object key the original carried.
+ */
+export class RecordingStorageError extends ServiceUnavailableException {
+  constructor(readonly reason: string) {
+    super('Recording storage is unavailable; try again shortly');
+    this.name = 'RecordingStorageError';
+  }
 }
 
 /**
@@ -56,9 +62,9 @@ export class RecordingStorageError extends Error {
  * the operation and the error code (the original is not kept as its cause, which loggers print too).
  */
 export function storageFailure(operation: string, error: unknown): Error {
-  if (error instanceof HttpException || error instanceof RecordingStorageError) return error;
+  if (error instanceof HttpException) return error;
   const { code, name, $metadata } = (error ?? {}) as { code?: unknown; name?: unknown; $metadata?: { httpStatusCode?: number } };
   const reason = typeof code === 'string' ? code : typeof name === 'string' ? name : 'unknown error';
   const status = $metadata?.httpStatusCode ? ` (HTTP ${$metadata.httpStatusCode})` : '';
-  return new RecordingStorageError(`Recording storage could not ${operation}: ${reason}${status}`);
+  return new RecordingStorageError(`could not ${operation}: ${reason}${status}`);
 }
