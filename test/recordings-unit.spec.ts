@@ -204,8 +204,8 @@ describe('local storage', () => {
   });
 
   it('refuses a key it did not make (no path traversal)', async () => {
-    await expect(storage.size('../../etc/passwd')).rejects.toThrow('Malformed recording key');
-    await expect(storage.open('recordings/00/../../x.mp3')).rejects.toThrow('Malformed recording key');
+    await expect(storage.size('../../etc/passwd')).rejects.toMatchObject({ reason: 'Malformed recording key' });
+    await expect(storage.open('recordings/00/../../x.mp3')).rejects.toMatchObject({ reason: 'Malformed recording key' });
   });
 
   it('leaves nothing when the body fails half way', async () => {
@@ -227,7 +227,7 @@ describe('local storage', () => {
     const failure = await storage.write(key, Readable.from([Buffer.from('audio')])).catch((error: unknown) => error);
     expect(failure).toBeInstanceOf(RecordingStorageError);
     const described = JSON.stringify({ ...(failure as object), message: (failure as Error).message, stack: (failure as Error).stack });
-    expect(described).toMatch(/Recording storage could not store a recording: E[A-Z]+/);
+    expect(described).toMatch(/could not store a recording: E[A-Z]+/);
     expect(described).not.toContain(dir);
     expect(described).not.toContain(key.split('/')[2]);
   });
@@ -237,7 +237,7 @@ describe('local storage', () => {
     expect(storageFailure('store a recording', tooLarge)).toBe(tooLarge);
     const s3Like = Object.assign(new Error('Access Denied for recordings/ab/key.mp3'), { name: 'AccessDenied', Key: 'recordings/ab/key.mp3', $metadata: { httpStatusCode: 403 } });
     const replaced = storageFailure('open a recording', s3Like);
-    expect(replaced.message).toBe('Recording storage could not open a recording: AccessDenied (HTTP 403)');
+    expect((replaced as RecordingStorageError).reason).toBe('could not open a recording: AccessDenied (HTTP 403)');
     expect(JSON.stringify({ ...replaced, message: replaced.message })).not.toContain('key.mp3');
   });
 
