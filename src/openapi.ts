@@ -28,22 +28,25 @@ function sortKeys(value: unknown): unknown {
 const isPublicOperation = (security: unknown) =>
   Array.isArray(security) && security.length === 1 && Object.keys(security[0]).length === 0;
 
+const errorContent = { 'application/json': { schema: { $ref: '#/components/schemas/ErrorResponse' } } };
+
 /**
- * Every operation that needs a key documents the 401 it gives without one; public operations
- * (marked `security: [{}]` by @Public()) are shown as needing none.
+ * The responses every operation can give, documented once here rather than on each route: 401 and 429 (the
+ * per-key rate limit) on every operation that needs a key, and 503 when the database is unavailable. Public
+ * operations (marked `security: [{}]` by @Public()) are shown as needing no key.
  */
-function documentAuthentication(document: OpenAPIObject): void {
+function documentCommonResponses(document: OpenAPIObject): void {
   for (const pathItem of Object.values(document.paths)) {
     for (const operation of Object.values(pathItem)) {
       if (!operation || typeof operation !== 'object' || !('responses' in operation)) continue;
+      const responses = operation.responses;
       if (isPublicOperation(operation.security)) {
         operation.security = [];
-        continue;
+      } else {
+        responses['401'] ??= { description: 'Missing, unknown or revoked API key', content: errorContent };
+        responses['429'] ??= { description: 'Over the rate limit of this API key; see `Retry-After`', content: errorContent };
       }
-      operation.responses['401'] ??= {
-        description: 'Missing, unknown or revoked API key',
-        content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorResponse' } } },
-      };
+      responses['503'] ??= { description: 'The database (or recording storage) is unavailable; try again shortly', content: errorContent };
     }
   }
 }
@@ -58,7 +61,7 @@ export async function buildOpenApiDocument(app: INestApplication): Promise<OpenA
     .addSecurityRequirements(API_KEY_SCHEME)
     .build();
   const document = SwaggerModule.createDocument(app, config, { extraModels: [ErrorResponse] });
-  documentAuthentication(document);
+  documentCommonResponses(document);
   return sortKeys(document) as OpenAPIObject;
 }
 

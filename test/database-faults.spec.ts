@@ -13,7 +13,7 @@ class FreezableProxy {
   private readonly server: net.Server;
   port = 0;
 
-  constructor(private readonly target: { host: string; port: number }) {
+  constructor(target: { host: string; port: number }) {
     this.server = net.createServer((client) => {
       const upstream = net.connect(target.port, target.host);
       for (const socket of [client, upstream]) {

@@ -1,4 +1,4 @@
-import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
+import { ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { ClientRequest, request as httpRequest, IncomingMessage } from 'node:http';
 import { AddressInfo, createServer } from 'node:net';

@@ -1,8 +1,8 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post } from '@nestjs/common';
+import { Body, Controller, Delete, Get, Param, Patch, Post } from '@nestjs/common';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import { CallerAccount } from '../auth/caller-account';
 import { CurrentAccount } from '../auth/current-account.decorator';
-import { ApiErrors } from '../common/api-errors.decorator';
+import { ApiErrors, NoContent } from '../common/api-errors.decorator';
 import { IntIdPipe } from '../common/id.pipes';
 import { Serialize } from '../common/serialize.interceptor';
 import { Agent } from './agent.entity';
@@ -50,7 +50,7 @@ export class AgentsController {
   }
 
   @Delete(':agentId')
-  @HttpCode(204)
+  @NoContent()
   @ApiOperation({ summary: 'Delete an agent; its widget sites are left without an agent, its calls keep their history' })
   @ApiErrors(404)
   async remove(@CurrentAccount() account: CallerAccount, @AgentId() agentId: number): Promise<void> {

@@ -1,4 +1,4 @@
-import { applyDecorators } from '@nestjs/common';
+import { applyDecorators, HttpCode } from '@nestjs/common';
 import { ApiResponse } from '@nestjs/swagger';
 import { ErrorResponse } from './error-response.dto';
 
@@ -20,3 +20,7 @@ export function ApiErrors(...statuses: (number | [number, string])[]) {
     }),
   );
 }
+
+/** A 204 with an empty body (deletes), answered and documented. */
+export const NoContent = (description = 'Done; the body is empty') =>
+  applyDecorators(HttpCode(204), ApiResponse({ status: 204, description }));

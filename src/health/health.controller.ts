@@ -1,5 +1,5 @@
 import { Controller, Get, ServiceUnavailableException } from '@nestjs/common';
-import { ApiOperation, ApiServiceUnavailableResponse, ApiTags } from '@nestjs/swagger';
+import { ApiOkResponse, ApiOperation, ApiServiceUnavailableResponse, ApiTags } from '@nestjs/swagger';
 import { HealthCheckService, TypeOrmHealthIndicator } from '@nestjs/terminus';
 import { Public } from '../auth/public.decorator';
 import { ErrorResponse } from '../common/error-response.dto';
@@ -19,6 +19,7 @@ export class HealthController {
   /** Liveness and readiness: 200 while the database answers, 503 when it does not. */
   @Get()
   @ApiOperation({ summary: 'Service health' })
+  @ApiOkResponse({ type: HealthResponse })
   @ApiServiceUnavailableResponse({ description: 'The database is unreachable', type: ErrorResponse })
   async check(): Promise<HealthResponse> {
     try {

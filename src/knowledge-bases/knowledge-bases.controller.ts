@@ -1,8 +1,8 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Post } from '@nestjs/common';
+import { Body, Controller, Delete, Get, Param, Post } from '@nestjs/common';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import { CallerAccount } from '../auth/caller-account';
 import { CurrentAccount } from '../auth/current-account.decorator';
-import { ApiErrors } from '../common/api-errors.decorator';
+import { ApiErrors, NoContent } from '../common/api-errors.decorator';
 import { IntIdPipe } from '../common/id.pipes';
 import { Serialize } from '../common/serialize.interceptor';
 import { CreateKnowledgeBaseDto } from './dto/create-knowledge-base.dto';
@@ -51,7 +51,7 @@ export class KnowledgeBasesController {
   }
 
   @Delete(':kbId')
-  @HttpCode(204)
+  @NoContent()
   @ApiOperation({ summary: 'Delete a knowledge base and its sources' })
   @ApiErrors(404)
   async remove(@CurrentAccount() account: CallerAccount, @KnowledgeBaseId() kbId: number): Promise<void> {
@@ -79,7 +79,7 @@ export class KnowledgeBasesController {
   }
 
   @Delete(':kbId/sources/:sourceId')
-  @HttpCode(204)
+  @NoContent()
   @ApiOperation({ summary: 'Delete one source of a knowledge base' })
   @ApiErrors(404)
   async removeSource(

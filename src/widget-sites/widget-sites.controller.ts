@@ -2,7 +2,7 @@ import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post } from '@ne
 import { ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { CallerAccount } from '../auth/caller-account';
 import { CurrentAccount } from '../auth/current-account.decorator';
-import { ApiErrors } from '../common/api-errors.decorator';
+import { ApiErrors, NoContent } from '../common/api-errors.decorator';
 import { IntIdPipe } from '../common/id.pipes';
 import { AppConfig } from '../config/config';
 import { InjectConfig } from '../config/config.module';
@@ -59,7 +59,7 @@ export class WidgetSitesController {
   }
 
   @Delete(':siteId')
-  @HttpCode(204)
+  @NoContent()
   @ApiOperation({ summary: 'Delete a widget site; its snippet stops working at once' })
   @ApiErrors(404)
   async remove(@CurrentAccount() account: CallerAccount, @SiteId() siteId: number): Promise<void> {

@@ -1,5 +1,6 @@
-import { IsIn, IsString, Length, MaxLength } from 'class-validator';
-import { IsOmittable, Trim } from '../../common/validators';
+import { ApiProperty } from '@nestjs/swagger';
+import { IsString, Length, MaxLength } from 'class-validator';
+import { IsOmittable, IsOneOf, Trim } from '../../common/validators';
 import { REPLY_LANGUAGES, VOICE_IDS } from '../voices';
 
 /** Any subset of the agent's fields; absent fields are left as they are. The rules apply on create too. */
@@ -24,13 +25,15 @@ export class UpdateAgentDto {
   model?: string;
 
   /** A voice id from `GET /voices`; the platform-only tiers give 403 to other accounts. @example "anushka" */
+  @ApiProperty({ enum: VOICE_IDS, required: false })
   @IsOmittable()
-  @IsIn(VOICE_IDS, { message: `voice must be one of: ${VOICE_IDS.join(', ')}` })
+  @IsOneOf(VOICE_IDS)
   voice?: string;
 
   /** @example "en-IN" */
+  @ApiProperty({ enum: REPLY_LANGUAGES, required: false })
   @IsOmittable()
-  @IsIn(REPLY_LANGUAGES, { message: `language must be one of: ${REPLY_LANGUAGES.join(', ')}` })
+  @IsOneOf(REPLY_LANGUAGES)
   language?: string;
 
   /** At most 50,000 characters. */

@@ -7,7 +7,6 @@ import {
   IsArray,
   IsBoolean,
   IsEmail,
-  IsIn,
   IsInt,
   IsISO8601,
   IsNumber,
@@ -22,7 +21,7 @@ import {
 } from 'class-validator';
 import { REPLY_LANGUAGES } from '../../agents/voices';
 import { MAX_INT_ID } from '../../common/id.pipes';
-import { IsOmittable, Trim } from '../../common/validators';
+import { IsOmittable, IsOneOf, Trim } from '../../common/validators';
 import { TRANSCRIPT_SPEAKERS, TranscriptSpeaker } from '../call.entity';
 
 /** Digits, spaces and the usual phone punctuation (`+`, `-`, `(`, `)`, `.`, `/`), or empty. */
@@ -40,7 +39,7 @@ const Label = () =>
 
 export class TranscriptTurnDto {
   /** Who spoke. @example "agent" */
-  @IsIn(TRANSCRIPT_SPEAKERS, { message: `speaker must be one of: ${TRANSCRIPT_SPEAKERS.join(', ')}` })
+  @IsOneOf(TRANSCRIPT_SPEAKERS)
   speaker: TranscriptSpeaker;
 
   /** What was said, at most 10,000 characters. @example "नमस्ते! मैं आपकी कैसे मदद कर सकती हूँ?" */
@@ -131,7 +130,7 @@ export class CreateCallDto {
   /** A supported reply language; defaults to the agent's language ("" without an agent). @example "hi-IN" */
   @IsOmittable()
   @ApiProperty({ enum: REPLY_LANGUAGES, required: false })
-  @IsIn(REPLY_LANGUAGES, { message: `replyLanguage must be one of: ${REPLY_LANGUAGES.join(', ')}` })
+  @IsOneOf(REPLY_LANGUAGES)
   replyLanguage?: string;
 
   /** Any JSON value, or null (the default). @example {"rating": 5, "comment": "Very helpful"} */

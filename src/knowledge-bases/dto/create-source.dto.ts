@@ -1,5 +1,5 @@
-import { isURL, IsIn, IsString, Length, Validate, ValidationArguments, ValidatorConstraint, ValidatorConstraintInterface } from 'class-validator';
-import { IsOmittable, Trim } from '../../common/validators';
+import { isURL, IsString, Length, Validate, ValidationArguments, ValidatorConstraint, ValidatorConstraintInterface } from 'class-validator';
+import { IsOmittable, IsOneOf, Trim } from '../../common/validators';
 import { SOURCE_TYPES, SourceType } from '../knowledge-base-source.entity';
 
 export const MAX_TEXT_CONTENT_LENGTH = 500_000;
@@ -31,7 +31,7 @@ export class CreateSourceDto {
 
   /** `text`: content is the text itself; `url`: content is an absolute http or https URL. @example "text" */
   @IsOmittable()
-  @IsIn(SOURCE_TYPES, { message: `type must be one of: ${SOURCE_TYPES.join(', ')}` })
+  @IsOneOf(SOURCE_TYPES)
   type?: SourceType = 'text';
 
   /**

@@ -1,8 +1,8 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
-import { IsBoolean, IsIn, IsInt, IsString, Length, Max, MaxLength, Min, ValidateBy, ValidateIf, ValidationOptions } from 'class-validator';
+import { IsBoolean, IsInt, IsString, Length, Max, MaxLength, Min, ValidateBy, ValidateIf, ValidationOptions } from 'class-validator';
 import { MAX_INT_ID } from '../../common/id.pipes';
-import { IsOmittable, Trim } from '../../common/validators';
+import { IsOmittable, IsOneOf, Trim } from '../../common/validators';
 import { normaliseAllowedDomain } from '../allowed-domain';
 import {
   WIDGET_AVATARS,
@@ -63,7 +63,7 @@ export class WidgetSiteSettingsDto {
 
   /** @example "bottom-right" */
   @IsOmittable()
-  @IsIn(WIDGET_POSITIONS, { message: `widgetPosition must be one of: ${WIDGET_POSITIONS.join(', ')}` })
+  @IsOneOf(WIDGET_POSITIONS)
   widgetPosition?: WidgetPosition;
 
   /** The launcher button's text, 1–40 characters after trimming. @example "Talk to us" */
@@ -75,7 +75,7 @@ export class WidgetSiteSettingsDto {
 
   /** @example "default" */
   @IsOmittable()
-  @IsIn(WIDGET_AVATARS, { message: `widgetAvatar must be one of: ${WIDGET_AVATARS.join(', ')}` })
+  @IsOneOf(WIDGET_AVATARS)
   widgetAvatar?: WidgetAvatar;
 
   /** Text of the greeting bubble beside the launcher, at most 500 characters; "" for none. @example "Hi! Questions about your order?" */
@@ -86,7 +86,7 @@ export class WidgetSiteSettingsDto {
 
   /** @example "voice" */
   @IsOmittable()
-  @IsIn(WIDGET_MODES, { message: `widgetMode must be one of: ${WIDGET_MODES.join(', ')}` })
+  @IsOneOf(WIDGET_MODES)
   widgetMode?: WidgetMode;
 
   /** Whether the widget asks the visitor's name before starting. @example true */
