@@ -6,14 +6,14 @@
  *
  *   DATABASE_URL=postgres://… PORT=3100 node -r ./scripts/register.js bench/baseline-server.ts
  *
- * Routes: GET /calls (limit, search, status, days, callStatus, agentId), GET /calls/{id}, GET /agents,
+ * Routes: GET /calls (limit, search, status, days, callStatus, agentId), GET /calls/{id}, GET /agents, GET /voices,
  * POST /agents, PATCH /agents/{id}; and, for measuring the key check alone, GET /bench/noop (no key, 204)
  * and GET /bench/auth (key check only, 204). Validation covers what the scenarios send; it is not the
  * contract's full rule set (that is the service's job).
  */
 import * as http from 'node:http';
 import { Pool } from 'pg';
-import { mayUseVoice, REPLY_LANGUAGES, VOICE_IDS } from '../src/agents/voices';
+import { mayUseVoice, REPLY_LANGUAGES, VOICE_IDS, VOICES } from '../src/agents/voices';
 import { hashApiKey, isWellFormedApiKey } from '../src/auth/api-key-token';
 import { creditsUsed } from '../src/calls/credits';
 import { AGENT_COLUMNS, AUTH_SQL, GET_CALL_SQL, INSERT_AGENT_SQL, LIST_AGENTS_SQL, listCallsQuery, QueryParamError } from './queries';
@@ -179,6 +179,9 @@ async function route(request: http.IncomingMessage, url: URL): Promise<[number, 
     if (parts[1] === 'auth') return (await authenticate(request), [204, undefined]);
   }
   const caller = await authenticate(request);
+  if (parts[0] === 'voices' && parts.length === 1 && method === 'GET') {
+    return [200, VOICES.map((voice) => ({ id: voice.id, name: voice.name, tier: voice.tier, available: mayUseVoice(voice.id, caller) }))];
+  }
   if (parts[0] === 'calls' && method === 'GET') {
     if (parts.length === 1) {
       const { text, values } = listCalls(caller.id, url.searchParams);

@@ -21,7 +21,7 @@ import { Client } from 'pg';
 import { BenchDatabase, DataShape, defaultDataDir, openBenchDatabase } from './bench-database';
 import { LoadFigures, runLoad } from './load';
 import { AUTH_SQL, GET_CALL_SQL, LIST_AGENTS_SQL, listCallsQuery, SqlQuery } from './queries';
-import { BENCH_AGENT_PREFIX, loadSamples, readScenarios, Scenario, WRITE_SCENARIO } from './scenarios';
+import { BENCH_AGENT_PREFIX, FLOOR_SCENARIO, loadSamples, readScenarios, Scenario, WRITE_SCENARIO } from './scenarios';
 import { buildService, RunningServer, sampleRss, startServer } from './servers';
 import { hashApiKey } from '../src/auth/api-key-token';
 
@@ -295,7 +295,7 @@ async function main(): Promise<void> {
   try {
     await deleteBenchAgents(client, hotAccountId);
     const samples = await loadSamples(client, hotAccountId);
-    const all = [...readScenarios(samples, { mergeSearch: options.quick }), WRITE_SCENARIO];
+    const all = [...readScenarios(samples, { mergeSearch: options.quick }), WRITE_SCENARIO, ...(options.quick ? [] : [FLOOR_SCENARIO])];
     const scenarios = all.filter((scenario) => !options.only || options.only.includes(scenario.name));
     const reads = scenarios.filter((scenario) => scenario.read);
     const loadBefore = os.loadavg();
@@ -328,7 +328,7 @@ async function main(): Promise<void> {
     servers.push(baseline);
     log(`service ${service.baseUrl} (pid ${service.pid}), baseline ${baseline.baseUrl} (pid ${baseline.pid})`);
 
-    const sameAnswers = await checkSameAnswers(reads, service, baseline, hotApiKey);
+    const sameAnswers = await checkSameAnswers(scenarios.filter((scenario) => scenario.paths), service, baseline, hotApiKey);
     const explained = await explainScenarios(client, reads, hotAccountId, hotApiKey);
     const idleRssMiB = service.rssMiB();
 

@@ -117,6 +117,17 @@ export function readScenarios(samples: Samples, { mergeSearch = false } = {}): S
   ];
 }
 
+/**
+ * Not one of the issue's scenarios: the cost of the stack itself. GET /voices is the key check and a
+ * 12-item static list, no query besides the key's (which the service answers from its cache).
+ */
+export const FLOOR_SCENARIO: Scenario = {
+  name: 'stack-floor',
+  description: 'GET /voices (key check + static JSON: the stack floor)',
+  read: false,
+  paths: constant('/voices'),
+};
+
 export const WRITE_SCENARIO: Scenario = {
   name: 'agents-create-patch',
   description: 'POST /agents then PATCH it (each a request)',
