@@ -48,6 +48,15 @@ export interface LoadTarget {
   apiKey: string;
 }
 
+/** What one measured window recorded (several windows make one LoadFigures). */
+export interface LoadSample {
+  seconds: number;
+  latencies: number[];
+  bytes: number;
+  non2xx: number;
+  errors: number;
+}
+
 function percentile(sorted: Float64Array, fraction: number): number {
   if (sorted.length === 0) return NaN;
   return sorted[Math.min(sorted.length - 1, Math.ceil(fraction * sorted.length) - 1)];
@@ -82,34 +91,62 @@ function requestsOf(scenario: Scenario, apiKey: string, agentPrefix: string): Au
   ];
 }
 
-/** One autocannon run; returns its figures. */
+/**
+ * One autocannon run of `warmupSeconds + seconds` on the same connections: only the responses that complete
+ * after the warm-up count. (Opening 64 connections at once makes the first second or two of any run slow,
+ * for both servers; a separate warm-up run would not help, since the measured run opens new connections.)
+ * `onMeasure` is called when the measured window starts and ends (CPU and RSS sampling).
+ */
 export async function runLoad(
   target: LoadTarget,
   scenario: Scenario,
-  options: { connections: number; seconds: number; agentPrefix: string },
-): Promise<LoadFigures> {
-  const latencies: number[] = [];
+  options: { connections: number; warmupSeconds: number; seconds: number; agentPrefix: string; onMeasure?: (phase: 'start' | 'end') => void },
+): Promise<LoadSample> {
+  const sample: LoadSample = { seconds: 0, latencies: [], bytes: 0, non2xx: 0, errors: 0 };
+  let measuring = false;
+  let startedAt = 0;
   const instance = autocannon({
     url: target.baseUrl,
     connections: options.connections,
-    duration: options.seconds,
+    duration: options.warmupSeconds + options.seconds,
     requests: requestsOf(scenario, target.apiKey, options.agentPrefix),
     timeout: 10,
   });
-  instance.on('response', (_client, _status, _bytes, responseTimeMs) => latencies.push(responseTimeMs));
+  const start = setTimeout(() => {
+    measuring = true;
+    startedAt = performance.now();
+    options.onMeasure?.('start');
+  }, options.warmupSeconds * 1000);
+  instance.on('response', (_client, status, bytes, responseTimeMs) => {
+    if (!measuring) return;
+    sample.latencies.push(responseTimeMs);
+    sample.bytes += bytes;
+    if (status < 200 || status > 299) sample.non2xx++;
+  });
   const result = await instance;
-  const sorted = Float64Array.from(latencies).sort();
+  clearTimeout(start);
+  if (measuring) options.onMeasure?.('end');
+  sample.seconds = (performance.now() - startedAt) / 1000;
+  sample.errors = result.errors + result.timeouts;
+  return sample;
+}
+
+/** The figures of one or more measured windows of the same scenario and server. */
+export function summarize(connections: number, samples: LoadSample[]): LoadFigures {
+  const sorted = Float64Array.from(samples.flatMap((sample) => sample.latencies)).sort();
+  const seconds = samples.reduce((sum, sample) => sum + sample.seconds, 0);
+  const total = <K extends 'bytes' | 'non2xx' | 'errors'>(key: K) => samples.reduce((sum, sample) => sum + sample[key], 0);
   return {
-    connections: options.connections,
-    seconds: result.duration,
-    requests: result.requests.total,
-    requestsPerSecond: round(result.requests.total / result.duration, 1),
+    connections,
+    seconds: round(seconds, 1),
+    requests: sorted.length,
+    requestsPerSecond: round(sorted.length / seconds, 1),
     p50Ms: round(percentile(sorted, 0.5), 3),
     p90Ms: round(percentile(sorted, 0.9), 3),
     p99Ms: round(percentile(sorted, 0.99), 3),
     maxMs: round(sorted[sorted.length - 1] ?? NaN, 3),
-    bytesPerResponse: Math.round(result.throughput.average / Math.max(1, result.requests.average)),
-    non2xx: result.non2xx,
-    errors: result.errors + result.timeouts,
+    bytesPerResponse: Math.round(total('bytes') / Math.max(1, sorted.length)),
+    non2xx: total('non2xx'),
+    errors: total('errors'),
   };
 }

@@ -5,12 +5,17 @@
  *    account holding 100,000 and 50 agents (--quick: 100,000 calls over 100 accounts, 10,000 hot).
  * 2. Starts the service and the baseline as two processes on loopback against it, checks that they give
  *    the same JSON for every scenario, then loads one at a time with autocannon from this process:
- *    per scenario a warm-up, then a measured window, at 64 connections and (reads) at 4 connections.
+ *    per scenario a warm-up, then a measured window on the same connections, at 64 connections and
+ *    (reads) at 4 connections; the CPU time each server process used per request comes from /proc.
  * 3. EXPLAIN ANALYZE of every scenario's SQL (warm cache), the service's RSS under load, and the cost of
  *    the API-key check per request (baseline: GET /bench/auth against GET /bench/noop).
  * 4. Writes bench/results/<date>[-quick].json and prints a Markdown table and the targets.
  *
- * Options: --quick, --seconds N (measured window), --warmup N, --connections N, --low-connections N,
+ * --quick: 10 s runs (2 s warm-up + 8 s measured) at 64 connections only, the two searches as one scenario,
+ * no stack-floor or key-check micro-benchmark: about 2.5 minutes (plus about 20 s the first time, to seed).
+ * Full: per scenario and server, two rounds of 3 s warm-up + 8 s measured, alternating between the servers.
+ *
+ * Options: --quick, --seconds N (measured window), --warmup N, --rounds N, --connections N, --low-connections N,
  * --only a,b (scenario names), --skip-low-load, --profile (the service runs with --cpu-prof; the profile
  * lands in bench/results/profiles), --data-dir DIR.
  */
@@ -19,7 +24,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { Client } from 'pg';
 import { BenchDatabase, DataShape, defaultDataDir, openBenchDatabase } from './bench-database';
-import { LoadFigures, runLoad } from './load';
+import { LoadFigures, LoadSample, runLoad, summarize } from './load';
 import { AUTH_SQL, GET_CALL_SQL, LIST_AGENTS_SQL, listCallsQuery, SqlQuery } from './queries';
 import { BENCH_AGENT_PREFIX, FLOOR_SCENARIO, loadSamples, readScenarios, Scenario, WRITE_SCENARIO } from './scenarios';
 import { buildService, RunningServer, sampleRss, startServer } from './servers';
@@ -29,6 +34,8 @@ interface Options {
   quick: boolean;
   seconds: number;
   warmup: number;
+  /** Measured windows per server and scenario, alternating between the two servers. */
+  rounds: number;
   connections: number;
   lowConnections: number;
   only: string[] | null;
@@ -57,8 +64,9 @@ function parseOptions(argv: string[]): Options {
   const quick = flag('quick');
   return {
     quick,
-    seconds: number('seconds', quick ? 10 : 20),
-    warmup: number('warmup', quick ? 1 : 5),
+    seconds: number('seconds', 8),
+    warmup: number('warmup', quick ? 2 : 3),
+    rounds: number('rounds', quick ? 1 : 2),
     connections: number('connections', 64),
     lowConnections: number('low-connections', 4),
     only: value('only')?.split(',') ?? null,
@@ -195,24 +203,53 @@ async function measure(
   options: Options,
   connections: number,
 ): Promise<ScenarioResult> {
-  const figures: Partial<Record<'service' | 'baseline', ServerFigures>> = {};
-  for (const which of ['service', 'baseline'] as const) {
-    const server = servers[which];
-    const target = { baseUrl: server.baseUrl, apiKey };
-    const load = { connections, agentPrefix: BENCH_AGENT_PREFIX };
-    await runLoad(target, scenario, { ...load, seconds: options.warmup });
-    const rss = which === 'service' ? sampleRss(server) : null;
-    const cpuBefore = server.cpuSeconds();
-    const loaded = await runLoad(target, scenario, { ...load, seconds: options.seconds });
-    const cpuMsPerRequest = Math.round(((server.cpuSeconds() - cpuBefore) * 1e6) / Math.max(1, loaded.requests)) / 1000;
-    const result = { ...loaded, cpuMsPerRequest };
-    figures[which] = rss ? { ...result, rss: rss() } : result;
-    log(
-      `${scenario.name.padEnd(20)} c=${String(connections).padStart(2)} ${which.padEnd(8)} ${String(result.requestsPerSecond).padStart(8)} req/s  ` +
-        `p50 ${result.p50Ms} ms  p99 ${result.p99Ms} ms  cpu ${result.cpuMsPerRequest} ms/req${result.non2xx || result.errors ? `  NON-2XX ${result.non2xx} ERRORS ${result.errors}` : ''}`,
-    );
+  const samples = { service: [] as LoadSample[], baseline: [] as LoadSample[] };
+  const cpu = { service: 0, baseline: 0 };
+  const rssPeaks: number[] = [];
+  const rssMeans: number[] = [];
+  for (let round = 0; round < options.rounds; round++) {
+    // Alternate which server goes first, so that a change in the machine's background load hits both.
+    const order = round % 2 === 0 ? (['service', 'baseline'] as const) : (['baseline', 'service'] as const);
+    for (const which of order) {
+      const server = servers[which];
+      let cpuAtStart = 0;
+      let stopRss: (() => { peakMiB: number; meanMiB: number }) | null = null;
+      const sample = await runLoad({ baseUrl: server.baseUrl, apiKey }, scenario, {
+        connections,
+        warmupSeconds: options.warmup,
+        seconds: options.seconds,
+        agentPrefix: BENCH_AGENT_PREFIX,
+        onMeasure: (phase) => {
+          if (phase === 'start') {
+            cpuAtStart = server.cpuSeconds();
+            if (which === 'service') stopRss = sampleRss(server);
+            return;
+          }
+          cpu[which] += server.cpuSeconds() - cpuAtStart;
+          const rss = stopRss?.();
+          if (rss) {
+            rssPeaks.push(rss.peakMiB);
+            rssMeans.push(rss.meanMiB);
+          }
+        },
+      });
+      samples[which].push(sample);
+    }
   }
-  const { service, baseline } = figures as Required<typeof figures>;
+  const figures = (which: 'service' | 'baseline'): ServerFigures => {
+    const summary = summarize(connections, samples[which]);
+    const cpuMsPerRequest = Math.round((cpu[which] * 1e6) / Math.max(1, summary.requests)) / 1000;
+    log(
+      `${scenario.name.padEnd(20)} c=${String(connections).padStart(2)} ${which.padEnd(8)} ${String(summary.requestsPerSecond).padStart(8)} req/s  ` +
+        `p50 ${summary.p50Ms} ms  p99 ${summary.p99Ms} ms  cpu ${cpuMsPerRequest} ms/req${summary.non2xx || summary.errors ? `  NON-2XX ${summary.non2xx} ERRORS ${summary.errors}` : ''}`,
+    );
+    return { ...summary, cpuMsPerRequest };
+  };
+  const service: ServerFigures = {
+    ...figures('service'),
+    rss: { peakMiB: Math.max(...rssPeaks), meanMiB: Math.round((rssMeans.reduce((a, b) => a + b, 0) / rssMeans.length) * 10) / 10 },
+  };
+  const baseline = figures('baseline');
   return {
     scenario: scenario.name,
     description: scenario.description,
@@ -229,8 +266,8 @@ async function measure(
 async function authCost(baseline: RunningServer, apiKey: string, options: Options) {
   const run = async (urlPath: string) => {
     const scenario: Scenario = { name: urlPath, description: urlPath, read: true, paths: () => () => urlPath };
-    await runLoad({ baseUrl: baseline.baseUrl, apiKey }, scenario, { connections: options.connections, seconds: options.warmup, agentPrefix: '' });
-    return runLoad({ baseUrl: baseline.baseUrl, apiKey }, scenario, { connections: options.connections, seconds: options.seconds / 2, agentPrefix: '' });
+    const load = { connections: options.connections, warmupSeconds: options.warmup, seconds: options.seconds / 2, agentPrefix: '' };
+    return summarize(options.connections, [await runLoad({ baseUrl: baseline.baseUrl, apiKey }, scenario, load)]);
   };
   const noop = await run('/bench/noop');
   const auth = await run('/bench/auth');
@@ -340,7 +377,7 @@ async function main(): Promise<void> {
     if (options.lowLoad) {
       for (const scenario of reads) results.push(await measure(scenario, { service, baseline }, hotApiKey, options, options.lowConnections));
     }
-    const auth = options.only ? null : await authCost(baseline, hotApiKey, options);
+    const auth = options.only || options.quick ? null : await authCost(baseline, hotApiKey, options);
     const rssPeak = Math.max(...results.map((result) => result.service.rss?.peakMiB ?? 0));
     const checks = targets(results, explained, rssPeak, options);
 
