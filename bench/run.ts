@@ -329,6 +329,10 @@ async function main(): Promise<void> {
   await client.connect();
   const { hotAccountId, hotApiKey } = database.manifest;
   const servers: RunningServer[] = [];
+  // Ctrl-C: stop both servers (and the database if this run started it) before leaving.
+  const interrupted = () => void Promise.all(servers.map((server) => server.stop())).finally(() => database.stop().finally(() => process.exit(130)));
+  process.once('SIGINT', interrupted);
+  process.once('SIGTERM', interrupted);
   try {
     await deleteBenchAgents(client, hotAccountId);
     const samples = await loadSamples(client, hotAccountId);
