@@ -19,6 +19,7 @@
  * --only a,b (scenario names), --skip-low-load, --profile (the service runs with --cpu-prof; the profile
  * lands in bench/results/profiles), --data-dir DIR.
  */
+import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -315,6 +316,16 @@ function targets(results: ScenarioResult[], explained: Record<string, any>, rssP
 
 // ---------------------------------------------------------------- main
 
+/** The commit measured, and the source files changed since (uncommitted work changes the figures). */
+function codeVersion(): { commit: string; uncommittedSourceFiles: string[] } {
+  const git = (...args: string[]) => execFileSync('git', args, { cwd: path.join(__dirname, '..'), encoding: 'utf8' }).trim();
+  try {
+    return { commit: git('rev-parse', 'HEAD'), uncommittedSourceFiles: git('status', '--porcelain', '--', 'src').split('\n').filter(Boolean) };
+  } catch {
+    return { commit: 'unknown', uncommittedSourceFiles: [] };
+  }
+}
+
 /** The agents the write scenario created: gone, so that GET /agents keeps listing the same 50. */
 async function deleteBenchAgents(client: Client, accountId: number): Promise<void> {
   await client.query('DELETE FROM agents WHERE account_id = $1 AND name = $2', [accountId, BENCH_AGENT_PREFIX]);
@@ -388,6 +399,7 @@ async function main(): Promise<void> {
     const report = {
       date: new Date().toISOString(),
       mode: options.quick ? 'quick' : 'full',
+      code: codeVersion(),
       options,
       machine: { ...(await machine(client)), loadAverageBefore: loadBefore.map((v) => Math.round(v * 100) / 100), loadAverageAfter: os.loadavg().map((v) => Math.round(v * 100) / 100) },
       data: { ...shape, seededAt: database.manifest.seededAt, seedSeconds: database.manifest.seedSeconds, samples: { callIds: samples.callIds.length, nameTerms: samples.nameTerms.length, phoneTerms: samples.phoneTerms.length } },
