@@ -24,6 +24,7 @@ interface AutocannonResult {
   statusCodeStats: Record<string, { count: number }>;
 }
 interface AutocannonInstance extends PromiseLike<AutocannonResult> {
+  stop(): void;
   on(event: 'response', listener: (client: unknown, status: number, bytes: number, responseTimeMs: number) => void): void;
 }
 const autocannon = require('autocannon') as (options: Record<string, unknown>) => AutocannonInstance;
@@ -91,11 +92,16 @@ function requestsOf(scenario: Scenario, apiKey: string, agentPrefix: string): Au
   ];
 }
 
+/** Longest warm-up, whatever the scenario. */
+const MAX_WARMUP_SECONDS = 30;
+/** Responses per connection before measuring: the start of a run is slow until every connection has done a few. */
+const WARMUP_RESPONSES_PER_CONNECTION = 10;
+
 /**
- * One autocannon run of `warmupSeconds + seconds` on the same connections: only the responses that complete
- * after the warm-up count. (Opening 64 connections at once makes the first second or two of any run slow,
- * for both servers; a separate warm-up run would not help, since the measured run opens new connections.)
- * `onMeasure` is called when the measured window starts and ends (CPU and RSS sampling).
+ * One autocannon run on the same connections throughout: a warm-up of at least `warmupSeconds` and at least
+ * 10 responses per connection (opening 64 connections at once makes the start of any run slow, for both
+ * servers, and the slower the scenario the longer that lasts), then `seconds` measured. Only the responses
+ * that complete inside the measured window count. `onMeasure` marks its start and end (CPU and RSS sampling).
  */
 export async function runLoad(
   target: LoadTarget,
@@ -103,30 +109,48 @@ export async function runLoad(
   options: { connections: number; warmupSeconds: number; seconds: number; agentPrefix: string; onMeasure?: (phase: 'start' | 'end') => void },
 ): Promise<LoadSample> {
   const sample: LoadSample = { seconds: 0, latencies: [], bytes: 0, non2xx: 0, errors: 0 };
-  let measuring = false;
+  const launchedAt = performance.now();
+  const state: { phase: 'warmup' | 'measuring' | 'done' } = { phase: 'warmup' };
+  let warmupResponses = 0;
   let startedAt = 0;
+  let endTimer: NodeJS.Timeout | undefined;
   const instance = autocannon({
     url: target.baseUrl,
     connections: options.connections,
-    duration: options.warmupSeconds + options.seconds,
+    duration: MAX_WARMUP_SECONDS + options.seconds + 5,
     requests: requestsOf(scenario, target.apiKey, options.agentPrefix),
     timeout: 10,
   });
-  const start = setTimeout(() => {
-    measuring = true;
+  const finish = () => {
+    state.phase = 'done';
+    sample.seconds = (performance.now() - startedAt) / 1000;
+    options.onMeasure?.('end');
+    instance.stop();
+  };
+  const maybeStart = () => {
+    const elapsed = (performance.now() - launchedAt) / 1000;
+    const warm = elapsed >= options.warmupSeconds && warmupResponses >= options.connections * WARMUP_RESPONSES_PER_CONNECTION;
+    if (state.phase !== 'warmup' || !(warm || elapsed >= MAX_WARMUP_SECONDS)) return;
+    state.phase = 'measuring';
     startedAt = performance.now();
     options.onMeasure?.('start');
-  }, options.warmupSeconds * 1000);
+    endTimer = setTimeout(finish, options.seconds * 1000);
+  };
+  const poll = setInterval(maybeStart, 100);
   instance.on('response', (_client, status, bytes, responseTimeMs) => {
-    if (!measuring) return;
+    if (state.phase === 'warmup') {
+      warmupResponses++;
+      return;
+    }
+    if (state.phase !== 'measuring') return;
     sample.latencies.push(responseTimeMs);
     sample.bytes += bytes;
     if (status < 200 || status > 299) sample.non2xx++;
   });
   const result = await instance;
-  clearTimeout(start);
-  if (measuring) options.onMeasure?.('end');
-  sample.seconds = (performance.now() - startedAt) / 1000;
+  clearInterval(poll);
+  clearTimeout(endTimer);
+  if (state.phase === 'measuring') finish();
   sample.errors = result.errors + result.timeouts;
   return sample;
 }
