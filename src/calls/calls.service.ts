@@ -5,6 +5,7 @@ import { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity
 import { AgentsService } from '../agents/agents.service';
 import { UuidPipe } from '../common/id.pipes';
 import { AppConfig } from '../config/config';
+import { selectProperties } from '../database/select-properties';
 import { InjectConfig } from '../config/config.module';
 import { Call } from './call.entity';
 import { creditsUsed } from './credits';
@@ -16,7 +17,7 @@ import { ListCallsQuery } from './dto/list-calls-query.dto';
 const callIdPipe = new UuidPipe('Call');
 
 /** The columns of a list item: everything but the transcript (which can be large) and the test flag. */
-const LIST_COLUMNS: (keyof Call)[] = [
+const LIST_COLUMNS = [
   'id',
   'name',
   'phone',
@@ -35,7 +36,10 @@ const LIST_COLUMNS: (keyof Call)[] = [
   'feedback',
   'extractedData',
   'recordingKey',
-];
+] as const satisfies readonly (keyof Call)[];
+
+/** Every column: what `GET /calls/{callId}` and the recordings module need. */
+const ALL_COLUMNS = [...LIST_COLUMNS, 'accountId', 'transcript', 'isTest'] as const satisfies readonly (keyof Call)[];
 
 /**
  * The digits of the phone, exactly as written in the search index (IDX_calls_account_search): the planner
@@ -58,9 +62,15 @@ export class CallsService {
     @InjectConfig() private readonly config: AppConfig,
   ) {}
 
-  /** One call of the account (with its transcript and recording key); 404 if absent or another account's. */
+  /**
+   * One call of the account (with its transcript and recording key); 404 if absent or another account's.
+   * Plain rows here and in `list`, not hydrated entities: hydration was the service's largest cost on these
+   * routes (BENCHMARKS.md, "Performance").
+   */
   async get(accountId: number, callId: string): Promise<Call> {
-    const call = await this.calls.findOneBy({ accountId, id: callIdPipe.transform(callId) });
+    const call = await selectProperties(this.calls.createQueryBuilder('call'), ALL_COLUMNS)
+      .where('call.account_id = :accountId AND call.id = :id', { accountId, id: callIdPipe.transform(callId) })
+      .getRawOne<Call>();
     if (!call) throw new NotFoundException(`Call ${callId} not found`);
     return call;
   }
@@ -114,14 +124,12 @@ export class CallsService {
 
   /** The account's calls, newest first, never a test call; the filters combine. */
   list(accountId: number, query: ListCallsQuery): Promise<Call[]> {
-    return this.listQuery(accountId, query).getMany();
+    return this.listQuery(accountId, query).getRawMany<Call>();
   }
 
   /** The query behind `list` (bench/calls-explain.ts runs EXPLAIN ANALYZE on exactly this SQL). */
   listQuery(accountId: number, query: ListCallsQuery): SelectQueryBuilder<Call> {
-    const builder = this.calls
-      .createQueryBuilder('call')
-      .select(LIST_COLUMNS.map((column) => `call.${column}`))
+    const builder = selectProperties(this.calls.createQueryBuilder('call'), LIST_COLUMNS)
       .where('call.account_id = :accountId', { accountId })
       .andWhere('NOT call.is_test');
     this.applyFilters(builder, query);
