@@ -7,13 +7,17 @@ import { PLAYBACK_SIGNER, PlaybackController } from './playback.controller';
 import { RecordingStorage } from './recording-storage';
 import { RecordingsController } from './recordings.controller';
 import { RecordingsService } from './recordings.service';
-import { createS3Client, S3RecordingStorage } from './s3-recording-storage';
+import type * as S3Driver from './s3-recording-storage';
 import { PlaybackUrlSigner } from './signed-url';
 import { loadSigningSecret } from './signing-secret';
 
 /** The storage driver chosen by STORAGE_DRIVER. */
 export function createRecordingStorage(config: AppConfig, signer: PlaybackUrlSigner | null): RecordingStorage {
-  if (config.storage.driver === 's3') return new S3RecordingStorage(createS3Client(config.storage.s3!), config.storage.s3!.bucket);
+  if (config.storage.driver === 's3') {
+    // Loaded only when chosen: the AWS SDK costs about 20 MiB of memory that the local driver does not need.
+    const { createS3Client, S3RecordingStorage } = require('./s3-recording-storage') as typeof S3Driver;
+    return new S3RecordingStorage(createS3Client(config.storage.s3!), config.storage.s3!.bucket);
+  }
   return new LocalRecordingStorage(config.dataDir, config.publicBaseUrl, signer!);
 }
 
