@@ -1,3 +1,4 @@
+import { applyDecorators } from '@nestjs/common';
 import { ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { IsInt, IsString, Max, MaxLength, Min } from 'class-validator';
@@ -10,6 +11,10 @@ import { IsStorable } from '../../common/storable-text';
  * are refused by @IsInt), so that what is accepted is exactly what is documented.
  */
 const ToInteger = () => Transform(({ value }) => (typeof value === 'string' && /^-?\d+$/.test(value) ? Number(value) : value));
+
+/** An optional text filter: trimmed, storable, at most `maxLength` characters; blank means no filter. */
+const QueryText = (maxLength: number) =>
+  applyDecorators(IsOmittable(), ApiPropertyOptional({ maxLength }), Trim(), IsString(), IsStorable(), MaxLength(maxLength));
 
 /** Query parameters of `GET /calls`; they combine (AND). Unknown parameters are ignored. */
 export class ListCallsQuery {
@@ -28,21 +33,11 @@ export class ListCallsQuery {
    * (`98765 43` finds `+91-98765-43210`). At most 200 characters; blank means no search.
    * @example "priya"
    */
-  @IsOmittable()
-  @ApiPropertyOptional()
-  @Trim()
-  @IsString()
-  @IsStorable()
-  @MaxLength(200)
+  @QueryText(200)
   search: string = '';
 
   /** The call's `status`, case-insensitive; blank means any. @example "qualified" */
-  @IsOmittable()
-  @ApiPropertyOptional()
-  @Trim()
-  @IsString()
-  @IsStorable()
-  @MaxLength(100)
+  @QueryText(100)
   status: string = '';
 
   /** Only calls whose `callDate` is within the last N × 24 hours, 0–3650; 0 means all history. @example 30 */
@@ -55,12 +50,7 @@ export class ListCallsQuery {
   days: number = 0;
 
   /** The call's `callStatus`, case-insensitive; blank means any. @example "completed" */
-  @IsOmittable()
-  @ApiPropertyOptional()
-  @Trim()
-  @IsString()
-  @IsStorable()
-  @MaxLength(100)
+  @QueryText(100)
   callStatus: string = '';
 
   /** Only calls handled by this agent (including since-deleted agents). @example 42 */
