@@ -1,12 +1,10 @@
 import { DynamicModule, MiddlewareConsumer, Module, NestModule, RequestMethod } from '@nestjs/common';
 import { APP_FILTER, APP_INTERCEPTOR, APP_PIPE } from '@nestjs/core';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import { LoggerModule } from 'nestjs-pino';
 import { AgentsModule } from './agents/agents.module';
 import { AuthModule } from './auth/auth.module';
 import { AllExceptionsFilter } from './common/all-exceptions.filter';
 import { JsonBodyMiddleware } from './common/json-body.middleware';
-import { loggerOptions } from './common/logger';
 import { SerializeInterceptor } from './common/serialize.interceptor';
 import { createValidationPipe } from './common/validation';
 import { AppConfig } from './config/config';
@@ -22,6 +20,9 @@ import { RecordingsModule } from './recordings/recordings.module';
 /** The domain modules, each with its controller, service and entities. */
 const DOMAIN_MODULES = [HealthModule, AgentsModule, KnowledgeBasesModule, CallsModule, RecordingsModule, WidgetSitesModule];
 
+/** The methods whose requests carry a body: other requests never go through the JSON middleware. */
+const BODY_METHODS = [RequestMethod.POST, RequestMethod.PUT, RequestMethod.PATCH];
+
 /** Routes whose bodies are not JSON (they read the raw request stream themselves). */
 const NON_JSON_ROUTES: { path: string; method: RequestMethod }[] = [{ path: 'calls/:callId/recording', method: RequestMethod.PUT }];
 
@@ -33,7 +34,6 @@ export class AppModule implements NestModule {
       module: AppModule,
       imports: [
         ConfigModule.forRoot(config),
-        LoggerModule.forRoot(loggerOptions(config)),
         TypeOrmModule.forRoot({ ...dataSourceOptions(databaseUrl, config), retryAttempts: 2, retryDelay: 1_000 }),
         AuthModule,
         RateLimitModule,
@@ -51,6 +51,6 @@ export class AppModule implements NestModule {
     consumer
       .apply(JsonBodyMiddleware)
       .exclude(...NON_JSON_ROUTES)
-      .forRoutes({ path: '*path', method: RequestMethod.ALL });
+      .forRoutes(...BODY_METHODS.map((method) => ({ path: '*path', method })));
   }
 }

@@ -1,15 +1,19 @@
 import { INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { NestExpressApplication } from '@nestjs/platform-express';
-import { Logger } from 'nestjs-pino';
+import type { Logger } from 'pino';
 import { AppModule } from './app.module';
 import { AppConfig } from './config/config';
 import { answerClientErrors } from './common/client-error';
+import { createLogger, PinoLoggerService, requestLogger } from './common/logger';
 import { applySecurity } from './common/security';
 import { buildOpenApiDocument, serveOpenApiDocument } from './openapi';
 
-/** Builds the HTTP application (not yet listening): used by main.ts and by the tests alike. */
-export async function createApp(config: AppConfig, databaseUrl: string): Promise<INestApplication> {
+/**
+ * Builds the HTTP application (not yet listening): used by main.ts and by the tests alike.
+ * @param logger where request logs and Nest's logs go (main.ts passes its own, to flush it at exit)
+ */
+export async function createApp(config: AppConfig, databaseUrl: string, logger: Logger = createLogger(config)): Promise<INestApplication> {
   const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config, databaseUrl), {
     bodyParser: false, // JsonBodyMiddleware parses, so that its errors have the API's shape
     logger: ['error', 'warn'],
@@ -17,10 +21,11 @@ export async function createApp(config: AppConfig, databaseUrl: string): Promise
   app.disable('x-powered-by');
   app.set('trust proxy', config.trustProxy);
   answerClientErrors(app.getHttpServer());
+  app.use(requestLogger(logger));
   applySecurity(app, config);
   app.set('etag', false);
   serveOpenApiDocument(app, await buildOpenApiDocument(app));
   await app.init();
-  app.useLogger(app.get(Logger)); // after init: route-mapping chatter stays out of the logs
+  app.useLogger(new PinoLoggerService(logger)); // after init: route-mapping chatter stays out of the logs
   return app;
 }

@@ -1,6 +1,8 @@
 import 'reflect-metadata';
 import { INestApplication } from '@nestjs/common';
+import type { Logger } from 'pino';
 import { createApp } from './app';
+import { createLogger, flushLogs } from './common/logger';
 import { AppConfig, ConfigError, loadConfig } from './config/config';
 import { runMigrations } from './database/migrate';
 import { OpenDatabase, openDatabase } from './database/open-database';
@@ -21,7 +23,7 @@ function banner(config: AppConfig, database: OpenDatabase, migrations: string[],
 }
 
 /** SIGTERM/SIGINT: stop accepting, finish the requests accepted, close the pool, stop the embedded PostgreSQL. */
-function stopGracefully(app: INestApplication, database: OpenDatabase): void {
+function stopGracefully(app: INestApplication, database: OpenDatabase, logger: Logger): void {
   let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) return;
@@ -31,8 +33,10 @@ function stopGracefully(app: INestApplication, database: OpenDatabase): void {
       await drainHttpServer(app.getHttpServer());
       await app.close();
       await database.stop();
+      flushLogs(logger);
       process.exit(0);
     } catch (error) {
+      flushLogs(logger);
       console.error('Shutdown failed', error);
       process.exit(1);
     }
@@ -47,10 +51,11 @@ async function main(): Promise<void> {
   const database = await openDatabase(config);
   try {
     const migrations = await runMigrations(database.url, config);
-    const app = await createApp(config, database.url);
+    const logger = createLogger(config);
+    const app = await createApp(config, database.url, logger);
     await app.listen(config.port);
     process.stdout.write(banner(config, database, migrations, Date.now() - startedAt));
-    stopGracefully(app, database);
+    stopGracefully(app, database, logger);
   } catch (error) {
     await database.stop();
     throw error;
