@@ -1,11 +1,10 @@
 import { DynamicModule, MiddlewareConsumer, Module, NestModule, RequestMethod } from '@nestjs/common';
-import { APP_FILTER, APP_INTERCEPTOR, APP_PIPE } from '@nestjs/core';
+import { APP_FILTER, APP_PIPE } from '@nestjs/core';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AgentsModule } from './agents/agents.module';
 import { AuthModule } from './auth/auth.module';
 import { AllExceptionsFilter } from './common/all-exceptions.filter';
 import { JsonBodyMiddleware } from './common/json-body.middleware';
-import { SerializeInterceptor } from './common/serialize.interceptor';
 import { createValidationPipe } from './common/validation';
 import { AppConfig } from './config/config';
 import { ConfigModule } from './config/config.module';
@@ -42,7 +41,6 @@ export class AppModule implements NestModule {
       providers: [
         { provide: APP_PIPE, useFactory: createValidationPipe },
         { provide: APP_FILTER, useClass: AllExceptionsFilter },
-        { provide: APP_INTERCEPTOR, useClass: SerializeInterceptor },
       ],
     };
   }

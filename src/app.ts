@@ -4,6 +4,7 @@ import { NestExpressApplication } from '@nestjs/platform-express';
 import type { Logger } from 'pino';
 import { AppModule } from './app.module';
 import { AppConfig } from './config/config';
+import { ApiExpressAdapter } from './common/api-express-adapter';
 import { answerClientErrors } from './common/client-error';
 import { createLogger, PinoLoggerService, requestLogger } from './common/logger';
 import { applySecurity } from './common/security';
@@ -14,7 +15,7 @@ import { buildOpenApiDocument, serveOpenApiDocument } from './openapi';
  * @param logger where request logs and Nest's logs go (main.ts passes its own, to flush it at exit)
  */
 export async function createApp(config: AppConfig, databaseUrl: string, logger: Logger = createLogger(config)): Promise<INestApplication> {
-  const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config, databaseUrl), {
+  const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config, databaseUrl), new ApiExpressAdapter(), {
     bodyParser: false, // JsonBodyMiddleware parses, so that its errors have the API's shape
     logger: ['error', 'warn'],
   });

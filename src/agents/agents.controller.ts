@@ -4,7 +4,7 @@ import { CallerAccount } from '../auth/caller-account';
 import { CurrentAccount } from '../auth/current-account.decorator';
 import { ApiErrors, NoContent } from '../common/api-errors.decorator';
 import { IntIdPipe } from '../common/id.pipes';
-import { Serialize } from '../common/serialize.interceptor';
+import { Serialize } from '../common/serialize';
 import { Agent } from './agent.entity';
 import { AgentsService } from './agents.service';
 import { AgentResponse, toAgentResponse } from './dto/agent-response.dto';

@@ -3,6 +3,7 @@ import { InjectRepository } from '@nestjs/typeorm';
 import { Repository } from 'typeorm';
 import { CallerAccount } from '../auth/caller-account';
 import { RequestValidationException } from '../common/validation';
+import { PreparedSelect } from '../database/prepared-select';
 import { selectProperties } from '../database/select-properties';
 import { Agent } from './agent.entity';
 import { CreateAgentDto } from './dto/create-agent.dto';
@@ -15,14 +16,17 @@ const AGENT_PROPERTIES = ['id', 'accountId', 'name', 'description', 'model', 'vo
 /** Every method takes the caller's account first and puts it in the WHERE of every read and write. */
 @Injectable()
 export class AgentsService {
+  /** Plain rows, not hydrated entities, from SQL built once: the list is the hot path (BENCHMARKS.md, "Performance"). */
+  private readonly listQuery = new PreparedSelect<{ accountId: number }, Agent>(['accountId'], ({ accountId }) =>
+    selectProperties(this.agents.createQueryBuilder('agent'), AGENT_PROPERTIES)
+      .where('agent.account_id = :accountId', { accountId })
+      .orderBy('agent.id', 'ASC'),
+  );
+
   constructor(@InjectRepository(Agent) private readonly agents: Repository<Agent>) {}
 
-  /** Plain rows, not hydrated entities: the list is the hot path (BENCHMARKS.md, "Performance"). */
   list(accountId: number): Promise<Agent[]> {
-    return selectProperties(this.agents.createQueryBuilder('agent'), AGENT_PROPERTIES)
-      .where('agent.account_id = :accountId', { accountId })
-      .orderBy('agent.id', 'ASC')
-      .getRawMany<Agent>();
+    return this.listQuery.many({ accountId });
   }
 
   async get(accountId: number, id: number): Promise<Agent> {

@@ -4,7 +4,7 @@ import { CallerAccount } from '../auth/caller-account';
 import { CurrentAccount } from '../auth/current-account.decorator';
 import { ApiErrors } from '../common/api-errors.decorator';
 import { UuidPipe } from '../common/id.pipes';
-import { Serialize } from '../common/serialize.interceptor';
+import { Serialize } from '../common/serialize';
 import { Call } from './call.entity';
 import { CallsService } from './calls.service';
 import { CallDetail, CallListItemResponse, CallResponse, toCallListItemResponse, toCallResponse } from './dto/call-response.dto';

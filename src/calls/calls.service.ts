@@ -5,6 +5,7 @@ import { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity
 import { AgentsService } from '../agents/agents.service';
 import { UuidPipe } from '../common/id.pipes';
 import { AppConfig } from '../config/config';
+import { PreparedSelect } from '../database/prepared-select';
 import { selectProperties } from '../database/select-properties';
 import { InjectConfig } from '../config/config.module';
 import { Call } from './call.entity';
@@ -56,6 +57,10 @@ export const escapeLike = (value: string) => value.replace(/[\\%_]/g, (character
 /** Every method takes the caller's account first and puts it in the WHERE of every read and write. */
 @Injectable()
 export class CallsService {
+  private readonly getQuery = new PreparedSelect<{ accountId: number; id: string }, Call>(['accountId', 'id'], (parameters) =>
+    selectProperties(this.calls.createQueryBuilder('call'), ALL_COLUMNS).where('call.account_id = :accountId AND call.id = :id', parameters),
+  );
+
   constructor(
     @InjectRepository(Call) private readonly calls: Repository<Call>,
     private readonly agents: AgentsService,
@@ -68,9 +73,7 @@ export class CallsService {
    * routes (BENCHMARKS.md, "Performance").
    */
   async get(accountId: number, callId: string): Promise<Call> {
-    const call = await selectProperties(this.calls.createQueryBuilder('call'), ALL_COLUMNS)
-      .where('call.account_id = :accountId AND call.id = :id', { accountId, id: callIdPipe.transform(callId) })
-      .getRawOne<Call>();
+    const call = await this.getQuery.one({ accountId, id: callIdPipe.transform(callId) });
     if (!call) throw new NotFoundException(`Call ${callId} not found`);
     return call;
   }

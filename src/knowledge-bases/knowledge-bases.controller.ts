@@ -4,7 +4,7 @@ import { CallerAccount } from '../auth/caller-account';
 import { CurrentAccount } from '../auth/current-account.decorator';
 import { ApiErrors, NoContent } from '../common/api-errors.decorator';
 import { IntIdPipe } from '../common/id.pipes';
-import { Serialize } from '../common/serialize.interceptor';
+import { Serialize } from '../common/serialize';
 import { CreateKnowledgeBaseDto } from './dto/create-knowledge-base.dto';
 import { CreateSourceDto } from './dto/create-source.dto';
 import {

@@ -5,7 +5,7 @@ import { CallerAccount } from '../auth/caller-account';
 import { CurrentAccount } from '../auth/current-account.decorator';
 import { ApiErrors } from '../common/api-errors.decorator';
 import { UuidPipe } from '../common/id.pipes';
-import { Serialize } from '../common/serialize.interceptor';
+import { Serialize } from '../common/serialize';
 import { AppConfig } from '../config/config';
 import { InjectConfig } from '../config/config.module';
 import { tooLarge } from './byte-limit';

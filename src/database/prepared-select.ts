@@ -1,0 +1,56 @@
+import { DataSource, ObjectLiteral, SelectQueryBuilder } from 'typeorm';
+
+/** Stands in for a parameter while the query is built, and is recognised (by identity) among its bound values. */
+class Slot {
+  constructor(readonly name: string) {}
+}
+
+interface Compiled<P> {
+  sql: string;
+  /** The parameter behind each bind position ($1, $2, …). */
+  names: (keyof P)[];
+  dataSource: DataSource;
+}
+
+/**
+ * A select whose shape never changes, built once by TypeORM's QueryBuilder and then run as its SQL with new
+ * values. Building a 20-column select costs the service more CPU than PostgreSQL spends answering a lookup by
+ * key (BENCHMARKS.md, "Performance"), and the routes that run such selects are the most frequent ones.
+ * The rows are raw, as `getRawMany` gives them (use `selectProperties` in the builder).
+ *
+ * @param build makes the query from its parameters; it is called once, with placeholders for the values,
+ * so it must not branch on them.
+ */
+export class PreparedSelect<P extends Record<string, unknown>, R> {
+  private compiled?: Compiled<P>;
+
+  constructor(
+    private readonly parameterNames: readonly (keyof P & string)[],
+    private readonly build: (parameters: P) => SelectQueryBuilder<ObjectLiteral>,
+  ) {}
+
+  /** An undefined value is refused, as TypeORM's `find*` do: `account_id = NULL` must never be a silent query. */
+  async many(parameters: P): Promise<R[]> {
+    const { sql, names, dataSource } = (this.compiled ??= this.compile());
+    const values = names.map((name) => {
+      if (parameters[name] === undefined) throw new Error(`PreparedSelect: parameter ${String(name)} is undefined`);
+      return parameters[name];
+    });
+    return dataSource.query<R[]>(sql, values);
+  }
+
+  async one(parameters: P): Promise<R | undefined> {
+    return (await this.many(parameters))[0];
+  }
+
+  private compile(): Compiled<P> {
+    const slots = Object.fromEntries(this.parameterNames.map((name) => [name, new Slot(name)])) as unknown as P;
+    const builder = this.build(slots);
+    const [sql, values] = builder.getQueryAndParameters();
+    const names = values.map((value: unknown) => {
+      if (!(value instanceof Slot)) throw new Error(`PreparedSelect: a value of the query is not one of its parameters (${String(value)})`);
+      return value.name as keyof P;
+    });
+    return { sql, names, dataSource: builder.connection };
+  }
+}
