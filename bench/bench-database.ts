@@ -41,7 +41,8 @@ export interface BenchDatabase {
   stop(): Promise<void>;
 }
 
-const MANIFEST_VERSION = 1;
+/** Bumped when the seeded cluster must be made anew (2: clusters get LC_CTYPE C.UTF-8 for pg_trgm). */
+const MANIFEST_VERSION = 2;
 const ROOT = path.resolve(__dirname, '..');
 
 export function defaultDataDir(shape: DataShape): string {

@@ -4,7 +4,9 @@ import type { Logger } from 'pino';
 import { createApp } from './app';
 import { createLogger, flushLogs } from './common/logger';
 import { AppConfig, ConfigError, loadConfig } from './config/config';
+import { DataSource } from 'typeorm';
 import { runMigrations } from './database/migrate';
+import { searchLocaleWarning } from './database/search-locale';
 import { OpenDatabase, openDatabase } from './database/open-database';
 import { drainHttpServer } from './shutdown';
 
@@ -55,6 +57,8 @@ async function main(): Promise<void> {
     const app = await createApp(config, database.url, logger);
     await app.listen(config.port);
     process.stdout.write(banner(config, database, migrations, Date.now() - startedAt));
+    const localeWarning = await searchLocaleWarning(app.get(DataSource));
+    if (localeWarning) logger.warn(localeWarning);
     stopGracefully(app, database, logger);
   } catch (error) {
     await database.stop();

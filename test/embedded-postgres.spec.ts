@@ -3,6 +3,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { Client } from 'pg';
 import { startEmbeddedPostgres } from '../src/database/embedded-postgres';
+import { searchLocaleWarning } from '../src/database/search-locale';
 import { freePort } from '../src/database/throwaway-postgres';
 
 async function query(url: string, sql: string): Promise<unknown[]> {
@@ -57,5 +58,30 @@ describe('embedded PostgreSQL', () => {
     await client.end();
     await server.stop({ whenIdle: true });
     await expect(query(server.url, 'SELECT 1')).rejects.toThrow();
+  });
+});
+
+describe('the search locale', () => {
+  const testDatabase = process.env.DATABASE_URL!;
+  const asDataSource = (url: string) => ({ query: (sql: string) => query(url, sql) }) as never;
+
+  it('gives pg_trgm the letters of every script in the embedded cluster (LC_CTYPE C.UTF-8)', async () => {
+    const rows = (await query(testDatabase, "SELECT cardinality(show_trgm('র্জুন')) AS bengali, cardinality(show_trgm('பிரி')) AS tamil, cardinality(show_trgm('张伟')) AS chinese")) as Record<string, number>[];
+    expect(rows[0].bengali).toBeGreaterThan(0);
+    expect(rows[0].tamil).toBeGreaterThan(0);
+    expect(rows[0].chinese).toBeGreaterThan(0);
+    expect(await searchLocaleWarning(asDataSource(testDatabase))).toBeNull();
+  });
+
+  it('warns at start-up about a database whose LC_CTYPE is C', async () => {
+    const name = `ctype_c_${process.pid}`;
+    await query(testDatabase, `CREATE DATABASE ${name} TEMPLATE template0 ENCODING 'UTF8' LC_CTYPE 'C' LC_COLLATE 'C'`);
+    try {
+      const url = new URL(testDatabase);
+      url.pathname = `/${name}`;
+      expect(await searchLocaleWarning(asDataSource(url.toString()))).toMatch(/LC_CTYPE is C: searches of names in non-Latin scripts cannot use the trigram index/);
+    } finally {
+      await query(testDatabase, `DROP DATABASE ${name}`);
+    }
   });
 });

@@ -127,6 +127,10 @@ async function initCluster(bin: string, dataDir: string, clusterDir: string, pas
         '--encoding=UTF8',
         '--locale-provider=builtin',
         '--builtin-locale=C.UTF-8',
+        // pg_trgm classifies characters with the C library's LC_CTYPE, not the builtin provider: under "C" it
+        // takes every non-ASCII letter for a word break, so names in Indic, CJK or accented scripts get no
+        // trigrams and their searches cannot use the search index (BENCHMARKS.md, "Performance").
+        '--lc-ctype=C.UTF-8',
         '--no-instructions',
       ],
       { ...user, env: { ...process.env, LC_ALL: 'C' } },
