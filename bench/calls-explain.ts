@@ -4,7 +4,7 @@
  *   DATA_DIR=/tmp/calls-bench npm run seed -- --accounts 100 --calls 1000000   # the first account holds 100,000
  *   DATA_DIR=/tmp/calls-bench node -r ./scripts/register.js bench/calls-explain.ts > /tmp/calls-explain.md
  *
- * The list queries are built by CallsService.listQuery itself, so the SQL is exactly what the API runs,
+ * The list queries are built by CallsService.listStatement itself, so the SQL is exactly what the API runs,
  * with bind parameters as the API sends them. Prints Markdown; exits with 1 if any plan has a Seq Scan.
  */
 import 'reflect-metadata';
@@ -59,7 +59,7 @@ async function main(): Promise<void> {
     const small = accounts[1].accountId as number;
     const listCase = (title: string, accountId: number, filters: Partial<ListCallsQuery>): Case => {
       const query = Object.assign(new ListCallsQuery(), filters);
-      const [sql, parameters] = service.listQuery(accountId, query).getQueryAndParameters();
+      const [sql, parameters] = service.listStatement(accountId, query);
       const parts = Object.entries(filters).map(([key, value]) => `${key}=${String(value)}`);
       return { title, request: `GET /calls${parts.length ? `?${parts.join('&')}` : ''}`, sql, parameters };
     };

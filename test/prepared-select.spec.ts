@@ -38,6 +38,15 @@ describe('PreparedSelect', () => {
     expect(await prepared.one({ accountId: first.id, name: 'Nobody' })).toBeUndefined();
   });
 
+  it('binds the row limit as a parameter: one query for every limit', async () => {
+    const prepared = new PreparedSelect<{ accountId: number; name: string; limit: number }, Agent>(['accountId', 'name', 'limit'], builder, { limit: 'limit' });
+    expect(await prepared.many({ accountId: first.id, name: 'Asha', limit: 1 })).toHaveLength(1);
+    expect(await prepared.many({ accountId: first.id, name: 'Asha', limit: 5 })).toHaveLength(2);
+    const [sql, values] = prepared.statement({ accountId: second.id, name: 'Ravi', limit: 7 });
+    expect(sql).toMatch(/ORDER BY .* LIMIT \$3$/);
+    expect(values).toEqual([second.id, 'Ravi', 7]);
+  });
+
   it('refuses an undefined value instead of querying with NULL', async () => {
     const prepared = new PreparedSelect<{ accountId: number; name: string }, Agent>(['accountId', 'name'], builder);
     await expect(prepared.many({ accountId: undefined as unknown as number, name: 'Asha' })).rejects.toThrow('parameter accountId is undefined');

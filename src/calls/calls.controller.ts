@@ -10,7 +10,6 @@ import { CallsService } from './calls.service';
 import { CallDetail, CallListItemResponse, CallResponse, toCallListItemResponse, toCallResponse } from './dto/call-response.dto';
 import { CreateCallDto } from './dto/create-call.dto';
 import { ListCallsQuery } from './dto/list-calls-query.dto';
-import { IgnoreUnknownQueryParams } from './ignore-unknown-query.interceptor';
 
 const CallId = () => Param('callId', new UuidPipe('Call'));
 
@@ -24,7 +23,6 @@ export class CallsController {
     summary: 'List calls, newest first (callDate, then id, descending); never test calls, never transcript or credits',
     description: 'The filters combine. Unknown query parameters are ignored; a bad value of a known one is a 400.',
   })
-  @IgnoreUnknownQueryParams(ListCallsQuery)
   @Serialize(CallListItemResponse, toCallListItemResponse, { isArray: true })
   @ApiErrors([400, 'Bad query parameter value (with `details`)'])
   list(@CurrentAccount() account: CallerAccount, @Query() query: ListCallsQuery): Promise<Call[]> {

@@ -54,9 +54,39 @@ const PHONE_LIKE_SEARCH = /^[0-9+\-().\/\s]*[0-9][0-9+\-().\/\s]*$/;
 /** `%`, `_` and `\` match themselves in a LIKE pattern (backslash is PostgreSQL's default escape). */
 export const escapeLike = (value: string) => value.replace(/[\\%_]/g, (character) => `\\${character}`);
 
+/** The bound values of a list query; a filter the request does not use is undefined (and absent from the SQL). */
+interface ListParameters extends Record<string, unknown> {
+  accountId: number;
+  /** `search` as a LIKE pattern, matched against the name and the phone as written. */
+  pattern?: string;
+  /** The digits of a phone-like `search`, matched against the phone's digits. */
+  digitsPattern?: string;
+  status?: string;
+  callStatus?: string;
+  agentId?: number;
+  /** `days` in hours. */
+  hours?: number;
+  limit: number;
+}
+
+function listParameters(accountId: number, query: ListCallsQuery): ListParameters {
+  const digits = query.search && PHONE_LIKE_SEARCH.test(query.search) ? query.search.replace(/[^0-9]/g, '') : '';
+  return {
+    accountId,
+    pattern: query.search ? `%${escapeLike(query.search)}%` : undefined,
+    digitsPattern: digits ? `%${digits}%` : undefined,
+    status: query.status || undefined,
+    callStatus: query.callStatus || undefined,
+    agentId: query.agentId,
+    hours: query.days > 0 ? query.days * 24 : undefined,
+    limit: query.limit,
+  };
+}
+
 /** Every method takes the caller's account first and puts it in the WHERE of every read and write. */
 @Injectable()
 export class CallsService {
+  private readonly listQueries = new Map<string, PreparedSelect<ListParameters, Call>>();
   private readonly getQuery = new PreparedSelect<{ accountId: number; id: string }, Call>(['accountId', 'id'], (parameters) =>
     selectProperties(this.calls.createQueryBuilder('call'), ALL_COLUMNS).where('call.account_id = :accountId AND call.id = :id', parameters),
   );
@@ -127,32 +157,43 @@ export class CallsService {
 
   /** The account's calls, newest first, never a test call; the filters combine. */
   list(accountId: number, query: ListCallsQuery): Promise<Call[]> {
-    return this.listQuery(accountId, query).getRawMany<Call>();
+    const parameters = listParameters(accountId, query);
+    return this.listQueryFor(parameters).many(parameters);
   }
 
-  /** The query behind `list` (bench/calls-explain.ts runs EXPLAIN ANALYZE on exactly this SQL). */
-  listQuery(accountId: number, query: ListCallsQuery): SelectQueryBuilder<Call> {
-    const builder = selectProperties(this.calls.createQueryBuilder('call'), LIST_COLUMNS)
-      .where('call.account_id = :accountId', { accountId })
-      .andWhere('NOT call.is_test');
-    this.applyFilters(builder, query);
-    return builder.orderBy('call.call_date', 'DESC').addOrderBy('call.id', 'DESC').limit(query.limit);
+  /** The SQL and values `list` runs for this request (bench/calls-explain.ts runs EXPLAIN ANALYZE on them). */
+  listStatement(accountId: number, query: ListCallsQuery): [string, unknown[]] {
+    const parameters = listParameters(accountId, query);
+    return this.listQueryFor(parameters).statement(parameters);
   }
 
-  private applyFilters(builder: SelectQueryBuilder<Call>, query: ListCallsQuery): void {
-    if (query.search) {
-      const conditions = ['call.name ILIKE :pattern', 'call.phone ILIKE :pattern'];
-      const digits = PHONE_LIKE_SEARCH.test(query.search) ? query.search.replace(/[^0-9]/g, '') : '';
-      if (digits) conditions.push(`${PHONE_DIGITS_SQL} LIKE :digitsPattern`);
-      builder.andWhere(`(${conditions.join(' OR ')})`, {
-        pattern: `%${escapeLike(query.search)}%`,
-        digitsPattern: `%${digits}%`,
-      });
+  /** One prepared query per combination of filters (at most 2⁶ of them), built on first use. */
+  private listQueryFor(parameters: ListParameters): PreparedSelect<ListParameters, Call> {
+    const present = Object.keys(parameters).filter((name) => parameters[name] !== undefined) as (keyof ListParameters & string)[];
+    const shape = present.join(',');
+    let prepared = this.listQueries.get(shape);
+    if (!prepared) {
+      prepared = new PreparedSelect<ListParameters, Call>(present, (slots) => this.buildList(slots), { limit: 'limit' });
+      this.listQueries.set(shape, prepared);
     }
-    if (query.status) builder.andWhere('lower(call.status) = lower(:status)', { status: query.status });
-    if (query.callStatus) builder.andWhere('lower(call.call_status) = lower(:callStatus)', { callStatus: query.callStatus });
-    if (query.agentId !== undefined) builder.andWhere('call.agent_id = :agentId', { agentId: query.agentId });
-    if (query.days > 0) builder.andWhere('call.call_date >= now() - make_interval(hours => :hours)', { hours: query.days * 24 });
+    return prepared;
+  }
+
+  /** The list query for the filters present in `parameters` (their values are placeholders here). */
+  private buildList(parameters: ListParameters): SelectQueryBuilder<Call> {
+    const builder = selectProperties(this.calls.createQueryBuilder('call'), LIST_COLUMNS)
+      .where('call.account_id = :accountId', parameters)
+      .andWhere('NOT call.is_test');
+    if (parameters.pattern !== undefined) {
+      const conditions = ['call.name ILIKE :pattern', 'call.phone ILIKE :pattern'];
+      if (parameters.digitsPattern !== undefined) conditions.push(`${PHONE_DIGITS_SQL} LIKE :digitsPattern`);
+      builder.andWhere(`(${conditions.join(' OR ')})`, parameters);
+    }
+    if (parameters.status !== undefined) builder.andWhere('lower(call.status) = lower(:status)', parameters);
+    if (parameters.callStatus !== undefined) builder.andWhere('lower(call.call_status) = lower(:callStatus)', parameters);
+    if (parameters.agentId !== undefined) builder.andWhere('call.agent_id = :agentId', parameters);
+    if (parameters.hours !== undefined) builder.andWhere('call.call_date >= now() - make_interval(hours => :hours)', parameters);
+    return builder.orderBy('call.call_date', 'DESC').addOrderBy('call.id', 'DESC');
   }
 
   private withCredits(call: Call): CallDetail {

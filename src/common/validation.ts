@@ -1,4 +1,4 @@
-import { BadRequestException, ValidationError, ValidationPipe } from '@nestjs/common';
+import { ArgumentMetadata, BadRequestException, PipeTransform, ValidationError, ValidationPipe } from '@nestjs/common';
 import { ErrorDetail } from './error-response.dto';
 
 /** A 400 whose body carries one detail per invalid field. */
@@ -16,14 +16,23 @@ function flatten(errors: ValidationError[], parent = ''): ErrorDetail[] {
   });
 }
 
-/** The global pipe (registered as APP_PIPE): strict DTOs, unknown fields refused. */
-export function createValidationPipe(): ValidationPipe {
-  return new ValidationPipe({
+const validationPipe = (forbidUnknownFields: boolean) =>
+  new ValidationPipe({
     whitelist: true,
-    forbidNonWhitelisted: true,
+    forbidNonWhitelisted: forbidUnknownFields,
     forbidUnknownValues: true,
     transform: true,
     validationError: { target: false, value: false },
     exceptionFactory: (errors) => new RequestValidationException(flatten(errors)),
   });
+
+/**
+ * The global pipe (registered as APP_PIPE): strict DTOs. A body field the DTO does not declare is a 400;
+ * an undeclared query parameter is dropped (ignored, as API users expect of query strings), while a bad value
+ * of a declared one is still a 400.
+ */
+export function createValidationPipe(): PipeTransform {
+  const bodies = validationPipe(true);
+  const queries = validationPipe(false);
+  return { transform: (value: unknown, metadata: ArgumentMetadata) => (metadata.type === 'query' ? queries : bodies).transform(value, metadata) };
 }

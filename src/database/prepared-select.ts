@@ -24,23 +24,36 @@ interface Compiled<P> {
 export class PreparedSelect<P extends Record<string, unknown>, R> {
   private compiled?: Compiled<P>;
 
+  /**
+   * @param options.limit the parameter that is the row limit: bound as `LIMIT $n` after the built query
+   * (QueryBuilder's own `limit()` writes the number into the SQL, which would make one query per value)
+   */
   constructor(
     private readonly parameterNames: readonly (keyof P & string)[],
     private readonly build: (parameters: P) => SelectQueryBuilder<ObjectLiteral>,
+    private readonly options: { limit?: keyof P & string } = {},
   ) {}
 
-  /** An undefined value is refused, as TypeORM's `find*` do: `account_id = NULL` must never be a silent query. */
   async many(parameters: P): Promise<R[]> {
-    const { sql, names, dataSource } = (this.compiled ??= this.compile());
-    const values = names.map((name) => {
-      if (parameters[name] === undefined) throw new Error(`PreparedSelect: parameter ${String(name)} is undefined`);
-      return parameters[name];
-    });
-    return dataSource.query<R[]>(sql, values);
+    const [sql, values] = this.statement(parameters);
+    return this.compiled!.dataSource.query<R[]>(sql, values);
   }
 
   async one(parameters: P): Promise<R | undefined> {
     return (await this.many(parameters))[0];
+  }
+
+  /**
+   * The SQL and its bound values (what `many` runs). An undefined value is refused, as TypeORM's `find*` do:
+   * `account_id = NULL` must never be a silent query.
+   */
+  statement(parameters: P): [string, unknown[]] {
+    const { sql, names } = (this.compiled ??= this.compile());
+    const values = names.map((name) => {
+      if (parameters[name] === undefined) throw new Error(`PreparedSelect: parameter ${String(name)} is undefined`);
+      return parameters[name];
+    });
+    return [sql, values];
   }
 
   private compile(): Compiled<P> {
@@ -51,6 +64,8 @@ export class PreparedSelect<P extends Record<string, unknown>, R> {
       if (!(value instanceof Slot)) throw new Error(`PreparedSelect: a value of the query is not one of its parameters (${String(value)})`);
       return value.name as keyof P;
     });
-    return { sql, names, dataSource: builder.connection };
+    const { limit } = this.options;
+    if (limit === undefined) return { sql, names, dataSource: builder.connection };
+    return { sql: `${sql} LIMIT $${names.length + 1}`, names: [...names, limit], dataSource: builder.connection };
   }
 }
