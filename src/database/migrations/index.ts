@@ -4,5 +4,6 @@ import { Agents1795327686619 } from './1795327686619-Agents';
 import { KnowledgeBases1795327849133 } from './1795327849133-KnowledgeBases';
 import { Calls1795327895093 } from './1795327895093-Calls';
 import { WidgetSites1795328182287 } from './1795328182287-WidgetSites';
+import { CallsSearchStatistics1795335600000 } from './1795335600000-CallsSearchStatistics';
 
-export const MIGRATIONS = [Initial1795327392008, Agents1795327686619, KnowledgeBases1795327849133, Calls1795327895093, WidgetSites1795328182287];
+export const MIGRATIONS = [Initial1795327392008, Agents1795327686619, KnowledgeBases1795327849133, Calls1795327895093, WidgetSites1795328182287, CallsSearchStatistics1795335600000];
