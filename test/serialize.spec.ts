@@ -66,7 +66,11 @@ describe('@Serialize and the reply check', () => {
     expect(JSON.stringify(response.body)).not.toContain('Leak');
   });
 
-  it('sends plain objects as they are', async () => {
-    await request(app.getHttpServer()).get('/things/plain').expect(200, { ok: true });
+  it('sends plain objects as they are, as JSON with their length', async () => {
+    const response = await request(app.getHttpServer()).get('/things/plain').expect(200, { ok: true });
+    expect(response.headers['content-type']).toBe('application/json; charset=utf-8');
+    expect(response.headers['content-length']).toBe(String(Buffer.byteLength('{"ok":true}')));
+    const head = await request(app.getHttpServer()).head('/things/plain').expect(200);
+    expect(head.text).toBeUndefined();
   });
 });
