@@ -44,6 +44,8 @@ interface Options {
   lowLoad: boolean;
   profile: boolean;
   dataDir: string | null;
+  /** Extra Node options for the service (experiments: `--service-node-args "--trace-gc"`). */
+  serviceNodeArgs: string[];
 }
 
 const FULL: DataShape = { accounts: 1000, calls: 1_000_000, hotCalls: 100_000, hotAgents: 50, randomSeed: 20261122 };
@@ -75,6 +77,7 @@ function parseOptions(argv: string[]): Options {
     lowLoad: !flag('skip-low-load') && !quick,
     profile: flag('profile'),
     dataDir: value('data-dir') ?? null,
+    serviceNodeArgs: value('service-node-args')?.split(' ').filter(Boolean) ?? [],
   };
 }
 
@@ -374,7 +377,7 @@ async function main(): Promise<void> {
       // window on each request, 14 % of the service's CPU, until the module got its own O(1) storage.)
       env: { ...env, LOG_LEVEL: process.env.LOG_LEVEL ?? 'info', RATE_LIMIT: '0' },
       readyPath: '/health',
-      nodeArgs: profileArgs('service'),
+      nodeArgs: [...options.serviceNodeArgs, ...profileArgs('service')],
       logFile: path.join(database.dataDir, 'service.log'),
     });
     servers.push(service);
