@@ -1,3 +1,4 @@
+import './runtime-flags';
 import 'reflect-metadata';
 import { INestApplication } from '@nestjs/common';
 import type { Logger } from 'pino';
