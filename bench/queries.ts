@@ -2,7 +2,6 @@
  * The SQL of the benchmark's scenarios, as the service sends it (same tables, columns, filters, order and
  * indexes): used by the baseline server to answer, and by the runner for EXPLAIN ANALYZE.
  */
-import { nameSearchKey, nameSearchKeySql } from '../src/calls/name-search-key';
 
 /** A bad query parameter value (the baseline answers 400). */
 export class QueryParamError extends Error {}
@@ -46,8 +45,7 @@ export function listCallsQuery(accountId: number, query: URLSearchParams): SqlQu
   if (search) {
     if (search.length > 200) throw new QueryParamError('search must be shorter than or equal to 200 characters');
     const pattern = param(`%${escapeLike(search)}%`);
-    const keyPattern = param(nameSearchKey(`%${escapeLike(search)}%`));
-    const conditions = [`(${nameSearchKeySql('name')} ILIKE ${keyPattern} AND name ILIKE ${pattern})`, `phone ILIKE ${pattern}`];
+    const conditions = [`name ILIKE ${pattern}`, `phone ILIKE ${pattern}`];
     const digits = PHONE_LIKE_SEARCH.test(search) ? search.replace(/[^0-9]/g, '') : '';
     if (digits) conditions.push(`${PHONE_DIGITS_SQL} LIKE ${param(`%${digits}%`)}`);
     where.push(`(${conditions.join(' OR ')})`);

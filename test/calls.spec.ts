@@ -1,8 +1,6 @@
 import { DataSource } from 'typeorm';
 import { Call } from '../src/calls/call.entity';
 import { CallsService } from '../src/calls/calls.service';
-import { ListCallsQuery } from '../src/calls/dto/list-calls-query.dto';
-import { nameSearchKey, nameSearchKeySql } from '../src/calls/name-search-key';
 import { createTestContext, TestAccount, TestContext } from './helpers';
 
 const ISO_TIMESTAMP = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
@@ -447,8 +445,6 @@ describe('calls', () => {
       { name: 'snakeXcase', phone: '' },
       { name: 'back\\slash', phone: '' },
       { name: '', phone: '080-4567-1234' },
-      { name: 'अमित मिश्रा', phone: '' },
-      { name: 'शxरद', phone: '' }, // the key of `श्र` is `शxर`: a literal x must not match it
     ];
 
     beforeAll(async () => {
@@ -470,34 +466,6 @@ describe('calls', () => {
       expect(await search('প্রিয়া')).toEqual([]);
       expect(await search('অর্জুন')).toEqual(['অর্জুন দাস']);
       expect(await search('ராஜா')).toEqual(['கார்த்திக் ராஜா']);
-    });
-
-    it('matches a fragment written around a virama exactly (the index pre-selects by the name search key)', async () => {
-      expect(await search('श्र')).toEqual(['अमित मिश्रा']);
-      expect(await search('शxर')).toEqual(['शxरद']);
-      expect(await search('र्ज')).toEqual([]); // Devanagari: in no name here (অর্জুন is Bengali)
-      expect(await search('র্জ')).toEqual(['অর্জুন দাস']);
-      expect(await search('த்தி')).toEqual(['கார்த்திக் ராஜா']);
-    });
-
-    it('computes the name search key here exactly as the index expression does in SQL', async () => {
-      const marks = [0x093c, 0x094d, 0x09bc, 0x09cd, 0x0a3c, 0x0a4d, 0x0abc, 0x0acd, 0x0b3c, 0x0b4d, 0x0bcd, 0x0c3c, 0x0c4d, 0x0cbc, 0x0ccd, 0x0d4d];
-      const sample = `Priya ${marks.map((mark) => `क${String.fromCodePoint(mark)}ष`).join(' ')} x_%`;
-      const [{ key }] = await context.app.get(DataSource).query(`SELECT ${nameSearchKeySql('$1::text')} AS key`, [sample]);
-      expect(key).toBe(nameSearchKey(sample));
-      expect(nameSearchKey(sample)).not.toMatch(/[\u094d\u09cd\u0bcd]/u);
-      expect([...nameSearchKey(sample)]).toHaveLength([...sample].length);
-    });
-
-    it('writes the name search key in the query exactly as the search index holds it (so the planner can use it)', async () => {
-      const [sql, values] = context.app.get(CallsService).listStatement(account.id, Object.assign(new ListCallsQuery(), { search: 'श्र' }));
-      const dataSource = context.app.get(DataSource);
-      const [{ indexdef }] = await dataSource.query(`SELECT indexdef FROM pg_indexes WHERE indexname = 'IDX_calls_account_search'`);
-      const plan = (await dataSource.query(`EXPLAIN ${sql}`, values)).map((row: Record<string, string>) => row['QUERY PLAN']).join('\n');
-      const indexed = /translate\(\(?name\)?(::text)?, '[^']+'(::text)?, '[^']+'(::text)?\)/.exec(indexdef)?.[0];
-      expect(indexed).toBeDefined();
-      const normalise = (expression: string) => expression.replace(/[()]|::text/g, '');
-      expect(normalise(plan)).toContain(normalise(indexed!));
     });
 
     it('matches a substring of the phone as written', async () => {

@@ -10,7 +10,6 @@ import { selectProperties } from '../database/select-properties';
 import { InjectConfig } from '../config/config.module';
 import { Call } from './call.entity';
 import { creditsUsed } from './credits';
-import { nameSearchKey, nameSearchKeySql } from './name-search-key';
 import { CallDetail } from './dto/call-response.dto';
 import { CreateCallDto } from './dto/create-call.dto';
 import { ListCallsQuery } from './dto/list-calls-query.dto';
@@ -60,8 +59,6 @@ interface ListParameters extends Record<string, unknown> {
   accountId: number;
   /** `search` as a LIKE pattern, matched against the name and the phone as written. */
   pattern?: string;
-  /** The same pattern as a name search key (`nameSearchKey`), matched against the indexed key of the name. */
-  keyPattern?: string;
   /** The digits of a phone-like `search`, matched against the phone's digits. */
   digitsPattern?: string;
   status?: string;
@@ -74,11 +71,9 @@ interface ListParameters extends Record<string, unknown> {
 
 function listParameters(accountId: number, query: ListCallsQuery): ListParameters {
   const digits = query.search && PHONE_LIKE_SEARCH.test(query.search) ? query.search.replace(/[^0-9]/g, '') : '';
-  const pattern = query.search ? `%${escapeLike(query.search)}%` : undefined;
   return {
     accountId,
-    pattern,
-    keyPattern: pattern === undefined ? undefined : nameSearchKey(pattern),
+    pattern: query.search ? `%${escapeLike(query.search)}%` : undefined,
     digitsPattern: digits ? `%${digits}%` : undefined,
     status: query.status || undefined,
     callStatus: query.callStatus || undefined,
@@ -190,8 +185,7 @@ export class CallsService {
       .where('call.account_id = :accountId', parameters)
       .andWhere('NOT call.is_test');
     if (parameters.pattern !== undefined) {
-      // The name through its search key (what the index holds) to pre-select, then the name itself.
-      const conditions = [`(${nameSearchKeySql('call.name')} ILIKE :keyPattern AND call.name ILIKE :pattern)`, 'call.phone ILIKE :pattern'];
+      const conditions = ['call.name ILIKE :pattern', 'call.phone ILIKE :pattern'];
       if (parameters.digitsPattern !== undefined) conditions.push(`${PHONE_DIGITS_SQL} LIKE :digitsPattern`);
       builder.andWhere(`(${conditions.join(' OR ')})`, parameters);
     }
