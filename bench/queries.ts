@@ -2,6 +2,7 @@
  * The SQL of the benchmark's scenarios, as the service sends it (same tables, columns, filters, order and
  * indexes): used by the baseline server to answer, and by the runner for EXPLAIN ANALYZE.
  */
+import { hasWordJoiningMark, nameSearchKey, nameSearchKeySql } from '../src/calls/name-search-key';
 
 /** A bad query parameter value (the baseline answers 400). */
 export class QueryParamError extends Error {}
@@ -44,11 +45,16 @@ export function listCallsQuery(accountId: number, query: URLSearchParams): SqlQu
   const search = (query.get('search') ?? '').trim();
   if (search) {
     if (search.length > 200) throw new QueryParamError('search must be shorter than or equal to 200 characters');
-    const pattern = param(`%${escapeLike(search)}%`);
-    const conditions = [`name ILIKE ${pattern}`, `phone ILIKE ${pattern}`];
-    const digits = PHONE_LIKE_SEARCH.test(search) ? search.replace(/[^0-9]/g, '') : '';
-    if (digits) conditions.push(`${PHONE_DIGITS_SQL} LIKE ${param(`%${digits}%`)}`);
-    where.push(`(${conditions.join(' OR ')})`);
+    const like = `%${escapeLike(search)}%`;
+    const pattern = param(like);
+    if (hasWordJoiningMark(like)) {
+      where.push(`${nameSearchKeySql('name')} ILIKE ${param(nameSearchKey(like))} AND name ILIKE ${pattern}`);
+    } else {
+      const conditions = [`name ILIKE ${pattern}`, `phone ILIKE ${pattern}`];
+      const digits = PHONE_LIKE_SEARCH.test(search) ? search.replace(/[^0-9]/g, '') : '';
+      if (digits) conditions.push(`${PHONE_DIGITS_SQL} LIKE ${param(`%${digits}%`)}`);
+      where.push(`(${conditions.join(' OR ')})`);
+    }
   }
   const status = (query.get('status') ?? '').trim();
   if (status) where.push(`lower(status) = lower(${param(status)})`);

@@ -1,6 +1,7 @@
 import { DataSource } from 'typeorm';
 import { Call } from '../src/calls/call.entity';
 import { CallsService } from '../src/calls/calls.service';
+import { nameSearchKeySql } from '../src/calls/name-search-key';
 import { createTestContext, TestAccount, TestContext } from './helpers';
 
 const ISO_TIMESTAMP = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
@@ -445,6 +446,9 @@ describe('calls', () => {
       { name: 'snakeXcase', phone: '' },
       { name: 'back\\slash', phone: '' },
       { name: '', phone: '080-4567-1234' },
+      { name: 'श्रेया ज़ैदी', phone: '' },
+      { name: 'ज्योति', phone: '' },
+      { name: 'शxर', phone: '' },
     ];
 
     beforeAll(async () => {
@@ -466,6 +470,29 @@ describe('calls', () => {
       expect(await search('প্রিয়া')).toEqual([]);
       expect(await search('অর্জুন')).toEqual(['অর্জুন দাস']);
       expect(await search('ராஜா')).toEqual(['கார்த்திக் ராஜா']);
+    });
+
+    // These go through the name's search key (src/calls/name-search-key.ts), where every virama and nukta is
+    // an `x`: the name itself must still decide.
+    it('matches fragments written around a virama or a nukta, and only those', async () => {
+      expect(await search('श्र')).toEqual(['श्रेया ज़ैदी']);
+      expect(await search('ज़')).toEqual(['श्रेया ज़ैदी']);
+      expect(await search('ज्')).toEqual(['ज्योति']);
+      expect(await search('प्र')).toEqual(['प्रिया शर्मा']);
+      expect(await search('र्जु')).toEqual([]);
+      expect(await search('র্জু')).toEqual(['অর্জুন দাস']);
+      expect(await search('க்')).toEqual(['கார்த்திக் ராஜா']);
+      expect(await search('्')).toEqual(['ज्योति', 'प्रिया शर्मा', 'श्रेया ज़ैदी'].sort());
+      expect(await search('शx')).toEqual(['शxर']);
+    });
+
+    it('searches the key index with the expression it was built on', async () => {
+      const sql = (text: string) => context.app.get(DataSource).query(text);
+      const key = nameSearchKeySql('(name)::text').replace(/'([^']*)'/g, "'$1'::text");
+      expect(await sql(`SELECT pg_get_indexdef('"IDX_calls_account_name_key"'::regclass, 2, false) AS key`)).toEqual([{ key }]);
+      expect(await sql(`SELECT pg_get_statisticsobjdef_expressions(oid) AS keys FROM pg_statistic_ext WHERE stxname = 'STAT_calls_name_key'`)).toEqual([
+        { keys: [key] },
+      ]);
     });
 
     it('matches a substring of the phone as written', async () => {
@@ -530,6 +557,9 @@ describe('calls', () => {
       expect((await context.as(intruder).get(`/calls/${call.id}`).expect(404)).body).toEqual(notFound);
       await context.as(intruder).post('/calls').send({ agentId: agent.id }).expect(400);
       expect(await names(owner, { search: 'Confidential' })).toEqual(['Confidential Caller']);
+      await record(owner, { name: 'श्रीकांत गुप्ता' });
+      expect(await names(intruder, { search: 'श्री' })).toEqual([]);
+      expect(await names(owner, { search: 'श्री' })).toEqual(['श्रीकांत गुप्ता']);
     });
   });
 });

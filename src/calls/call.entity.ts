@@ -18,12 +18,15 @@ export interface TranscriptTurn {
  * drift check from dropping them), every one leading with account_id:
  * - the list, in API order, without test calls: (account_id, call_date DESC, id DESC) WHERE NOT is_test;
  * - the agentId filter: (account_id, agent_id, call_date DESC, id DESC) WHERE NOT is_test;
- * - search: one GIN index (btree_gin + pg_trgm) on (account_id, name, phone, digits of the phone).
+ * - search: one GIN index (btree_gin + pg_trgm) on (account_id, name, phone, digits of the phone);
+ * - search around an Indic virama or nukta: a GIN index on (account_id, the name's search key), with a
+ *   statistics object on the key (src/calls/name-search-key.ts).
  */
 @Entity('calls')
 @Index('IDX_calls_account_list', { synchronize: false })
 @Index('IDX_calls_account_agent', { synchronize: false })
 @Index('IDX_calls_account_search', { synchronize: false })
+@Index('IDX_calls_account_name_key', { synchronize: false })
 export class Call {
   @PrimaryColumn({ type: 'integer' })
   accountId: number;

@@ -10,6 +10,7 @@ import { selectProperties } from '../database/select-properties';
 import { InjectConfig } from '../config/config.module';
 import { Call } from './call.entity';
 import { creditsUsed } from './credits';
+import { hasWordJoiningMark, nameSearchKey, nameSearchKeySql } from './name-search-key';
 import { CallDetail } from './dto/call-response.dto';
 import { CreateCallDto } from './dto/create-call.dto';
 import { ListCallsQuery } from './dto/list-calls-query.dto';
@@ -59,6 +60,11 @@ interface ListParameters extends Record<string, unknown> {
   accountId: number;
   /** `search` as a LIKE pattern, matched against the name and the phone as written. */
   pattern?: string;
+  /**
+   * For a search with an Indic virama or nukta: the pattern's name search key, which pre-selects through
+   * IDX_calls_account_name_key before the name itself is matched (src/calls/name-search-key.ts).
+   */
+  keyPattern?: string;
   /** The digits of a phone-like `search`, matched against the phone's digits. */
   digitsPattern?: string;
   status?: string;
@@ -71,9 +77,11 @@ interface ListParameters extends Record<string, unknown> {
 
 function listParameters(accountId: number, query: ListCallsQuery): ListParameters {
   const digits = query.search && PHONE_LIKE_SEARCH.test(query.search) ? query.search.replace(/[^0-9]/g, '') : '';
+  const pattern = query.search ? `%${escapeLike(query.search)}%` : undefined;
   return {
     accountId,
-    pattern: query.search ? `%${escapeLike(query.search)}%` : undefined,
+    pattern,
+    keyPattern: pattern !== undefined && hasWordJoiningMark(pattern) ? nameSearchKey(pattern) : undefined,
     digitsPattern: digits ? `%${digits}%` : undefined,
     status: query.status || undefined,
     callStatus: query.callStatus || undefined,
@@ -184,7 +192,10 @@ export class CallsService {
     const builder = selectProperties(this.calls.createQueryBuilder('call'), LIST_COLUMNS)
       .where('call.account_id = :accountId', parameters)
       .andWhere('NOT call.is_test');
-    if (parameters.pattern !== undefined) {
+    if (parameters.keyPattern !== undefined) {
+      // The name only: a phone holds digits, spaces and punctuation (PHONE_PATTERN), never such a mark.
+      builder.andWhere(`${nameSearchKeySql('call.name')} ILIKE :keyPattern AND call.name ILIKE :pattern`, parameters);
+    } else if (parameters.pattern !== undefined) {
       const conditions = ['call.name ILIKE :pattern', 'call.phone ILIKE :pattern'];
       if (parameters.digitsPattern !== undefined) conditions.push(`${PHONE_DIGITS_SQL} LIKE :digitsPattern`);
       builder.andWhere(`(${conditions.join(' OR ')})`, parameters);
