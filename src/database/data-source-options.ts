@@ -3,6 +3,7 @@ import { AppConfig } from '../config/config';
 import { ENTITIES } from './entities';
 import { MIGRATIONS } from './migrations';
 import { SnakeNamingStrategy } from './snake-naming.strategy';
+import { pgTypes } from './timestamp-parser';
 
 export type DatabaseSettings = Pick<AppConfig, 'dbPoolSize' | 'dbStatementTimeoutMs' | 'dbConnectionTimeoutMs'>;
 
@@ -26,6 +27,7 @@ export function dataSourceOptions(url: string, settings: DatabaseSettings): Post
       // Client side: gives up on a server that stopped answering altogether (network, frozen host).
       query_timeout: settings.dbStatementTimeoutMs + 2_000,
       idleTimeoutMillis: 30_000,
+      types: pgTypes,
     },
   };
 }
