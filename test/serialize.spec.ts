@@ -13,6 +13,9 @@ class NameResponse {
 const toNameResponse = (agent: Agent): NameResponse => ({ name: agent.name });
 const agent = (name: string) => Object.assign(new Agent(), { id: 1, accountId: 7, name });
 
+/** Over 40 KB of JSON with two- to four-byte UTF-8 characters. */
+const LARGE = Array.from({ length: 800 }, (_, index) => ({ index, name: `प्रिया 🙂 María ${index}` }));
+
 @Controller('things')
 class ThingsController {
   @Get('one')
@@ -35,6 +38,11 @@ class ThingsController {
   @Get('plain')
   plain() {
     return { ok: true };
+  }
+
+  @Get('large')
+  large() {
+    return LARGE;
   }
 }
 
@@ -72,5 +80,12 @@ describe('@Serialize and the reply check', () => {
     expect(response.headers['content-length']).toBe(String(Buffer.byteLength('{"ok":true}')));
     const head = await request(app.getHttpServer()).head('/things/plain').expect(200);
     expect(head.text).toBeUndefined();
+  });
+
+  it('gives a large JSON body with multi-byte characters its length in bytes', async () => {
+    const response = await request(app.getHttpServer()).get('/things/large').expect(200);
+    expect(response.body).toEqual(LARGE);
+    expect(response.headers['content-length']).toBe(String(Buffer.byteLength(JSON.stringify(LARGE))));
+    expect(Buffer.byteLength(response.text)).toBe(Buffer.byteLength(JSON.stringify(LARGE)));
   });
 });
