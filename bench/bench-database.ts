@@ -12,9 +12,9 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { Client } from 'pg';
 import { loadConfig } from '../src/config/config';
-import { EmbeddedPostgres, startEmbeddedPostgres } from '../src/database/embedded-postgres';
+import { EmbeddedPostgres } from '../src/database/embedded-postgres';
 import { runMigrations } from '../src/database/migrate';
-import { freePort } from '../src/database/throwaway-postgres';
+import { startOnFreePort } from '../src/database/throwaway-postgres';
 
 export interface DataShape {
   accounts: number;
@@ -133,13 +133,13 @@ export async function openBenchDatabase(shape: DataShape, dataDir: string, log: 
   if (!manifest && fs.existsSync(dataDir)) {
     // A half-seeded or differently shaped cluster: start again from nothing.
     log(`discarding ${dataDir} (no manifest for this shape)`);
-    const stale = await startEmbeddedPostgres({ dataDir, port: await freePort(), log });
+    const stale = await startOnFreePort({ dataDir, log });
     await stale.stop();
     fs.rmSync(dataDir, { recursive: true, force: true });
   }
   fs.mkdirSync(dataDir, { recursive: true });
   fs.chmodSync(dataDir, 0o755); // the postgres system user must reach the cluster inside
-  const server: EmbeddedPostgres = await startEmbeddedPostgres({ dataDir, port: await freePort(), log });
+  const server: EmbeddedPostgres = await startOnFreePort({ dataDir, log });
   if (manifest) {
     log(`reusing the seeded database in ${dataDir} (seeded ${manifest.seededAt})`);
   } else {

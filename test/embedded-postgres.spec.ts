@@ -1,10 +1,11 @@
 import * as fs from 'node:fs';
+import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { Client } from 'pg';
 import { startEmbeddedPostgres } from '../src/database/embedded-postgres';
 import { searchLocaleWarning } from '../src/database/search-locale';
-import { freePort } from '../src/database/throwaway-postgres';
+import { freePort, startOnFreePort } from '../src/database/throwaway-postgres';
 
 async function query(url: string, sql: string): Promise<unknown[]> {
   const client = new Client({ connectionString: url });
@@ -25,22 +26,20 @@ describe('embedded PostgreSQL', () => {
   afterEach(() => fs.rmSync(dataDir, { recursive: true, force: true }));
 
   it('creates a cluster once, keeps data across restarts, and has the extensions the schema needs', async () => {
-    const port = await freePort();
-    const first = await startEmbeddedPostgres({ dataDir, port });
+    const first = await startOnFreePort({ dataDir });
     expect(first.owned).toBe(true);
     await query(first.url, 'CREATE TABLE kept (value text); INSERT INTO kept VALUES ($$नमस्ते$$)');
     const available = await query(first.url, "SELECT name FROM pg_available_extensions WHERE name IN ('pg_trgm', 'btree_gin', 'pgcrypto') ORDER BY name");
     expect(available).toEqual([{ name: 'btree_gin' }, { name: 'pg_trgm' }, { name: 'pgcrypto' }]);
     await first.stop();
 
-    const second = await startEmbeddedPostgres({ dataDir, port });
+    const second = await startOnFreePort({ dataDir });
     expect(await query(second.url, 'SELECT value FROM kept')).toEqual([{ value: 'नमस्ते' }]);
     await second.stop();
   });
 
   it('lets a second process attach to the running server instead of starting another', async () => {
-    const port = await freePort();
-    const server = await startEmbeddedPostgres({ dataDir, port });
+    const server = await startOnFreePort({ dataDir });
     const cli = await startEmbeddedPostgres({ dataDir, port: await freePort() });
     expect(cli.owned).toBe(false);
     expect(cli.url).toBe(server.url); // the running server's port, not the one asked for
@@ -49,8 +48,24 @@ describe('embedded PostgreSQL', () => {
     await server.stop();
   });
 
+  it('starts on another port when the one it chose was taken before the server could bind it', async () => {
+    const squatter = net.createServer();
+    await new Promise<void>((resolve) => squatter.listen(0, '127.0.0.1', resolve));
+    const taken = (squatter.address() as net.AddressInfo).port;
+    const ports = [taken, await freePort()];
+    try {
+      const server = await startOnFreePort({ dataDir }, { choosePort: async () => ports.shift()! });
+      expect(Number(new URL(server.url).port)).not.toBe(taken);
+      expect(ports).toEqual([]);
+      expect(await query(server.url, 'SELECT 1 AS ok')).toEqual([{ ok: 1 }]);
+      await server.stop();
+    } finally {
+      squatter.close();
+    }
+  });
+
   it('leaves the server running on stop({ whenIdle }) while another client is connected', async () => {
-    const server = await startEmbeddedPostgres({ dataDir, port: await freePort() });
+    const server = await startOnFreePort({ dataDir });
     const client = new Client({ connectionString: server.url });
     await client.connect();
     await server.stop({ whenIdle: true });

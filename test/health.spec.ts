@@ -6,7 +6,7 @@ import { AccountsService } from '../src/auth/accounts.service';
 import { loadConfig } from '../src/config/config';
 import { EmbeddedPostgres, startEmbeddedPostgres } from '../src/database/embedded-postgres';
 import { runMigrations } from '../src/database/migrate';
-import { freePort } from '../src/database/throwaway-postgres';
+import { startOnFreePort } from '../src/database/throwaway-postgres';
 import request from 'supertest';
 import { INestApplication } from '@nestjs/common';
 import { createTestContext } from './helpers';
@@ -31,8 +31,8 @@ describe('GET /health', () => {
     beforeAll(async () => {
       dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'health-pg-'));
       fs.chmodSync(dataDir, 0o755);
-      port = await freePort();
-      postgres = await startEmbeddedPostgres({ dataDir, port });
+      postgres = await startOnFreePort({ dataDir });
+      port = Number(new URL(postgres.url).port); // the restart below takes the same one
       await runMigrations(postgres.url, config);
       app = await createApp(config, postgres.url);
     });

@@ -5,8 +5,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { Client } from 'pg';
-import { startEmbeddedPostgres } from '../src/database/embedded-postgres';
-import { freePort } from '../src/database/throwaway-postgres';
+import { freePort, startOnFreePort } from '../src/database/throwaway-postgres';
 
 const ROOT = path.join(__dirname, '..');
 
@@ -118,7 +117,7 @@ describe('the server process', () => {
     const answered = outcomes.filter((outcome) => typeof outcome === 'number');
     expect(new Set(answered)).toEqual(new Set([200, 201]));
     for (const outcome of outcomes.filter((o) => typeof o === 'string')) expect(['ECONNREFUSED', 'ECONNRESET']).toContain(outcome);
-    const postgres = await startEmbeddedPostgres({ dataDir, port: await freePort() });
+    const postgres = await startOnFreePort({ dataDir });
     try {
       const client = new Client({ connectionString: postgres.url });
       await client.connect();
