@@ -13,7 +13,7 @@
  * through the index; the condition on the name itself (ILIKE) decides, since the key no longer tells a
  * virama from a nukta or from a written `x`.
  */
-export const WORD_JOINING_MARKS = [
+const WORD_JOINING_MARKS = [
   '\u093C', // Devanagari nukta
   '\u094D', // Devanagari virama
   '\u09BC', // Bengali nukta

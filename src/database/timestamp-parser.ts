@@ -14,6 +14,9 @@ function digits(text: string, start: number, count: number): number {
   return value;
 }
 
+/** Seconds per unit of an offset's optional `:MM` and `:SS` parts. */
+const OFFSET_UNITS = [60, 1] as const;
+
 /**
  * `timestamptz` text as PostgreSQL writes it (DateStyle ISO): `2026-11-22 09:15:02.123456+00`, the offset
  * `±HH`, `±HH:MM` or `±HH:MM:SS`. Read by character codes, it yields exactly postgres-date's Date (including
@@ -45,7 +48,7 @@ export function parseTimestamptz(text: string): unknown {
   if (sign === 0 || offsetHours < 0) return libraryParser(text);
   index += 3;
   let offsetSeconds = offsetHours * 3600;
-  for (const unit of [60, 1]) {
+  for (const unit of OFFSET_UNITS) {
     if (index === text.length) break;
     const value = text.charCodeAt(index) === 58 /* : */ ? digits(text, index + 1, 2) : -1;
     if (value < 0) return libraryParser(text);
