@@ -26,10 +26,10 @@ function isPlainJson(body: unknown): body is object {
  * Express gives every request and response its app's prototypes (`app.request`, `app.response`) with
  * `Object.setPrototypeOf` as it enters the app. Changing the prototype of a live object is V8's slow path,
  * and these objects then survived young-generation collections they should have died in: at 4 connections
- * the service promoted ~11 KB per request to the old generation (nothing without Express), each young
- * collection took ~3 ms instead of ~1, and CPU per `GET /calls/{id}` was a third higher (BENCHMARKS.md,
- * "Performance", change 14; expressjs/express#5998). When the server makes them with the right prototype,
- * Express's `setPrototypeOf` finds it already set and changes nothing.
+ * the service promoted ~11 KB per request to the old generation, and each young collection took ~3 ms
+ * instead of ~1. When the server makes them with the right prototype, Express's `setPrototypeOf` finds it
+ * already set and changes nothing: CPU per `GET /calls/{id}` 0.49 → 0.33 ms (BENCHMARKS.md, "Performance",
+ * change 14; expressjs/express#5998).
  *
  * Node's IncomingMessage and ServerResponse are plain constructor functions (not classes), so they can
  * initialise an object made by this one; each takes at most two arguments.
