@@ -22,6 +22,10 @@ export class AgentsService {
       .where('agent.account_id = :accountId', { accountId })
       .orderBy('agent.id', 'ASC'),
   );
+  /** One agent: `GET /agents/{agentId}`, the answer to a PATCH, and every request body that names an agent. */
+  private readonly getQuery = new PreparedSelect<{ accountId: number; id: number }, Agent>(['accountId', 'id'], ({ accountId, id }) =>
+    selectProperties(this.agents.createQueryBuilder('agent'), AGENT_PROPERTIES).where('agent.account_id = :accountId AND agent.id = :id', { accountId, id }),
+  );
 
   constructor(@InjectRepository(Agent) private readonly agents: Repository<Agent>) {}
 
@@ -30,7 +34,7 @@ export class AgentsService {
   }
 
   async get(accountId: number, id: number): Promise<Agent> {
-    const agent = await this.agents.findOneBy({ id, accountId });
+    const agent = await this.getQuery.one({ accountId, id });
     if (!agent) throw new NotFoundException(`Agent ${id} not found`);
     return agent;
   }
@@ -40,14 +44,14 @@ export class AgentsService {
    * and a body field that names something else is a 400 on that field, not a 404.
    */
   async getReferenced(accountId: number, agentId: number): Promise<Agent> {
-    const agent = await this.agents.findOneBy({ id: agentId, accountId });
+    const agent = await this.getQuery.one({ accountId, id: agentId });
     if (!agent) throw unknownAgentField(agentId);
     return agent;
   }
 
   create(account: CallerAccount, dto: CreateAgentDto): Promise<Agent> {
     this.checkVoice(account, dto.voice);
-    return this.agents.save(this.agents.create({ ...definedFields(dto), accountId: account.id }));
+    return this.agents.save(this.agents.create({ ...definedFields(dto), accountId: account.id }), { transaction: false });
   }
 
   async update(account: CallerAccount, id: number, dto: UpdateAgentDto): Promise<Agent> {
