@@ -24,7 +24,9 @@ export class AgentsService {
   );
   /** One agent: `GET /agents/{agentId}`, the answer to a PATCH, and every request body that names an agent. */
   private readonly getQuery = new PreparedSelect<{ accountId: number; id: number }, Agent>(['accountId', 'id'], ({ accountId, id }) =>
-    selectProperties(this.agents.createQueryBuilder('agent'), AGENT_PROPERTIES).where('agent.account_id = :accountId AND agent.id = :id', { accountId, id }),
+    selectProperties(this.agents.createQueryBuilder('agent'), AGENT_PROPERTIES)
+      .where('agent.account_id = :accountId', { accountId })
+      .andWhere('agent.id = :id', { id }),
   );
 
   constructor(@InjectRepository(Agent) private readonly agents: Repository<Agent>) {}
@@ -51,6 +53,7 @@ export class AgentsService {
 
   create(account: CallerAccount, dto: CreateAgentDto): Promise<Agent> {
     this.checkVoice(account, dto.voice);
+    // One INSERT is atomic by itself: TypeORM's default BEGIN and COMMIT around it were two more round trips.
     return this.agents.save(this.agents.create({ ...definedFields(dto), accountId: account.id }), { transaction: false });
   }
 
