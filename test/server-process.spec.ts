@@ -27,6 +27,23 @@ function startServer(env: Record<string, string>): { child: ChildProcess; output
   return { child, output: () => output, ready };
 }
 
+/**
+ * The server on ports chosen free (HTTP and its embedded PostgreSQL), started again on others when another
+ * process took one before the server bound it (the race `startOnFreePort` also handles); at most 3 times.
+ */
+async function startServerOnFreePorts(env: Record<string, string>): Promise<{ server: ReturnType<typeof startServer>; port: number }> {
+  for (let attempt = 1; ; attempt++) {
+    const port = await freePort();
+    const server = startServer({ ...env, PORT: String(port), EMBEDDED_PG_PORT: String(await freePort()) });
+    try {
+      await server.ready;
+      return { server, port };
+    } catch (error) {
+      if (attempt === 3 || !/EADDRINUSE|Address already in use/.test(String(error))) throw error;
+    }
+  }
+}
+
 /** One request on a fresh connection: its status, or the network error code if it was not answered. */
 function send(port: number, method: string, path: string, apiKey: string): Promise<number | string> {
   return new Promise((resolve) => {
@@ -72,9 +89,7 @@ describe('the server process', () => {
   afterAll(() => fs.rmSync(dataDir, { recursive: true, force: true }));
 
   it('starts on an embedded PostgreSQL, prints where things are, and on SIGTERM under load finishes every accepted request and stops cleanly', async () => {
-    const port = await freePort();
-    const server = startServer({ PORT: String(port), DATA_DIR: dataDir, EMBEDDED_PG_PORT: String(await freePort()), LOG_LEVEL: 'warn', RATE_LIMIT: '0' });
-    await server.ready;
+    const { server, port } = await startServerOnFreePorts({ DATA_DIR: dataDir, LOG_LEVEL: 'warn', RATE_LIMIT: '0' });
     const banner = server.output();
     expect(banner).toContain(`http://localhost:${port}/docs`);
     expect(banner).toContain('npm run cli -- account:create');
