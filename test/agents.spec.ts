@@ -133,6 +133,10 @@ describe('agents', () => {
       const response = await context.as(owner).patch(`/agents/${agent.id}`).send({ name: 'After' }).expect(200);
       expect(response.body).toMatchObject({ id: agent.id, name: 'After', description: 'kept' });
       expect(Date.parse(response.body.updatedAt)).toBeGreaterThanOrEqual(Date.parse(agent.updatedAt));
+      // The answer (from the UPDATE itself) is the stored agent, field for field, as a GET gives it.
+      expect(response.body).toEqual((await context.as(owner).get(`/agents/${agent.id}`).expect(200)).body);
+      const unchanged = await context.as(owner).patch(`/agents/${agent.id}`).send({}).expect(200);
+      expect(unchanged.body).toEqual(response.body);
     });
 
     it('deletes with 204 and an empty body', async () => {

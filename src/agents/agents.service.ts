@@ -4,7 +4,7 @@ import { Repository } from 'typeorm';
 import { CallerAccount } from '../auth/caller-account';
 import { RequestValidationException } from '../common/validation';
 import { PreparedSelect } from '../database/prepared-select';
-import { selectProperties } from '../database/select-properties';
+import { returningProperties, selectProperties } from '../database/select-properties';
 import { Agent } from './agent.entity';
 import { CreateAgentDto } from './dto/create-agent.dto';
 import { UpdateAgentDto } from './dto/update-agent.dto';
@@ -29,7 +29,12 @@ export class AgentsService {
       .andWhere('agent.id = :id', { id }),
   );
 
-  constructor(@InjectRepository(Agent) private readonly agents: Repository<Agent>) {}
+  /** The agent a PATCH wrote, as the lookups give it: the UPDATE answers, no second query. */
+  private readonly returning: string;
+
+  constructor(@InjectRepository(Agent) private readonly agents: Repository<Agent>) {
+    this.returning = returningProperties(agents.metadata, AGENT_PROPERTIES);
+  }
 
   list(accountId: number): Promise<Agent[]> {
     return this.listQuery.many({ accountId });
@@ -59,12 +64,18 @@ export class AgentsService {
 
   async update(account: CallerAccount, id: number, dto: UpdateAgentDto): Promise<Agent> {
     const patch = definedFields(dto);
-    if (Object.keys(patch).length > 0) {
-      this.checkVoice(account, patch.voice);
-      const { affected } = await this.agents.update({ id, accountId: account.id }, patch);
-      if (!affected) throw new NotFoundException(`Agent ${id} not found`);
-    }
-    return this.get(account.id, id);
+    if (Object.keys(patch).length === 0) return this.get(account.id, id);
+    this.checkVoice(account, patch.voice);
+    const { raw } = await this.agents
+      .createQueryBuilder()
+      .update()
+      .set(patch)
+      .where('id = :id AND account_id = :accountId', { id, accountId: account.id })
+      .returning(this.returning)
+      .execute();
+    const [agent] = raw as Agent[];
+    if (!agent) throw new NotFoundException(`Agent ${id} not found`);
+    return agent;
   }
 
   async remove(accountId: number, id: number): Promise<void> {

@@ -1,4 +1,4 @@
-import { ObjectLiteral, SelectQueryBuilder } from 'typeorm';
+import { EntityMetadata, ObjectLiteral, SelectQueryBuilder } from 'typeorm';
 
 /**
  * Selects entity properties as plain objects keyed by property name (for `getRawMany`/`getRawOne`), which
@@ -12,4 +12,18 @@ export function selectProperties<T extends ObjectLiteral>(builder: SelectQueryBu
   builder.select(`${builder.alias}.${first}`, first);
   for (const property of rest) builder.addSelect(`${builder.alias}.${property}`, property);
   return builder;
+}
+
+/**
+ * The same properties for a `RETURNING` clause (`UPDATE … RETURNING`), each keyed by its property name like
+ * `selectProperties`, so that a write can answer with the row it wrote instead of reading it again.
+ */
+export function returningProperties(metadata: EntityMetadata, properties: readonly string[]): string {
+  return properties
+    .map((property) => {
+      const column = metadata.findColumnWithPropertyName(property);
+      if (!column) throw new Error(`${metadata.name} has no column for property ${property}`);
+      return `"${column.databaseName}" AS "${property}"`;
+    })
+    .join(', ');
 }
