@@ -5,7 +5,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { Client } from 'pg';
-import { freePort, startOnFreePort } from '../src/database/throwaway-postgres';
+import { freePort, retryWhenPortTaken, startOnFreePort } from '../src/database/throwaway-postgres';
 
 const ROOT = path.join(__dirname, '..');
 
@@ -27,21 +27,14 @@ function startServer(env: Record<string, string>): { child: ChildProcess; output
   return { child, output: () => output, ready };
 }
 
-/**
- * The server on ports chosen free (HTTP and its embedded PostgreSQL), started again on others when another
- * process took one before the server bound it (the race `startOnFreePort` also handles); at most 3 times.
- */
-async function startServerOnFreePorts(env: Record<string, string>): Promise<{ server: ReturnType<typeof startServer>; port: number }> {
-  for (let attempt = 1; ; attempt++) {
+/** The server on ports chosen free (HTTP and its embedded PostgreSQL), started again on others if one was taken. */
+function startServerOnFreePorts(env: Record<string, string>): Promise<{ server: ReturnType<typeof startServer>; port: number }> {
+  return retryWhenPortTaken(async () => {
     const port = await freePort();
     const server = startServer({ ...env, PORT: String(port), EMBEDDED_PG_PORT: String(await freePort()) });
-    try {
-      await server.ready;
-      return { server, port };
-    } catch (error) {
-      if (attempt === 3 || !/EADDRINUSE|Address already in use/.test(String(error))) throw error;
-    }
-  }
+    await server.ready;
+    return { server, port };
+  });
 }
 
 /** One request on a fresh connection: its status, or the network error code if it was not answered. */

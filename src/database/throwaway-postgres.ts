@@ -23,23 +23,37 @@ export function freePort(): Promise<number> {
   });
 }
 
+/** How a server reports that its port was taken: PostgreSQL's log line, Node's error code. */
+const PORT_TAKEN = /Address already in use|EADDRINUSE/;
+
 /**
- * Starts (or attaches to) the embedded PostgreSQL of `options.dataDir` on a free port. The port is free when
- * chosen, but another process can take it in the second before the server binds it (tests run in parallel):
- * then it tries again on another port.
+ * Runs `start`, which binds ports it has just chosen free, again when one of them was taken in between: another
+ * process can take a free port in the second before the server binds it (tests run in parallel).
+ * @param options.onRetry called before each new attempt, with its number
  */
-export async function startOnFreePort(
+export async function retryWhenPortTaken<T>(
+  start: () => Promise<T>,
+  { attempts = 3, onRetry }: { attempts?: number; onRetry?: (attempt: number) => void } = {},
+): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await start();
+    } catch (error) {
+      if (attempt >= attempts || !PORT_TAKEN.test(String(error))) throw error;
+      onRetry?.(attempt + 1);
+    }
+  }
+}
+
+/** Starts (or attaches to) the embedded PostgreSQL of `options.dataDir` on a free port (another one if it was taken). */
+export function startOnFreePort(
   options: Omit<EmbeddedPostgresOptions, 'port'>,
   { attempts = 3, choosePort = freePort }: { attempts?: number; choosePort?: () => Promise<number> } = {},
 ): Promise<EmbeddedPostgres> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await startEmbeddedPostgres({ ...options, port: await choosePort() });
-    } catch (error) {
-      if (attempt >= attempts || !/Address already in use/.test(String(error))) throw error;
-      options.log?.(`The port was taken before PostgreSQL could bind it; trying another (attempt ${attempt + 1} of ${attempts})`);
-    }
-  }
+  return retryWhenPortTaken(async () => startEmbeddedPostgres({ ...options, port: await choosePort() }), {
+    attempts,
+    onRetry: (attempt) => options.log?.(`The port was taken before PostgreSQL could bind it; trying another (attempt ${attempt} of ${attempts})`),
+  });
 }
 
 /** An embedded PostgreSQL in a temporary directory, for tests and tooling. */
