@@ -9,6 +9,7 @@ import { createValidationPipe } from './common/validation';
 import { AppConfig } from './config/config';
 import { ConfigModule } from './config/config.module';
 import { dataSourceOptions } from './database/data-source-options';
+import { DatabaseModule } from './database/database.module';
 import { HealthModule } from './health/health.module';
 import { RateLimitModule } from './rate-limit/rate-limit.module';
 import { WidgetSitesModule } from './widget-sites/widget-sites.module';
@@ -34,6 +35,7 @@ export class AppModule implements NestModule {
       imports: [
         ConfigModule.forRoot(config),
         TypeOrmModule.forRoot({ ...dataSourceOptions(databaseUrl, config), retryAttempts: 2, retryDelay: 1_000 }),
+        DatabaseModule,
         AuthModule,
         RateLimitModule,
         ...DOMAIN_MODULES,

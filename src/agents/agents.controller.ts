@@ -1,11 +1,9 @@
 import { Body, Controller, Delete, Get, Param, Patch, Post } from '@nestjs/common';
-import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { CallerAccount } from '../auth/caller-account';
 import { CurrentAccount } from '../auth/current-account.decorator';
 import { ApiErrors, NoContent } from '../common/api-errors.decorator';
 import { IntIdPipe } from '../common/id.pipes';
-import { Serialize } from '../common/serialize';
-import { Agent } from './agent.entity';
 import { AgentsService } from './agents.service';
 import { AgentResponse, toAgentResponse } from './dto/agent-response.dto';
 import { CreateAgentDto } from './dto/create-agent.dto';
@@ -20,33 +18,33 @@ export class AgentsController {
 
   @Get()
   @ApiOperation({ summary: 'List every agent of the account, by id' })
-  @Serialize(AgentResponse, toAgentResponse, { isArray: true })
-  list(@CurrentAccount() account: CallerAccount): Promise<Agent[]> {
-    return this.agents.list(account.id);
+  @ApiOkResponse({ type: AgentResponse, isArray: true })
+  async list(@CurrentAccount() account: CallerAccount): Promise<AgentResponse[]> {
+    return (await this.agents.list(account.id)).map(toAgentResponse);
   }
 
   @Post()
   @ApiOperation({ summary: 'Create an agent; every field is optional' })
-  @Serialize(AgentResponse, toAgentResponse, { status: 201 })
+  @ApiCreatedResponse({ type: AgentResponse })
   @ApiErrors(400, [403, 'Preview or next-generation voice on an account other than the platform\'s'], 413, 415)
-  create(@CurrentAccount() account: CallerAccount, @Body() dto: CreateAgentDto): Promise<Agent> {
-    return this.agents.create(account, dto);
+  async create(@CurrentAccount() account: CallerAccount, @Body() dto: CreateAgentDto): Promise<AgentResponse> {
+    return toAgentResponse(await this.agents.create(account, dto));
   }
 
   @Get(':agentId')
   @ApiOperation({ summary: 'Get one agent' })
-  @Serialize(AgentResponse, toAgentResponse)
+  @ApiOkResponse({ type: AgentResponse })
   @ApiErrors(404)
-  get(@CurrentAccount() account: CallerAccount, @AgentId() agentId: number): Promise<Agent> {
-    return this.agents.get(account.id, agentId);
+  async get(@CurrentAccount() account: CallerAccount, @AgentId() agentId: number): Promise<AgentResponse> {
+    return toAgentResponse(await this.agents.get(account.id, agentId));
   }
 
   @Patch(':agentId')
   @ApiOperation({ summary: 'Change some of an agent\'s fields' })
-  @Serialize(AgentResponse, toAgentResponse)
+  @ApiOkResponse({ type: AgentResponse })
   @ApiErrors(400, [403, 'Preview or next-generation voice on an account other than the platform\'s'], 404, 413, 415)
-  update(@CurrentAccount() account: CallerAccount, @AgentId() agentId: number, @Body() dto: UpdateAgentDto): Promise<Agent> {
-    return this.agents.update(account, agentId, dto);
+  async update(@CurrentAccount() account: CallerAccount, @AgentId() agentId: number, @Body() dto: UpdateAgentDto): Promise<AgentResponse> {
+    return toAgentResponse(await this.agents.update(account, agentId, dto));
   }
 
   @Delete(':agentId')

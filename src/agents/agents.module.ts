@@ -1,14 +1,12 @@
 import { Module } from '@nestjs/common';
-import { TypeOrmModule } from '@nestjs/typeorm';
-import { Agent } from './agent.entity';
 import { AgentsController } from './agents.controller';
+import { AgentsRepository } from './agents.repository';
 import { AgentsService } from './agents.service';
 import { VoicesController } from './voices.controller';
 
 @Module({
-  imports: [TypeOrmModule.forFeature([Agent])],
   controllers: [AgentsController, VoicesController],
-  providers: [AgentsService],
+  providers: [AgentsService, AgentsRepository],
   exports: [AgentsService],
 })
 export class AgentsModule {}

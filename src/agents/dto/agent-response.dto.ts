@@ -1,4 +1,4 @@
-import { Agent } from '../agent.entity';
+import { AgentRow } from '../agents.repository';
 
 export class AgentResponse {
   /** @example 42 */
@@ -21,7 +21,7 @@ export class AgentResponse {
   updatedAt: string;
 }
 
-export function toAgentResponse(agent: Agent): AgentResponse {
+export function toAgentResponse(agent: AgentRow): AgentResponse {
   return {
     id: agent.id,
     name: agent.name,

@@ -1,0 +1,69 @@
+import { Injectable } from '@nestjs/common';
+import { Database } from '../database/database';
+import { AccountQuery } from '../database/query.decorator';
+
+/** An agent as the API shows it (no account id: a row is scoped by the query that read it). */
+export interface AgentRow {
+  id: number;
+  name: string;
+  description: string;
+  model: string;
+  voice: string;
+  language: string;
+  systemPrompt: string;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+/** The fields a client sets; every one is present on create (defaults applied), any subset on update. */
+export type AgentFields = Pick<AgentRow, 'name' | 'description' | 'model' | 'voice' | 'language' | 'systemPrompt'>;
+
+const COLUMNS = `id, name, description, model, voice, language, system_prompt AS "systemPrompt", created_at AS "createdAt", updated_at AS "updatedAt"`;
+
+const EXAMPLE_FIELDS: AgentFields = { name: 'Reception', description: '', model: 'gpt-4.1', voice: 'shubh', language: 'hi-IN', systemPrompt: '' };
+
+/** Every query of the agents table. Each method takes the account id first and puts it in the WHERE. */
+@Injectable()
+export class AgentsRepository {
+  constructor(private readonly db: Database) {}
+
+  @AccountQuery([1])
+  list(accountId: number): Promise<AgentRow[]> {
+    return this.db.query<AgentRow>(`SELECT ${COLUMNS} FROM agents WHERE account_id = $1 ORDER BY id`, [accountId]);
+  }
+
+  @AccountQuery([1, 2])
+  async get(accountId: number, id: number): Promise<AgentRow | undefined> {
+    const [agent] = await this.db.query<AgentRow>(`SELECT ${COLUMNS} FROM agents WHERE account_id = $1 AND id = $2`, [accountId, id]);
+    return agent;
+  }
+
+  @AccountQuery([1, EXAMPLE_FIELDS])
+  async insert(accountId: number, fields: AgentFields): Promise<AgentRow> {
+    const [agent] = await this.db.query<AgentRow>(
+      `INSERT INTO agents (account_id, name, description, model, voice, language, system_prompt)
+       VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING ${COLUMNS}`,
+      [accountId, fields.name, fields.description, fields.model, fields.voice, fields.language, fields.systemPrompt],
+    );
+    return agent;
+  }
+
+  /** Changes the fields given (the others keep their values: every column is NOT NULL, so null means "not given"). */
+  @AccountQuery([1, 2, { name: 'Reception (night)' }])
+  async update(accountId: number, id: number, fields: Partial<AgentFields>): Promise<AgentRow | undefined> {
+    const [agent] = await this.db.query<AgentRow>(
+      `UPDATE agents SET name = coalesce($3, name), description = coalesce($4, description), model = coalesce($5, model),
+              voice = coalesce($6, voice), language = coalesce($7, language), system_prompt = coalesce($8, system_prompt), updated_at = now()
+        WHERE account_id = $1 AND id = $2 RETURNING ${COLUMNS}`,
+      [accountId, id, fields.name, fields.description, fields.model, fields.voice, fields.language, fields.systemPrompt].map((value) => value ?? null),
+    );
+    return agent;
+  }
+
+  /** Whether the agent existed. Widget sites that named it are left without an agent (ON DELETE SET NULL). */
+  @AccountQuery([1, 2])
+  async delete(accountId: number, id: number): Promise<boolean> {
+    const deleted = await this.db.query(`DELETE FROM agents WHERE account_id = $1 AND id = $2 RETURNING id`, [accountId, id]);
+    return deleted.length > 0;
+  }
+}

@@ -1,0 +1,51 @@
+import { Injectable } from '@nestjs/common';
+import type { Pool, PoolClient } from 'pg';
+import { DataSource } from 'typeorm';
+
+/** Something SQL runs on: the pool, or the client of one transaction. Rows come back as the driver parses them. */
+export interface Sql {
+  query<R>(text: string, values?: readonly unknown[]): Promise<R[]>;
+}
+
+/**
+ * The one way to the database: every repository runs its SQL through this, on the pool that TypeORM opened
+ * with the service's settings (statement timeout, pool size, type parsers). TypeORM keeps the entities (the
+ * schema's declaration), the migrations and the drift check; it is not on the request path.
+ */
+@Injectable()
+export class Database implements Sql {
+  private readonly pool: Pool;
+
+  constructor(dataSource: DataSource) {
+    this.pool = (dataSource.driver as unknown as { master: Pool }).master;
+  }
+
+  async query<R>(text: string, values: readonly unknown[] = []): Promise<R[]> {
+    return (await this.pool.query(text, values as unknown[])).rows as R[];
+  }
+
+  /**
+   * Runs `work` in one transaction on one client: committed when it resolves, rolled back when it throws.
+   * Repository methods that take part accept the transaction as their last argument (`sql: Sql = this.db`).
+   */
+  async transaction<T>(work: (sql: Sql) => Promise<T>): Promise<T> {
+    const client = await this.pool.connect();
+    let broken = false;
+    try {
+      await client.query('BEGIN');
+      const result = await work(clientSql(client));
+      await client.query('COMMIT');
+      return result;
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => (broken = true));
+      throw error;
+    } finally {
+      // A client whose ROLLBACK failed (connection lost) is not given back to the pool.
+      client.release(broken);
+    }
+  }
+}
+
+export function clientSql(client: Pick<PoolClient, 'query'>): Sql {
+  return { query: async <R>(text: string, values: readonly unknown[] = []) => (await client.query(text, values as unknown[])).rows as R[] };
+}
