@@ -11,6 +11,7 @@ import { ConfigModule } from './config/config.module';
 import { dataSourceOptions } from './database/data-source-options';
 import { DatabaseModule } from './database/database.module';
 import { HealthModule } from './health/health.module';
+import { JobsModule } from './jobs/jobs.module';
 import { RateLimitModule } from './rate-limit/rate-limit.module';
 import { WidgetSitesModule } from './widget-sites/widget-sites.module';
 import { KnowledgeBasesModule } from './knowledge-bases/knowledge-bases.module';
@@ -36,6 +37,7 @@ export class AppModule implements NestModule {
         ConfigModule.forRoot(config),
         TypeOrmModule.forRoot({ ...dataSourceOptions(databaseUrl, config), retryAttempts: 2, retryDelay: 1_000 }),
         DatabaseModule,
+        JobsModule,
         AuthModule,
         RateLimitModule,
         ...DOMAIN_MODULES,

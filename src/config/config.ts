@@ -31,6 +31,10 @@ export interface AppConfig {
   widgetRateLimitWindowSeconds: number;
   /** Where recordings live (see StorageConfig below). */
   storage: StorageConfig;
+  /** PostgreSQL schema of the job queue (pg-boss's tables). */
+  jobQueueSchema: string;
+  /** How often pg-boss's maintenance runs: it retries jobs whose instance died mid-job (after their expiry). */
+  jobMaintenanceIntervalSeconds: number;
 }
 
 export class ConfigError extends Error {
@@ -139,6 +143,8 @@ export function loadConfig(env: Env = process.env): AppConfig {
     widgetRateLimit: readInt(env, 'WIDGET_RATE_LIMIT', 60, 1, 1_000_000),
     widgetRateLimitWindowSeconds: readInt(env, 'WIDGET_RATE_LIMIT_WINDOW_SECONDS', 60, 1, 86_400),
     storage: readStorageConfig(env),
+    jobQueueSchema: readMatching(env, 'JOB_QUEUE_SCHEMA', /^[a-z_][a-z0-9_]{0,62}$/, 'must be a lowercase PostgreSQL identifier (letters, digits, _)') ?? 'pgboss',
+    jobMaintenanceIntervalSeconds: readInt(env, 'JOB_MAINTENANCE_INTERVAL_SECONDS', 30, 1, 3600),
   };
 }
 
