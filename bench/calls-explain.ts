@@ -4,17 +4,13 @@
  *   DATA_DIR=/tmp/calls-bench npm run seed -- --accounts 100 --calls 1000000   # the first account holds 100,000
  *   DATA_DIR=/tmp/calls-bench node -r ./scripts/register.js bench/calls-explain.ts > /tmp/calls-explain.md
  *
- * The list queries are built by CallsService.listStatement itself, so the SQL is exactly what the API runs,
+ * The list queries are built by listCallsStatement (src/calls/calls.repository.ts) itself, so the SQL is exactly what the API runs,
  * with bind parameters as the API sends them. Prints Markdown; exits with 1 if any plan has a Seq Scan.
  */
 import 'reflect-metadata';
 import { Client } from 'pg';
-import { DataSource } from 'typeorm';
-import { Call } from '../src/calls/call.entity';
-import { CallsService } from '../src/calls/calls.service';
-import { ListCallsQuery } from '../src/calls/dto/list-calls-query.dto';
+import { CallFilters, listCallsStatement } from '../src/calls/calls.repository';
 import { loadConfig } from '../src/config/config';
-import { dataSourceOptions } from '../src/database/data-source-options';
 import { openDatabase } from '../src/database/open-database';
 
 interface Case {
@@ -42,7 +38,6 @@ const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floo
 async function main(): Promise<void> {
   const config = loadConfig();
   const database = await openDatabase(config);
-  const dataSource = await new DataSource({ ...dataSourceOptions(database.url, config), poolSize: 1 }).initialize();
   const client = new Client({ connectionString: database.url });
   await client.connect();
   try {
@@ -53,13 +48,11 @@ async function main(): Promise<void> {
     const { rows: totals } = await client.query('SELECT count(*)::int AS calls, count(DISTINCT account_id)::int AS accounts FROM calls');
     const { rows: agents } = await client.query('SELECT id FROM agents WHERE account_id = $1 ORDER BY id DESC LIMIT 1', [accounts[0].accountId]);
     const { rows: sample } = await client.query('SELECT id FROM calls WHERE account_id = $1 ORDER BY id LIMIT 1 OFFSET 5000', [accounts[0].accountId]);
-    // The service's query builder needs only the repository.
-    const service = new CallsService(dataSource.getRepository(Call), undefined as never, config);
     const hot = accounts[0].accountId as number;
     const small = accounts[1].accountId as number;
-    const listCase = (title: string, accountId: number, filters: Partial<ListCallsQuery>): Case => {
-      const query = Object.assign(new ListCallsQuery(), filters);
-      const [sql, parameters] = service.listStatement(accountId, query);
+    const listCase = (title: string, accountId: number, filters: CallFilters & { limit?: number }): Case => {
+      const { limit = 200, ...rest } = filters;
+      const [sql, parameters] = listCallsStatement(accountId, rest, limit);
       const parts = Object.entries(filters).map(([key, value]) => `${key}=${String(value)}`);
       return { title, request: `GET /calls${parts.length ? `?${parts.join('&')}` : ''}`, sql, parameters };
     };
@@ -124,7 +117,6 @@ async function main(): Promise<void> {
     if (seqScans.length) process.exitCode = 1;
   } finally {
     await client.end();
-    await dataSource.destroy();
     await database.stop();
   }
 }

@@ -1,6 +1,6 @@
 import { DataSource } from 'typeorm';
 import { Call } from '../src/calls/call.entity';
-import { CallsService } from '../src/calls/calls.service';
+import { RecordingsRepository } from '../src/recordings/recordings.repository';
 import { nameSearchKeySql } from '../src/calls/name-search-key';
 import { createTestContext, TestAccount, TestContext } from './helpers';
 
@@ -266,7 +266,7 @@ describe('calls', () => {
 
     it('never shows the storage key, only whether audio exists', async () => {
       const call = await record(owner, { name: 'With audio' });
-      await context.app.get(CallsService).setRecordingKey(owner.id, call.id, 'recordings/secret-key.mp3');
+      await context.app.get(RecordingsRepository).swapKey(owner.id, call.id, 'recordings/secret-key.mp3');
       const read = await context.as(owner).get(`/calls/${call.id}`).expect(200);
       expect(read.body.hasRecording).toBe(true);
       expect(read.text).not.toContain('secret-key');
@@ -276,18 +276,16 @@ describe('calls', () => {
     });
   });
 
-  describe('CallsService for the recordings module', () => {
+  describe('RecordingsRepository (the recording key of a call)', () => {
     it('sets and clears the storage key, scoped to the account', async () => {
       const call = await record(owner);
-      const service = context.app.get(CallsService);
-      await expect(service.setRecordingKey(other.id, call.id, 'stolen')).rejects.toThrow(`Call ${call.id} not found`);
-      await service.setRecordingKey(owner.id, call.id, 'recordings/abc.mp3');
-      expect((await service.get(owner.id, call.id)).recordingKey).toBe('recordings/abc.mp3');
-      await service.setRecordingKey(owner.id, call.id, null);
+      const recordings = context.app.get(RecordingsRepository);
+      expect(await recordings.swapKey(other.id, call.id, 'stolen')).toBeUndefined();
+      expect(await recordings.swapKey(owner.id, call.id, 'recordings/abc.mp3')).toEqual({ previous: null });
+      expect(await recordings.find(owner.id, call.id)).toEqual({ id: call.id, name: call.name, recordingKey: 'recordings/abc.mp3' });
+      expect(await recordings.find(other.id, call.id)).toBeUndefined();
+      expect(await recordings.swapKey(owner.id, call.id, null)).toEqual({ previous: 'recordings/abc.mp3' });
       expect((await context.as(owner).get(`/calls/${call.id}`).expect(200)).body.hasRecording).toBe(false);
-      await expect(service.get(other.id, call.id)).rejects.toThrow(`Call ${call.id} not found`);
-      await expect(service.get(owner.id, 'not-a-uuid')).rejects.toThrow('Call not-a-uuid not found');
-      await expect(service.setRecordingKey(owner.id, 'not-a-uuid', 'x')).rejects.toThrow('Call not-a-uuid not found');
     });
   });
 

@@ -1,14 +1,13 @@
 import { Module } from '@nestjs/common';
-import { TypeOrmModule } from '@nestjs/typeorm';
 import { AgentsModule } from '../agents/agents.module';
-import { Call } from './call.entity';
 import { CallsController } from './calls.controller';
+import { CallsRepository } from './calls.repository';
 import { CallsService } from './calls.service';
 
 @Module({
-  imports: [TypeOrmModule.forFeature([Call]), AgentsModule],
+  imports: [AgentsModule],
   controllers: [CallsController],
-  providers: [CallsService],
-  exports: [CallsService],
+  providers: [CallsService, CallsRepository],
+  exports: [CallsService, CallsRepository],
 })
 export class CallsModule {}

@@ -5,6 +5,9 @@ export const MAX_INT_ID = 2_147_483_647;
 const INT_ID = /^[1-9][0-9]{0,9}$/;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
+/** Whether the text is a UUID (any case). */
+export const isUuid = (value: string) => UUID.test(value);
+
 const shown = (value: string) => (value.length > 64 ? `${value.slice(0, 64)}…` : value);
 
 /**

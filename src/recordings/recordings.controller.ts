@@ -1,16 +1,15 @@
 import { Controller, Delete, Get, HttpCode, Param, Put, Req, Res, UnsupportedMediaTypeException } from '@nestjs/common';
-import { ApiBody, ApiConsumes, ApiOperation, ApiParam, ApiProduces, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { ApiBody, ApiConsumes, ApiOkResponse, ApiOperation, ApiParam, ApiProduces, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { CallerAccount } from '../auth/caller-account';
 import { CurrentAccount } from '../auth/current-account.decorator';
 import { ApiErrors } from '../common/api-errors.decorator';
 import { UuidPipe } from '../common/id.pipes';
-import { Serialize } from '../common/serialize';
 import { AppConfig } from '../config/config';
 import { InjectConfig } from '../config/config.module';
 import { tooLarge } from './byte-limit';
 import { RecordingUrlResponse, toRecordingUrlResponse } from './dto/recording-url-response.dto';
-import { RecordingsService, RecordingUrl } from './recordings.service';
+import { RecordingsService } from './recordings.service';
 import { sendRecording } from './send-recording';
 
 const CallId = () => Param('callId', new UuidPipe('Call'));
@@ -72,10 +71,10 @@ export class RecordingsController {
     summary: 'A short-lived URL that plays the recording',
     description: 'A fresh URL on every request, valid for `RECORDING_URL_TTL_SECONDS` (default 300), usable without an API key (for an `<audio>` element).',
   })
-  @Serialize(RecordingUrlResponse, toRecordingUrlResponse, { description: 'The URL and when it expires' })
+  @ApiOkResponse({ type: RecordingUrlResponse, description: 'The URL and when it expires' })
   @ApiErrors([404, 'No such call on this account, or it has no recording'])
-  playbackUrl(@CurrentAccount() account: CallerAccount, @CallId() callId: string): Promise<RecordingUrl> {
-    return this.recordings.playbackUrl(account.id, callId);
+  async playbackUrl(@CurrentAccount() account: CallerAccount, @CallId() callId: string): Promise<RecordingUrlResponse> {
+    return toRecordingUrlResponse(await this.recordings.playbackUrl(account.id, callId));
   }
 
   @Get('download')

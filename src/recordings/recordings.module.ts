@@ -1,11 +1,11 @@
 import { Inject, Module, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
-import { CallsModule } from '../calls/calls.module';
 import { AppConfig } from '../config/config';
 import { APP_CONFIG } from '../config/config.module';
 import { LocalRecordingStorage } from './local-recording-storage';
 import { PLAYBACK_SIGNER, PlaybackController } from './playback.controller';
 import { RecordingStorage } from './recording-storage';
 import { RecordingsController } from './recordings.controller';
+import { RecordingsRepository } from './recordings.repository';
 import { RecordingsService } from './recordings.service';
 import type * as S3Driver from './s3-recording-storage';
 import { PlaybackUrlSigner } from './signed-url';
@@ -23,10 +23,10 @@ export function createRecordingStorage(config: AppConfig, signer: PlaybackUrlSig
 
 /** Owns the /calls/{callId}/recording* routes and the local driver's signed playback route. */
 @Module({
-  imports: [CallsModule],
   controllers: [RecordingsController, PlaybackController],
   providers: [
     RecordingsService,
+    RecordingsRepository,
     {
       provide: PLAYBACK_SIGNER,
       inject: [APP_CONFIG],

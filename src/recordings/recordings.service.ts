@@ -1,11 +1,13 @@
 import { Injectable, Logger, NotFoundException } from '@nestjs/common';
 import type { IncomingMessage } from 'node:http';
-import { CallsService } from '../calls/calls.service';
+import { callNotFound } from '../calls/calls.service';
+import { isUuid } from '../common/id.pipes';
 import { AppConfig } from '../config/config';
 import { InjectConfig } from '../config/config.module';
 import { limitedBody } from './byte-limit';
 import { contentDisposition } from './content-disposition';
 import { newRecordingKey, OpenedRecording, RecordingStorage } from './recording-storage';
+import { CallRecordingRow, RecordingsRepository } from './recordings.repository';
 
 export interface RecordingUrl {
   url: string;
@@ -26,37 +28,44 @@ export class RecordingsService {
   private readonly logger = new Logger(RecordingsService.name);
 
   constructor(
-    private readonly calls: CallsService,
+    private readonly recordings: RecordingsRepository,
     private readonly storage: RecordingStorage,
     @InjectConfig() private readonly config: AppConfig,
   ) {}
 
   /** 404 unless the call is the account's. Done before reading a body, so nothing is stored for a stranger. */
   async assertCall(accountId: number, callId: string): Promise<void> {
-    await this.calls.get(accountId, callId);
+    await this.callOf(accountId, callId);
   }
 
   /**
    * Streams the body into storage under a fresh key, then points the call at it, then deletes the recording
    * it replaced. A failure at any step leaves the call as it was, and nothing new in storage. The key swap
-   * is atomic, so concurrent uploads (or an upload racing a delete) orphan no object.
+   * is atomic, so concurrent uploads (or an upload racing a delete) orphan no object. The caller checked the
+   * call first (assertCall, before reading any of the body); if it is deleted meanwhile, the swap finds nothing,
+   * the new object is removed and the answer is a 404.
    */
   async upload(accountId: number, callId: string, body: IncomingMessage): Promise<void> {
-    await this.calls.get(accountId, callId);
     const key = newRecordingKey();
     await this.storage.write(key, limitedBody(body, this.config.storage.maxRecordingBytes));
-    let previous: string | null;
+    let swapped: { previous: string | null } | undefined;
     try {
-      previous = await this.calls.swapRecordingKey(accountId, callId, key);
+      swapped = await this.recordings.swapKey(accountId, callId.toLowerCase(), key);
     } catch (error) {
       await this.removeQuietly(key);
       throw error;
     }
-    if (previous) await this.removeQuietly(previous);
+    if (!swapped) {
+      await this.removeQuietly(key);
+      throw callNotFound(callId);
+    }
+    if (swapped.previous) await this.removeQuietly(swapped.previous);
   }
 
   async remove(accountId: number, callId: string): Promise<void> {
-    const previous = await this.calls.swapRecordingKey(accountId, callId, null);
+    const swapped = isUuid(callId) ? await this.recordings.swapKey(accountId, callId.toLowerCase(), null) : undefined;
+    if (!swapped) throw callNotFound(callId);
+    const previous = swapped.previous;
     if (!previous) throw this.noRecording(callId);
     await this.removeQuietly(previous);
   }
@@ -68,7 +77,7 @@ export class RecordingsService {
   }
 
   async download(accountId: number, callId: string): Promise<RecordingDownload> {
-    const call = await this.calls.get(accountId, callId);
+    const call = await this.callOf(accountId, callId);
     if (!call.recordingKey) throw this.noRecording(callId);
     const opened = await this.storage.open(call.recordingKey);
     if (!opened) {
@@ -79,9 +88,15 @@ export class RecordingsService {
   }
 
   private async keyOf(accountId: number, callId: string): Promise<string> {
-    const { recordingKey } = await this.calls.get(accountId, callId);
+    const { recordingKey } = await this.callOf(accountId, callId);
     if (!recordingKey) throw this.noRecording(callId);
     return recordingKey;
+  }
+
+  private async callOf(accountId: number, callId: string): Promise<CallRecordingRow> {
+    const call = isUuid(callId) ? await this.recordings.find(accountId, callId.toLowerCase()) : undefined;
+    if (!call) throw callNotFound(callId);
+    return call;
   }
 
   private noRecording(callId: string): NotFoundException {

@@ -1,5 +1,6 @@
 import { ApiProperty } from '@nestjs/swagger';
-import { Call, TRANSCRIPT_SPEAKERS, TranscriptSpeaker } from '../call.entity';
+import { TRANSCRIPT_SPEAKERS, TranscriptSpeaker } from '../call.entity';
+import { CallDetailRow, CallRow } from '../calls.repository';
 
 /** A call as listed by `GET /calls`: no transcript, no credits. */
 export class CallListItemResponse {
@@ -59,11 +60,11 @@ export class CallResponse extends CallListItemResponse {
 
 /** A call with its computed credits, as the service returns it for the single-call responses. */
 export interface CallDetail {
-  call: Call;
+  call: CallDetailRow;
   creditsUsed: number;
 }
 
-export function toCallListItemResponse(call: Call): CallListItemResponse {
+export function toCallListItemResponse(call: CallRow): CallListItemResponse {
   return {
     id: call.id,
     name: call.name,
@@ -75,12 +76,12 @@ export function toCallListItemResponse(call: Call): CallListItemResponse {
     channel: call.channel,
     callType: call.callType,
     website: call.website,
-    agent: call.agentName,
+    agent: call.agent,
     agentId: call.agentId,
     callDate: call.callDate.toISOString(),
     durationSeconds: call.durationSeconds,
     replyLanguage: call.replyLanguage,
-    hasRecording: call.recordingKey !== null,
+    hasRecording: call.hasRecording,
     feedback: call.feedback ?? null,
     extractedData: call.extractedData,
   };

@@ -23,9 +23,8 @@ import { REPLY_LANGUAGES } from '../../agents/voices';
 import { MAX_INT_ID } from '../../common/id.pipes';
 import { IsOmittable, IsOneOf, Trim } from '../../common/validators';
 import { TRANSCRIPT_SPEAKERS, TranscriptSpeaker } from '../call.entity';
+import { PHONE_PATTERN } from '../phone';
 
-/** Digits, spaces and the usual phone punctuation (`+`, `-`, `(`, `)`, `.`, `/`), or empty. */
-export const PHONE_PATTERN = /^[0-9+\-().\/\s]*$/;
 
 /** Optional free-text label: trimmed, at most 100 characters, "" when not given. */
 const Label = () =>

@@ -1,0 +1,173 @@
+import { Injectable } from '@nestjs/common';
+import { Database, Sql } from '../database/database';
+import { AccountQuery } from '../database/query.decorator';
+import { TranscriptTurn } from './call.entity';
+import { hasWordJoiningMark, nameSearchKey, nameSearchKeySql } from './name-search-key';
+import { digitsOf, isPhoneLikeSearch } from './phone';
+
+/** A call as `GET /calls` lists it. */
+export interface CallRow {
+  id: string;
+  name: string;
+  phone: string;
+  email: string;
+  status: string;
+  callStatus: string;
+  sentiment: string;
+  channel: string;
+  callType: string;
+  website: string;
+  /** The agent's name when the call was recorded. */
+  agent: string;
+  agentId: number | null;
+  callDate: Date;
+  durationSeconds: number;
+  replyLanguage: string;
+  hasRecording: boolean;
+  feedback: unknown;
+  extractedData: Record<string, unknown>;
+}
+
+/** A call as `GET /calls/{callId}` shows it. */
+export interface CallDetailRow extends CallRow {
+  transcript: TranscriptTurn[];
+}
+
+/** What a new call is made of (every field has its value: the service applies the defaults). */
+export interface NewCall extends Omit<CallDetailRow, 'id' | 'hasRecording'> {
+  isTest: boolean;
+  /** The id to give the call (a conversation's id); the database generates one when absent. */
+  id?: string;
+}
+
+/** The filters of `GET /calls`; absent ones are not in the SQL at all. */
+export interface CallFilters {
+  search?: string;
+  status?: string;
+  callStatus?: string;
+  agentId?: number;
+  /** Only calls within the last `days` × 24 hours, up to now. */
+  days?: number;
+}
+
+const LIST_COLUMNS = `id, name, phone, email, status, call_status AS "callStatus", sentiment, channel, call_type AS "callType", website,
+  agent_name AS agent, agent_id AS "agentId", call_date AS "callDate", duration_seconds AS "durationSeconds",
+  reply_language AS "replyLanguage", recording_key IS NOT NULL AS "hasRecording", feedback, extracted_data AS "extractedData"`;
+const DETAIL_COLUMNS = `${LIST_COLUMNS}, transcript`;
+
+/**
+ * The digits of the phone, exactly as written in the search index (IDX_calls_account_search): the planner
+ * uses the index only for this very expression.
+ */
+const PHONE_DIGITS_SQL = `regexp_replace(phone, '[^0-9]', '', 'g')`;
+
+/** `%`, `_` and `\` match themselves in a LIKE pattern (backslash is PostgreSQL's default escape). */
+export const escapeLike = (value: string) => value.replace(/[\\%_]/g, (character) => `\\${character}`);
+
+/**
+ * The list query for these filters: the SQL (one shape per combination of filters present) and its values.
+ * Exported for bench/calls-explain.ts, which runs EXPLAIN on exactly what the API runs.
+ */
+export function listCallsStatement(accountId: number, filters: CallFilters, limit: number): [string, unknown[]] {
+  const values: unknown[] = [accountId];
+  const bind = (value: unknown) => `$${values.push(value)}`;
+  const conditions = ['account_id = $1', 'NOT is_test'];
+  if (filters.search) {
+    const pattern = bind(`%${escapeLike(filters.search)}%`);
+    if (hasWordJoiningMark(filters.search)) {
+      // Around an Indic virama or nukta: pre-select through the name's search key (src/calls/name-search-key.ts).
+      // The name only: a phone holds phone characters, never such a mark.
+      conditions.push(`${nameSearchKeySql('name')} ILIKE ${bind(nameSearchKey(`%${escapeLike(filters.search)}%`))} AND name ILIKE ${pattern}`);
+    } else {
+      const matches = [`name ILIKE ${pattern}`, `phone ILIKE ${pattern}`];
+      if (isPhoneLikeSearch(filters.search)) matches.push(`${PHONE_DIGITS_SQL} LIKE ${bind(`%${digitsOf(filters.search)}%`)}`);
+      conditions.push(`(${matches.join(' OR ')})`);
+    }
+  }
+  if (filters.status) conditions.push(`lower(status) = lower(${bind(filters.status)})`);
+  if (filters.callStatus) conditions.push(`lower(call_status) = lower(${bind(filters.callStatus)})`);
+  if (filters.agentId !== undefined) conditions.push(`agent_id = ${bind(filters.agentId)}`);
+  if (filters.days) conditions.push(`call_date >= now() - make_interval(hours => ${bind(filters.days * 24)})`, 'call_date <= now()');
+  const sql = `SELECT ${LIST_COLUMNS} FROM calls WHERE ${conditions.join(' AND ')} ORDER BY call_date DESC, id DESC LIMIT ${bind(limit)}`;
+  return [sql, values];
+}
+
+const EXAMPLE_CALL: NewCall = {
+  name: 'Priya Sharma',
+  phone: '+91-98765-43210',
+  email: '',
+  status: 'new',
+  callStatus: 'completed',
+  sentiment: '',
+  channel: 'phone',
+  callType: 'inbound',
+  website: '',
+  agent: 'Reception',
+  agentId: 2,
+  callDate: new Date('2026-11-22T09:15:02.123Z'),
+  durationSeconds: 95,
+  replyLanguage: 'hi-IN',
+  feedback: null,
+  extractedData: {},
+  transcript: [{ speaker: 'user', text: 'नमस्ते' }],
+  isTest: false,
+};
+const EXAMPLE_ID = '5f0c2a7e-8d3b-4c1e-9a6f-2b7d4e8c1a90';
+
+/** Every query of the calls table but its recording key (src/recordings owns that). Account id first, in every WHERE. */
+@Injectable()
+export class CallsRepository {
+  constructor(private readonly db: Database) {}
+
+  @AccountQuery(
+    { name: 'no filter', params: [1, {}, 200] },
+    { name: 'every filter, a name search', params: [1, { search: 'priya', status: 'qualified', callStatus: 'completed', agentId: 2, days: 7 }, 50] },
+    { name: 'a phone search', params: [1, { search: '98765 43' }, 200] },
+    { name: 'a search around a virama', params: [1, { search: 'श्र' }, 200] },
+  )
+  list(accountId: number, filters: CallFilters, limit: number): Promise<CallRow[]> {
+    const [sql, values] = listCallsStatement(accountId, filters, limit);
+    return this.db.query<CallRow>(sql, values);
+  }
+
+  @AccountQuery([1, EXAMPLE_ID])
+  async get(accountId: number, id: string): Promise<CallDetailRow | undefined> {
+    const [call] = await this.db.query<CallDetailRow>(`SELECT ${DETAIL_COLUMNS} FROM calls WHERE account_id = $1 AND id = $2`, [accountId, id]);
+    return call;
+  }
+
+  /** Records a call; inside `sql`'s transaction when given (a conversation's end). */
+  @AccountQuery([1, EXAMPLE_CALL])
+  async insert(accountId: number, call: NewCall, sql: Sql = this.db): Promise<CallDetailRow> {
+    const [row] = await sql.query<CallDetailRow>(
+      `INSERT INTO calls (account_id, id, name, phone, email, status, call_status, sentiment, channel, call_type, website, agent_name, agent_id,
+                          call_date, duration_seconds, reply_language, feedback, extracted_data, transcript, is_test)
+       VALUES ($1, coalesce($2, gen_random_uuid()), $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)
+       RETURNING ${DETAIL_COLUMNS}`,
+      [
+        accountId,
+        call.id ?? null,
+        call.name,
+        call.phone,
+        call.email,
+        call.status,
+        call.callStatus,
+        call.sentiment,
+        call.channel,
+        call.callType,
+        call.website,
+        call.agent,
+        call.agentId,
+        call.callDate,
+        call.durationSeconds,
+        call.replyLanguage,
+        // jsonb parameters as JSON text: the driver would send a JS array as a PostgreSQL array. No feedback is SQL NULL.
+        call.feedback === null ? null : JSON.stringify(call.feedback),
+        JSON.stringify(call.extractedData),
+        JSON.stringify(call.transcript),
+        call.isTest,
+      ],
+    );
+    return row;
+  }
+}
