@@ -1,0 +1,49 @@
+/**
+ * A typed client for the Voice Agent API: every path, parameter, body and response of openapi.json as
+ * TypeScript types (./schema.ts, generated), with the calls made by openapi-fetch.
+ *
+ *   const api = createClient({ baseUrl: 'https://api.example.com', apiKey: process.env.VOICE_AGENT_API_KEY! });
+ *   const { data: agent, error } = await api.POST('/agents', { body: { name: 'Reception' } });
+ */
+import createFetchClient, { type Client } from 'openapi-fetch';
+import type { components, paths } from './schema';
+
+export type { components, operations, paths } from './schema';
+export type ApiClient = Client<paths>;
+/** A resource as the API returns it, by schema name: `Schema<'AgentResponse'>`. */
+export type Schema<Name extends keyof components['schemas']> = components['schemas'][Name];
+
+export interface ClientOptions {
+  /** The service's address, e.g. `https://api.example.com` (no trailing slash needed). */
+  baseUrl: string;
+  /** An API key (`vak_…`); sent as `X-Api-Key` on every request. */
+  apiKey: string;
+  /** Another fetch implementation (tests, proxies); the global one by default. */
+  fetch?: typeof globalThis.fetch;
+}
+
+export function createClient({ baseUrl, apiKey, fetch }: ClientOptions): ApiClient {
+  return createFetchClient<paths>({ baseUrl: baseUrl.replace(/\/+$/, ''), headers: { 'X-Api-Key': apiKey }, fetch });
+}
+
+/**
+ * The `before` cursor of the next page of a list (from its `Link: <…>; rel="next"` header), or undefined on
+ * the last page: `api.GET('/calls', { params: { query: { before: nextCursor(response) } } })`.
+ */
+export function nextCursor(response: Response): string | undefined {
+  const link = response.headers.get('link');
+  const next = link?.split(',').find((part) => /;\s*rel="?next"?/.test(part));
+  const url = next && /<([^>]+)>/.exec(next)?.[1];
+  return url ? (new URL(url).searchParams.get('before') ?? undefined) : undefined;
+}
+
+/** Uploads (or replaces) a call's recording: the MP3 bytes as they are. */
+export async function uploadRecording(api: ApiClient, callId: string, mp3: Uint8Array | Blob): Promise<{ ok: boolean; status: number }> {
+  const { response } = await api.PUT('/calls/{callId}/recording', {
+    params: { path: { callId } },
+    body: mp3 as unknown as string,
+    bodySerializer: (body) => body as unknown as BodyInit,
+    headers: { 'Content-Type': 'audio/mpeg' },
+  });
+  return { ok: response.ok, status: response.status };
+}
