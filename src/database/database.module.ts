@@ -1,7 +1,8 @@
 import { Global, Module } from '@nestjs/common';
+import { DataSource } from 'typeorm';
 import { Database } from './database';
 
-/** Provides the Database to every module's repositories. */
+/** Provides the Database (on TypeORM's pool) to every module's repositories. */
 @Global()
-@Module({ providers: [Database], exports: [Database] })
+@Module({ providers: [{ provide: Database, inject: [DataSource], useFactory: Database.of }], exports: [Database] })
 export class DatabaseModule {}

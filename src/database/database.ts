@@ -1,6 +1,5 @@
-import { Injectable } from '@nestjs/common';
 import type { Pool, PoolClient } from 'pg';
-import { DataSource } from 'typeorm';
+import type { DataSource } from 'typeorm';
 
 /** Something SQL runs on: the pool, or the client of one transaction. Rows come back as the driver parses them. */
 export interface Sql {
@@ -12,12 +11,12 @@ export interface Sql {
  * with the service's settings (statement timeout, pool size, type parsers). TypeORM keeps the entities (the
  * schema's declaration), the migrations and the drift check; it is not on the request path.
  */
-@Injectable()
 export class Database implements Sql {
-  private readonly pool: Pool;
+  constructor(private readonly pool: Pool) {}
 
-  constructor(dataSource: DataSource) {
-    this.pool = (dataSource.driver as unknown as { master: Pool }).master;
+  /** The Database on the pool of TypeORM's data source (the application's: DatabaseModule provides it). */
+  static of(dataSource: DataSource): Database {
+    return new Database((dataSource.driver as unknown as { master: Pool }).master);
   }
 
   async query<R>(text: string, values: readonly unknown[] = []): Promise<R[]> {
