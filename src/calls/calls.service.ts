@@ -70,7 +70,7 @@ interface ListParameters extends Record<string, unknown> {
   status?: string;
   callStatus?: string;
   agentId?: number;
-  /** `days` in hours. */
+  /** `days` in hours: from now − hours up to now (never a call dated in the future). */
   hours?: number;
   limit: number;
 }
@@ -203,7 +203,7 @@ export class CallsService {
     if (parameters.status !== undefined) builder.andWhere('lower(call.status) = lower(:status)', parameters);
     if (parameters.callStatus !== undefined) builder.andWhere('lower(call.call_status) = lower(:callStatus)', parameters);
     if (parameters.agentId !== undefined) builder.andWhere('call.agent_id = :agentId', parameters);
-    if (parameters.hours !== undefined) builder.andWhere('call.call_date >= now() - make_interval(hours => :hours)', parameters);
+    if (parameters.hours !== undefined) builder.andWhere('call.call_date BETWEEN now() - make_interval(hours => :hours) AND now()', parameters);
     return builder.orderBy('call.call_date', 'DESC').addOrderBy('call.id', 'DESC');
   }
 
