@@ -3,7 +3,7 @@ import { DataSource } from 'typeorm';
 import type { OpenAPIObject } from '@nestjs/swagger';
 import { loadConfig } from '../src/config/config';
 import { generateOpenApiDocument } from '../src/openapi';
-import { createTestContext, TestAccount, TestContext } from './helpers';
+import { accountFingerprint, createTestContext, TestAccount, TestContext } from './helpers';
 
 /**
  * Property-based fuzzing of every operation in the OpenAPI document: random paths, ids, query values, JSON
@@ -107,20 +107,7 @@ describe('fuzzing every operation of the OpenAPI document', () => {
   });
   afterAll(() => context.close());
 
-  /** A fingerprint of everything the account owns, in every table that has an account_id. */
-  async function fingerprint(): Promise<string> {
-    const tables = dataSource.entityMetadatas.filter((meta) => meta.columns.some((column) => column.databaseName === 'account_id'));
-    const parts = await Promise.all(
-      tables.map(async (meta) => {
-        const [row] = await dataSource.query(
-          `SELECT md5(coalesce(string_agg(t::text, ',' ORDER BY t::text), '')) AS digest FROM "${meta.tableName}" t WHERE account_id = $1`,
-          [account.id],
-        );
-        return `${meta.tableName}:${row.digest}`;
-      }),
-    );
-    return parts.join(' ');
-  }
+  const fingerprint = () => accountFingerprint(dataSource, account.id);
 
   it(`answers ${RUNS} random requests without a 5xx, in the error shape, changing nothing when it refuses`, async () => {
     expect(ops.length).toBeGreaterThan(5);

@@ -1,5 +1,6 @@
 import { INestApplication } from '@nestjs/common';
 import request from 'supertest';
+import { DataSource } from 'typeorm';
 import { AccountsService } from '../src/auth/accounts.service';
 import { createApp } from '../src/app';
 import { AppConfig, loadConfig } from '../src/config/config';
@@ -42,4 +43,22 @@ export async function createTestContext(overrides: Partial<AppConfig> = {}): Pro
     as: (account) => request.agent(server).set('X-Api-Key', account.apiKey),
     close: () => app.close(),
   };
+}
+
+/**
+ * A digest of everything the account owns, in every table that has an account_id: unchanged by a refused
+ * write.
+ */
+export async function accountFingerprint(dataSource: DataSource, accountId: number): Promise<string> {
+  const tables = dataSource.entityMetadatas.filter((meta) => meta.columns.some((column) => column.databaseName === 'account_id'));
+  const parts = await Promise.all(
+    tables.map(async (meta) => {
+      const [row] = await dataSource.query(
+        `SELECT md5(coalesce(string_agg(t::text, ',' ORDER BY t::text), '')) AS digest FROM "${meta.tableName}" t WHERE account_id = $1`,
+        [accountId],
+      );
+      return `${meta.tableName}:${row.digest}`;
+    }),
+  );
+  return parts.join(' ');
 }

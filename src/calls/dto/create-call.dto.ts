@@ -14,14 +14,13 @@ import {
   IsString,
   Matches,
   Max,
-  MaxLength,
   Min,
   ValidateIf,
   ValidateNested,
 } from 'class-validator';
 import { REPLY_LANGUAGES } from '../../agents/voices';
 import { MAX_INT_ID } from '../../common/id.pipes';
-import { IsOmittable, IsOneOf, Trim } from '../../common/validators';
+import { IsOmittable, IsOneOf, MaxCodePointLength, Trim } from '../../common/validators';
 import { TRANSCRIPT_SPEAKERS, TranscriptSpeaker } from '../call.entity';
 
 /** Digits, spaces and the usual phone punctuation (`+`, `-`, `(`, `)`, `.`, `/`), or empty. */
@@ -33,8 +32,8 @@ const Label = () =>
     IsOmittable(),
     Trim(),
     IsString(),
-    MaxLength(100),
-    ApiProperty({ type: String, required: false, maxLength: 100, default: '' }),
+    MaxCodePointLength(100),
+    ApiProperty({ type: String, required: false, default: '' }),
   );
 
 export class TranscriptTurnDto {
@@ -44,7 +43,7 @@ export class TranscriptTurnDto {
 
   /** What was said, at most 10,000 characters. @example "नमस्ते! मैं आपकी कैसे मदद कर सकती हूँ?" */
   @IsString()
-  @MaxLength(10_000)
+  @MaxCodePointLength(10_000)
   text: string;
 }
 
@@ -58,23 +57,23 @@ export class CreateCallDto {
   @IsOmittable()
   @Trim()
   @IsString()
-  @MaxLength(200)
+  @MaxCodePointLength(200)
   name?: string = '';
 
   /** Caller number: digits, spaces and `+ - ( ) . /`, at most 50 characters; "" when unknown. @example "+91-98765-43210" */
   @IsOmittable()
   @Trim()
   @IsString()
-  @MaxLength(50)
-  @ApiProperty({ type: String, required: false, pattern: PHONE_PATTERN.source, maxLength: 50, default: '' })
+  @MaxCodePointLength(50)
+  @ApiProperty({ type: String, required: false, pattern: PHONE_PATTERN.source, default: '' })
   @Matches(PHONE_PATTERN, { message: 'phone may contain only digits, spaces and + - ( ) . /' })
   phone?: string = '';
 
-  /** An email address, or "" when unknown. @example "priya@example.com" */
+  /** An email address (at most 254 characters, RFC 5321's limit), or "" when unknown. @example "priya@example.com" */
   @IsOmittable()
   @Trim()
   @IsString()
-  @MaxLength(320)
+  @MaxCodePointLength(254)
   @ValidateIf((_call, value) => value !== '')
   @IsEmail({}, { message: 'email must be an email address or ""' })
   email?: string = '';
@@ -103,7 +102,7 @@ export class CreateCallDto {
   @IsOmittable()
   @Trim()
   @IsString()
-  @MaxLength(2048)
+  @MaxCodePointLength(2048)
   website?: string = '';
 
   /** An agent of this account (400 otherwise), or null; the call's `agent` name is taken from it. @example 42 */
