@@ -157,7 +157,7 @@ export class CallsService {
       agentId: agent?.id ?? null,
       agentName: agent?.name ?? '',
       replyLanguage: replyLanguage ?? agent?.language ?? '',
-      callDate: callDate === undefined ? new Date() : new Date(callDate),
+      callDate: callDate ?? new Date(),
     } as QueryDeepPartialEntity<Call>;
     const { identifiers } = await this.calls.insert(values);
     return this.getDetail(accountId, identifiers[0].id as string);

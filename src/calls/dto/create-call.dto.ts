@@ -8,7 +8,6 @@ import {
   IsBoolean,
   IsEmail,
   IsInt,
-  IsISO8601,
   IsNumber,
   IsObject,
   IsString,
@@ -19,6 +18,7 @@ import {
   ValidateNested,
 } from 'class-validator';
 import { REPLY_LANGUAGES } from '../../agents/voices';
+import { Rfc3339DateTime } from '../../common/date-time';
 import { MAX_INT_ID } from '../../common/id.pipes';
 import { IsOmittable, IsOneOf, MaxCodePointLength, Trim } from '../../common/validators';
 import { TRANSCRIPT_SPEAKERS, TranscriptSpeaker } from '../call.entity';
@@ -113,11 +113,14 @@ export class CreateCallDto {
   @Max(MAX_INT_ID)
   agentId?: number | null;
 
-  /** When the call started, ISO 8601; defaults to now. @example "2026-11-22T09:15:02.123Z" */
+  /**
+   * When the call started: RFC 3339 with an explicit offset (`Z` or `±hh:mm`), to the millisecond (further
+   * fraction digits are dropped); defaults to now. @example "2026-11-22T09:15:02.123Z"
+   */
   @IsOmittable()
   @ApiProperty({ type: String, format: 'date-time', required: false })
-  @IsISO8601({ strict: true }, { message: 'callDate must be an ISO 8601 timestamp' })
-  callDate?: string;
+  @Rfc3339DateTime()
+  callDate?: Date;
 
   /** Length of the call in seconds, 0 to 86,400. @example 95 */
   @IsOmittable()
