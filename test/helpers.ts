@@ -46,15 +46,17 @@ export async function createTestContext(overrides: Partial<AppConfig> = {}): Pro
 }
 
 /**
- * A digest of everything the account owns, in every table that has an account_id: unchanged by a refused
- * write.
+ * A digest of every row version the account owns, in every table that has an account_id: unchanged by a
+ * refused write. Each row's physical address and creating transaction (ctid, xmin), which every insert,
+ * update and delete changes, even one writing the same values: stricter than the contents, and it reads no
+ * large value (the fuzz test takes one before and after each write).
  */
 export async function accountFingerprint(dataSource: DataSource, accountId: number): Promise<string> {
   const tables = dataSource.entityMetadatas.filter((meta) => meta.columns.some((column) => column.databaseName === 'account_id'));
   const parts = await Promise.all(
     tables.map(async (meta) => {
       const [row] = await dataSource.query(
-        `SELECT md5(coalesce(string_agg(t::text, ',' ORDER BY t::text), '')) AS digest FROM "${meta.tableName}" t WHERE account_id = $1`,
+        `SELECT md5(coalesce(string_agg(t.ctid::text || t.xmin::text, ',' ORDER BY t.ctid), '')) AS digest FROM "${meta.tableName}" t WHERE account_id = $1`,
         [accountId],
       );
       return `${meta.tableName}:${row.digest}`;

@@ -107,7 +107,7 @@ export class CreateCallDto {
 
   /** An agent of this account (400 otherwise), or null; the call's `agent` name is taken from it. @example 42 */
   @ValidateIf((_call, value) => value !== undefined && value !== null)
-  @ApiProperty({ type: 'integer', required: false, nullable: true, minimum: 1 })
+  @ApiProperty({ type: 'integer', required: false, nullable: true, minimum: 1, maximum: MAX_INT_ID })
   @IsInt()
   @Min(1)
   @Max(MAX_INT_ID)

@@ -55,7 +55,7 @@ export class ListCallsQuery {
 
   /** Only calls handled by this agent (including since-deleted agents). @example 42 */
   @IsOmittable()
-  @ApiPropertyOptional({ type: 'integer' })
+  @ApiPropertyOptional({ type: 'integer', maximum: MAX_INT_ID })
   @ToInteger()
   @IsInt()
   @Min(1)
