@@ -14,14 +14,18 @@ import { AppConfig } from '../config/config';
  *   and routine for a database error; a system error's code and system call; the message only of errors
  *   that are neither (a database's echoes values, a file system's names the path); stack frames without the
  *   message line;
- * - `redact` removes, wherever they are logged by mistake, the fields known to carry request data.
+ * - `redact` removes, wherever they are logged by mistake, the top-level fields known to carry request data.
+ * Serializers and redaction belong to the logger, so Nest's logs and the exception filter's get them too.
  */
 
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
 
-const REDACTED_FIELDS = ['headers', 'body', 'query', 'parameters', 'detail', 'where', 'driverError', 'apiKey', 'url'];
-/** Each field at the top of a line and one level down (`err.parameters`, `req.headers`, …). */
-const REDACT_PATHS = REDACTED_FIELDS.flatMap((field) => [field, `*.${field}`]);
+/**
+ * Top-level fields that carry request data, removed wherever they are logged by mistake. Top-level names only:
+ * a wildcard path (`*.headers`) made pino inspect every field of every line, a third of the request log's
+ * cost; `req`, `res`, `err` and `error` are whitelisted by their serializers instead.
+ */
+const REDACT_PATHS = ['headers', 'body', 'query', 'parameters', 'detail', 'where', 'driverError', 'apiKey', 'url', 'cookie', 'authorization'];
 
 type ErrorLike = Record<string, unknown> & { constructor?: { name?: string } };
 
@@ -77,6 +81,16 @@ export function serializeError(value: unknown, depth = 0): Record<string, unknow
   return serialized;
 }
 
+/** The path without its query string (search terms, signed-URL signatures). */
+function pathOf(url: string | undefined): string {
+  const path = url ?? '';
+  const query = path.indexOf('?');
+  return query < 0 ? path : path.slice(0, query);
+}
+
+const serializeRequest = (request: IncomingMessage) => ({ id: request.id, method: request.method, path: pathOf(request.url) });
+const serializeResponse = (response: ServerResponse) => ({ statusCode: response.statusCode });
+
 /**
  * The process's one pino logger, writing JSON lines to stdout. The writes are asynchronous (lines written
  * while a write is in flight are joined into the next one): a synchronous write per request was the largest
@@ -84,7 +98,11 @@ export function serializeError(value: unknown, depth = 0): Record<string, unknow
  */
 export function createLogger(config: Pick<AppConfig, 'logLevel'>, destination?: DestinationStream): Logger {
   return pino(
-    { level: config.logLevel, serializers: { err: serializeError }, redact: { paths: REDACT_PATHS, remove: true } },
+    {
+      level: config.logLevel,
+      serializers: { req: serializeRequest, res: serializeResponse, err: serializeError, error: serializeError },
+      redact: { paths: REDACT_PATHS, remove: true },
+    },
     destination ?? pino.destination({ dest: 1, sync: false }),
   );
 }
@@ -106,13 +124,6 @@ function assignRequestId(request: IncomingMessage, response: ServerResponse): st
   return id;
 }
 
-/** The path without its query string (search terms, signed-URL signatures). */
-function pathOf(url: string | undefined): string {
-  const path = url ?? '';
-  const query = path.indexOf('?');
-  return query < 0 ? path : path.slice(0, query);
-}
-
 /** A response that ended before all of it was sent: the client went away. */
 const aborted = (response: ServerResponse) => !response.writableEnded;
 
@@ -126,12 +137,8 @@ export function requestLogger(logger: Logger): HttpLogger {
   return pinoHttp({
     logger,
     genReqId: assignRequestId,
-    // The raw request and response reach these serializers (not pino-http's copies with every header).
+    // The logger's own serializers get the raw request and response (not pino-http's copies with every header).
     wrapSerializers: false,
-    serializers: {
-      req: (request: IncomingMessage) => ({ id: request.id, method: request.method, path: pathOf(request.url) }),
-      res: (response: ServerResponse) => ({ statusCode: response.statusCode }),
-    },
     customLogLevel: (_request, response, error): Level => (error || response.statusCode >= 500 || aborted(response) ? 'error' : 'info'),
     customSuccessMessage: (_request, response) => (aborted(response) ? 'request aborted' : 'request completed'),
     customErrorMessage: (_request, response) => (aborted(response) ? 'request aborted' : 'request completed'),
