@@ -21,9 +21,9 @@ import { AppConfig } from '../config/config';
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
 
 /**
- * Top-level fields that carry request data, removed wherever they are logged by mistake. Top-level names only:
- * a wildcard path (`*.headers`) made pino inspect every field of every line, a third of the request log's
- * cost; `req`, `res`, `err` and `error` are whitelisted by their serializers instead.
+ * Top-level fields that carry request data, removed wherever they are logged by mistake. Top-level names
+ * only: a wildcard path (`*.headers`) made pino inspect every field of every line, which added a third to the
+ * request log's cost; `req`, `res`, `err` and `error` are whitelisted by their serializers instead.
  */
 const REDACT_PATHS = ['headers', 'body', 'query', 'parameters', 'detail', 'where', 'driverError', 'apiKey', 'url', 'cookie', 'authorization'];
 
