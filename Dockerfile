@@ -15,4 +15,4 @@ COPY --from=build /app/dist ./dist
 USER node
 EXPOSE 3000
 HEALTHCHECK --interval=10s --timeout=3s CMD node -e "fetch('http://127.0.0.1:'+process.env.PORT+'/health').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"
-CMD ["node", "dist/src/main.js"]
+CMD ["node", "--no-allocation-site-pretenuring", "--heap-growing-percent=250", "dist/src/main.js"]

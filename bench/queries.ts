@@ -63,7 +63,7 @@ export function listCallsQuery(accountId: number, query: URLSearchParams): SqlQu
   const agentId = intParam(query, 'agentId', undefined, 1, 2_147_483_647);
   if (agentId !== undefined) where.push(`agent_id = ${param(agentId)}`);
   const days = intParam(query, 'days', 0, 0, 3650)!;
-  if (days > 0) where.push(`call_date >= now() - make_interval(hours => ${param(days * 24)})`);
+  if (days > 0) where.push(`call_date BETWEEN now() - make_interval(hours => ${param(days * 24)}) AND now()`);
   const limit = intParam(query, 'limit', 200, 1, 1000)!;
   return {
     text: `SELECT ${LIST_COLUMNS} FROM calls WHERE ${where.join(' AND ')} ORDER BY call_date DESC, id DESC LIMIT ${limit}`,

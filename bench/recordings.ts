@@ -20,6 +20,7 @@ import { pipeline } from 'node:stream/promises';
 import { loadConfig } from '../src/config/config';
 import { runMigrations } from '../src/database/migrate';
 import { startThrowawayPostgres } from '../scripts/throwaway-postgres';
+import { V8_FLAGS } from '../src/v8-flags';
 import { buildService, RunningServer, startServer } from './servers';
 
 const ROOT = path.resolve(__dirname, '..');
@@ -181,6 +182,7 @@ async function main(): Promise<void> {
       typescript: false,
       env: { ...env, DATA_DIR: path.join(work, 'service-data') },
       readyPath: '/health',
+      nodeArgs: [...V8_FLAGS],
       logFile: path.join(work, 'service.log'),
     });
     servers.push(service);

@@ -29,6 +29,7 @@ import { BenchDatabase, DataShape, defaultDataDir, openBenchDatabase } from './b
 import { LoadFigures, LoadSample, runLoad, summarize } from './load';
 import { AUTH_SQL, GET_CALL_SQL, LIST_AGENTS_SQL, listCallsQuery, SqlQuery } from './queries';
 import { BENCH_AGENT_PREFIX, FLOOR_SCENARIO, loadSamples, readScenarios, Scenario, WRITE_SCENARIO } from './scenarios';
+import { V8_FLAGS } from '../src/v8-flags';
 import { buildService, RunningServer, sampleRss, startServer } from './servers';
 import { hashApiKey } from '../src/auth/api-key-token';
 
@@ -384,7 +385,7 @@ async function main(): Promise<void> {
       // window on each request, 14 % of the service's CPU, until the module got its own O(1) storage.)
       env: { ...env, LOG_LEVEL: process.env.LOG_LEVEL ?? 'info', RATE_LIMIT: '0' },
       readyPath: '/health',
-      nodeArgs: [...options.serviceNodeArgs, ...profileArgs('service')],
+      nodeArgs: [...V8_FLAGS, ...options.serviceNodeArgs, ...profileArgs('service')],
       logFile: path.join(database.dataDir, 'service.log'),
     });
     servers.push(service);

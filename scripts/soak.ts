@@ -16,6 +16,7 @@ import { Account } from '../src/auth/account.entity';
 import { ApiKey } from '../src/auth/api-key.entity';
 import { ApiKeysService } from '../src/auth/api-keys.service';
 import { loadConfig } from '../src/config/config';
+import { V8_FLAGS } from '../src/v8-flags';
 import { dataSourceOptions } from '../src/database/data-source-options';
 import { runMigrations } from '../src/database/migrate';
 import { freePort, startThrowawayPostgres } from './throwaway-postgres';
@@ -45,7 +46,7 @@ function rssMiB(pid: number): number {
 }
 
 function startService(env: Record<string, string>): Promise<ChildProcess> {
-  const child = spawn(process.execPath, [path.join(ROOT, 'dist', 'src', 'main.js')], { cwd: ROOT, env: { ...process.env, ...env } });
+  const child = spawn(process.execPath, [...V8_FLAGS, path.join(ROOT, 'dist', 'src', 'main.js')], { cwd: ROOT, env: { ...process.env, ...env } });
   child.stderr!.pipe(process.stderr);
   return new Promise((resolve, reject) => {
     let output = '';

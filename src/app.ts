@@ -6,6 +6,7 @@ import { AppModule } from './app.module';
 import { AppConfig } from './config/config';
 import { ApiExpressAdapter } from './common/api-express-adapter';
 import { answerClientErrors } from './common/client-error';
+import { applyHttpTimeouts } from './common/http-timeouts';
 import { createLogger, PinoLoggerService, requestLogger } from './common/logger';
 import { applySecurity } from './common/security';
 import { buildOpenApiDocument, serveOpenApiDocument } from './openapi';
@@ -22,6 +23,7 @@ export async function createApp(config: AppConfig, databaseUrl: string, logger: 
   app.disable('x-powered-by');
   app.set('trust proxy', config.trustProxy);
   answerClientErrors(app.getHttpServer());
+  applyHttpTimeouts(app.getHttpServer());
   app.use(requestLogger(logger));
   applySecurity(app, config);
   app.set('etag', false);

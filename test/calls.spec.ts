@@ -389,6 +389,16 @@ describe('calls', () => {
       expect(await names(account, { days: 3650 })).toEqual(['last week', 'last year', 'today']);
     });
 
+    it('lists no call dated in the future with days (N days back ends now); days 0 lists them', async () => {
+      const account = await context.createAccount();
+      await record(account, { name: 'today', callDate: hoursAgo(2) });
+      await record(account, { name: 'tomorrow', callDate: hoursAgo(-24) });
+      await record(account, { name: 'in a minute', callDate: hoursAgo(-1 / 60) });
+      expect(await names(account, { days: 1 })).toEqual(['today']);
+      expect(await names(account, { days: 3650 })).toEqual(['today']);
+      expect(await names(account, { days: 0 })).toEqual(['in a minute', 'today', 'tomorrow']);
+    });
+
     it('filters by status and callStatus, case-insensitively', async () => {
       const account = await context.createAccount();
       await record(account, { name: 'a', status: 'qualified', callStatus: 'completed' });

@@ -11,11 +11,13 @@ import request from 'supertest';
 import { INestApplication } from '@nestjs/common';
 import { createTestContext } from './helpers';
 
-describe('GET /health', () => {
+describe('GET /health, /health/live, /health/ready', () => {
   it('is public and answers 200 while the database is up', async () => {
     const context = await createTestContext();
     try {
       expect((await context.http.get('/health').expect(200)).body).toEqual({ status: 'ok', database: 'up' });
+      expect((await context.http.get('/health/ready').expect(200)).body).toEqual({ status: 'ok', database: 'up' });
+      expect((await context.http.get('/health/live').expect(200)).body).toEqual({ status: 'ok' });
     } finally {
       await context.close();
     }
@@ -42,7 +44,7 @@ describe('GET /health', () => {
       fs.rmSync(dataDir, { recursive: true, force: true });
     });
 
-    it('answers 503 in the error shape, stays up, and recovers without a restart', async () => {
+    it('answers 503 in the error shape (live: 200), stays up, and recovers without a restart', async () => {
       const { key } = await app.get(AccountsService).create('Health');
       const server = app.getHttpServer();
       await request(server).get('/agents').set('X-Api-Key', key.apiKey).expect(200);
@@ -50,6 +52,8 @@ describe('GET /health', () => {
       await postgres.stop();
       const health = await request(server).get('/health').expect(503);
       expect(health.body).toEqual({ statusCode: 503, error: 'Service Unavailable', message: 'The database is unreachable' });
+      expect((await request(server).get('/health/ready').expect(503)).body).toEqual(health.body);
+      expect((await request(server).get('/health/live').expect(200)).body).toEqual({ status: 'ok' });
       const api = await request(server).get('/agents').set('X-Api-Key', key.apiKey).expect(503);
       expect(api.body).toEqual({ statusCode: 503, error: 'Service Unavailable', message: 'The database is unavailable; try again shortly' });
 
@@ -61,6 +65,7 @@ describe('GET /health', () => {
         if (status !== 200) await new Promise((resolve) => setTimeout(resolve, 100));
       }
       expect(status).toBe(200);
+      await request(server).get('/health/ready').expect(200);
       await request(server).get('/agents').set('X-Api-Key', key.apiKey).expect(200);
     });
   });

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { INestApplication } from '@nestjs/common';
 import request from 'supertest';
+import { DataSource } from 'typeorm';
 import { AccountsService } from '../src/auth/accounts.service';
 import { createApp } from '../src/app';
 import { AppConfig, loadConfig } from '../src/config/config';
@@ -45,4 +46,21 @@ export async function createTestContext(overrides: Partial<AppConfig> = {}): Pro
     as: (account) => request.agent(server).set('X-Api-Key', account.apiKey),
     close: () => app.close(),
   };
+}
+
+/**
+ * A digest of every row version the account owns, in every table that has an account_id: unchanged by a
+ * refused write. Each row's physical address and creating transaction (ctid, xmin), which every insert,
+ * update and delete changes, even one writing the same values: stricter than the contents, and it reads no
+ * large value (the fuzz test takes one before and after each write).
+ */
+export async function accountFingerprint(dataSource: DataSource, accountId: number): Promise<string> {
+  const tables = dataSource.entityMetadatas.filter((meta) => meta.columns.some((column) => column.databaseName === 'account_id'));
+  // One round trip for every table (the fuzz test takes one before and after each write).
+  const perTable = tables.map(
+    (meta) =>
+      `SELECT '${meta.tableName}:' || md5(coalesce(string_agg(t.ctid::text || t.xmin::text, ',' ORDER BY t.ctid), '')) AS digest FROM "${meta.tableName}" t WHERE account_id = $1`,
+  );
+  const rows: { digest: string }[] = await dataSource.query(perTable.join(' UNION ALL '), [accountId]);
+  return rows.map((row) => row.digest).join(' ');
 }

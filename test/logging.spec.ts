@@ -1,10 +1,20 @@
+import { randomUUID } from 'node:crypto';
+import { mkdir, writeFile } from 'node:fs/promises';
 import * as http from 'node:http';
 import { AddressInfo } from 'node:net';
+import * as path from 'node:path';
 import { Writable } from 'node:stream';
-import { Logger } from '@nestjs/common';
+import { INestApplication, Logger } from '@nestjs/common';
+import { Client } from 'pg';
 import request from 'supertest';
+import { DataSource } from 'typeorm';
+import { createApp } from '../src/app';
+import { AccountsService } from '../src/auth/accounts.service';
 import { generateApiKey } from '../src/auth/api-key-token';
-import { createLogger, PinoLoggerService, requestLogger } from '../src/common/logger';
+import { createLogger, PinoLoggerService, requestLogger, serializeError } from '../src/common/logger';
+import { loadConfig } from '../src/config/config';
+import { freePort } from '../scripts/throwaway-postgres';
+import { localTestStorage, s3TestStorage } from './recordings-helpers';
 
 /** A logger writing its lines into an array (parsed). */
 function capturedLogger(level: 'info' | 'debug' = 'info') {
@@ -95,8 +105,163 @@ describe('Nest logs', () => {
     }
     const [warned, failed, plain, thrown] = entries();
     expect(warned).toMatchObject({ level: 40, context: 'Exceptions', requestId: 'req-7', reason: 'timeout', msg: 'Database unavailable' });
-    expect(failed).toMatchObject({ level: 50, context: 'Exceptions', msg: 'Shutdown failed', stack: 'Error: boom\n    at stack' });
+    expect(failed).toMatchObject({ level: 50, context: 'Exceptions', msg: 'Shutdown failed', stack: '    at stack' }); // frames only: the first line repeats the message
     expect(plain).toMatchObject({ level: 30, context: 'Exceptions', msg: 'plain message' });
     expect(thrown).toMatchObject({ level: 50, msg: 'thrown', err: { message: 'thrown', type: 'Error' } });
+  });
+});
+
+/**
+ * No log line carries request data: a marker planted in every place a client can put data (body fields,
+ * names, phones, transcripts, search terms and other query strings, headers, an API key) while every error
+ * path is driven (validation 400, the database refusing a value, the database unavailable, an unexpected
+ * 500, storage failures), and the marker must be in no line. The database errors come from PostgreSQL
+ * (a trigger raises them, with the values in their message and detail, as PostgreSQL's own errors have).
+ */
+describe('logs without customer data', () => {
+  const MARKER = `mrk${randomUUID().replace(/-/g, '')}`;
+  const suffix = randomUUID().replace(/-/g, '');
+  const { logger, lines, entries } = capturedLogger('debug');
+  let app: INestApplication;
+  let dataSource: DataSource;
+  let apiKey: string;
+  let requests = 0;
+  /** Requests made, and lines expected: exactly one request line each. */
+  const sent = <T>(response: T) => {
+    requests++;
+    return response;
+  };
+
+  /** A trigger that raises a PostgreSQL error of the given SQLSTATE for calls whose name starts with the code. */
+  const RAISED = { refused: '22023', unavailable: '57014', unexpected: 'P0001' };
+
+  beforeAll(async () => {
+    const config = { ...loadConfig({ ...process.env, RATE_LIMIT: '0' }), logLevel: 'debug' as const };
+    app = await createApp(config, process.env.DATABASE_URL!, logger);
+    dataSource = app.get(DataSource);
+    apiKey = (await app.get(AccountsService).create('Logging')).key.apiKey;
+    const cases = Object.values(RAISED).map(
+      (code) => `WHEN NEW.name LIKE '${code}%' THEN RAISE EXCEPTION 'refused %', NEW.name USING ERRCODE = '${code}', DETAIL = NEW.phone || NEW.transcript::text;`,
+    );
+    await dataSource.query(`CREATE FUNCTION log_probe_${suffix}() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN CASE ${cases.join(' ')} ELSE END CASE; RETURN NEW; END $$`);
+    await dataSource.query(`CREATE TRIGGER log_probe_${suffix} BEFORE INSERT ON calls FOR EACH ROW EXECUTE FUNCTION log_probe_${suffix}()`);
+  });
+  afterAll(async () => {
+    await dataSource.query(`DROP TRIGGER log_probe_${suffix} ON calls`);
+    await dataSource.query(`DROP FUNCTION log_probe_${suffix}()`);
+    await app.close();
+  });
+
+  /** Headers a client may send, each carrying the marker. */
+  const markedHeaders = () => ({
+    'User-Agent': `agent-${MARKER}`,
+    Referer: `https://shop.example.com/?q=${MARKER}`,
+    Cookie: `session=${MARKER}`,
+    Authorization: `Bearer ${MARKER}`,
+    'X-Forwarded-For': '203.0.113.7',
+    'X-Customer-Note': MARKER,
+  });
+  const call = (name: string) => ({
+    name: `${name} ${MARKER}`,
+    phone: '+91 98765 43210',
+    email: `${MARKER}@example.com`,
+    transcript: [{ speaker: 'user', text: `my secret is ${MARKER}` }],
+    extractedData: { note: MARKER },
+  });
+  const post = (body: object, path = '/calls') =>
+    request(app.getHttpServer()).post(`${path}?ref=${MARKER}`).set('X-Api-Key', apiKey).set(markedHeaders()).send(body);
+
+  it('finds the marker in no line, whatever the error path, with exactly one line per request', async () => {
+    // Validation: 400s
+    sent(await post({ name: `${MARKER}${'x'.repeat(300)}` }).expect(400));
+    sent(await post({ phone: `call ${MARKER}` }).expect(400));
+    sent(await request(app.getHttpServer()).get(`/calls?search=${MARKER}${'x'.repeat(300)}`).set('X-Api-Key', apiKey).expect(400));
+    // The database refuses a value (the safety net): 400
+    sent(await post(call(RAISED.refused)).expect(400));
+    // The database unavailable (class 57, as a statement timeout): 503
+    sent(await post(call(RAISED.unavailable)).expect(503));
+    // Unexpected: 500
+    sent(await post(call(RAISED.unexpected)).expect(500));
+    // Successful requests with data in the body and the query string
+    const created = sent(await post(call('Priya')).expect(201));
+    sent(await request(app.getHttpServer()).get(`/calls?search=${MARKER}&status=${MARKER}`).set('X-Api-Key', apiKey).set(markedHeaders()).expect(200));
+    sent(await post({ name: MARKER, systemPrompt: `prompt ${MARKER}` }, '/agents').expect(201));
+    // A key that is wrong, and one shaped like the marker: 401
+    sent(await request(app.getHttpServer()).get('/agents').set('X-Api-Key', `vak_${MARKER}`).expect(401));
+    // A recording upload whose signed playback URL (signature in the query string) is then fetched
+    sent(await request(app.getHttpServer()).put(`/calls/${created.body.id}/recording?ref=${MARKER}`).set('X-Api-Key', apiKey).set('Content-Type', 'audio/mpeg').send(Buffer.from(MARKER)).expect(204));
+    const playback = new URL(sent(await request(app.getHttpServer()).get(`/calls/${created.body.id}/recording`).set('X-Api-Key', apiKey).expect(200)).body.url);
+    sent(await request(app.getHttpServer()).get(`${playback.pathname}${playback.search}`).expect(200));
+
+    await until(() => lines.filter((line) => line.includes('"responseTime"')).length >= requests);
+    const [storageKey] = await dataSource.query(`SELECT recording_key FROM calls WHERE id = $1`, [created.body.id]);
+
+    expect(lines.filter((line) => line.includes(MARKER))).toEqual([]);
+    expect(lines.filter((line) => line.includes(apiKey) || line.includes('98765') || line.includes(storageKey.recording_key))).toEqual([]);
+    expect(lines.filter((line) => line.includes(playback.searchParams.get('signature')!))).toEqual([]);
+    // Exactly one line per request, and the error paths were really logged (with what may be logged).
+    expect(entries().filter((entry) => entry.responseTime !== undefined)).toHaveLength(requests);
+    const logged = (msg: string) => entries().filter((entry) => entry.msg === msg);
+    expect(logged('The database refused a value of the request')).toEqual([expect.objectContaining({ err: expect.objectContaining({ type: 'DatabaseError', code: RAISED.refused }) })]);
+    expect(logged('Database unavailable')).toEqual([expect.objectContaining({ err: expect.objectContaining({ type: 'DatabaseError', code: RAISED.unavailable, routine: expect.any(String) }) })]);
+    expect(logged('Unexpected error')).toEqual([expect.objectContaining({ err: expect.objectContaining({ type: 'DatabaseError', code: RAISED.unexpected, stack: expect.stringContaining('    at ') }) })]);
+  });
+
+  it('keeps of a raw pg error (the pg pool, no TypeORM) its type, SQLSTATE and names, never its message, detail or where', async () => {
+    const client = new Client({ connectionString: process.env.DATABASE_URL });
+    await client.connect();
+    try {
+      const error = await client
+        .query(`DO $$ BEGIN RAISE EXCEPTION USING ERRCODE = '23505', MESSAGE = 'dup ${MARKER}', DETAIL = 'Key (name)=(${MARKER})', CONSTRAINT = 'UQ_probe', TABLE = 'calls'; END $$`)
+        .catch((caught: unknown) => caught);
+      expect((error as { constructor: { name: string } }).constructor.name).toBe('DatabaseError');
+      const serialized = serializeError(error);
+      expect(serialized).toMatchObject({ type: 'DatabaseError', code: '23505', constraint: 'UQ_probe', table: 'calls', severity: 'ERROR' });
+      expect(JSON.stringify(serialized)).not.toContain(MARKER);
+      const allowed = ['type', 'code', 'severity', 'constraint', 'table', 'column', 'dataType', 'routine', 'stack'];
+      expect(Object.keys(serialized).filter((key) => !allowed.includes(key))).toEqual([]);
+    } finally {
+      await client.end();
+    }
+  });
+
+  it('removes the fields that carry request data wherever they are logged by mistake (redact)', async () => {
+    const captured = capturedLogger('debug');
+    captured.logger.warn(
+      { query: `SELECT '${MARKER}'`, parameters: [MARKER], headers: { cookie: MARKER }, req: { headers: { cookie: MARKER }, url: `/calls?search=${MARKER}` }, kept: 'yes' },
+      'oops',
+    );
+    await until(() => captured.lines.length > 0);
+    expect(captured.entries()[0]).toMatchObject({ kept: 'yes', msg: 'oops' });
+    expect(captured.lines.join('\n')).not.toContain(MARKER);
+  });
+
+  it.each([
+    ['local: the recordings directory cannot be written', 'local'],
+    ['s3: the store is unreachable', 's3'],
+  ])('finds no storage key, path or marker when storage fails (%s)', async (_, driver) => {
+    const storage = driver === 'local' ? await localTestStorage() : await s3TestStorage();
+    const captured = capturedLogger('debug');
+    const config = { ...loadConfig({ ...process.env, RATE_LIMIT: '0' }), logLevel: 'debug' as const, ...storage.config };
+    if (driver === 's3') config.storage = { ...config.storage, s3: { ...config.storage.s3!, endpoint: `http://127.0.0.1:${await freePort()}` } };
+    const storageApp = await createApp(config, process.env.DATABASE_URL!, captured.logger);
+    try {
+      if (driver === 'local') {
+        await mkdir(path.join(config.dataDir, 'recordings'), { recursive: true });
+        await writeFile(path.join(config.dataDir, 'recordings', '.incoming'), 'not a directory');
+      }
+      const key = (await storageApp.get(AccountsService).create('Storage')).key.apiKey;
+      const callId = (await request(storageApp.getHttpServer()).post('/calls').set('X-Api-Key', key).send(call('Storage')).expect(201)).body.id;
+      await request(storageApp.getHttpServer()).put(`/calls/${callId}/recording?ref=${MARKER}`).set('X-Api-Key', key).set(markedHeaders()).set('Content-Type', 'audio/mpeg').send(Buffer.from(MARKER)).expect(503);
+      await until(() => captured.lines.filter((line) => line.includes('"responseTime"')).length >= 2);
+
+      expect(captured.lines.filter((line) => line.includes(MARKER) || line.includes(key) || line.includes(config.dataDir) || /recordings\/[0-9a-f]{2}\//.test(line))).toEqual([]);
+      const failure = captured.entries().find((entry) => entry.err?.type === 'RecordingStorageError');
+      expect(failure).toMatchObject({ level: 40, err: { reason: expect.stringMatching(/^could not store a recording: /) } });
+    } finally {
+      await storageApp.close();
+      await storage.stop();
+    }
   });
 });

@@ -132,6 +132,18 @@ describe('signed playback URLs', () => {
     expect(signer.verify(other.token, String(other.expires), other.signature, now)).toBeUndefined();
   });
 
+  // The 43rd character of a 32-byte base64url value carries 4 bits and 2 padding bits: a check that decodes the
+  // signature first accepts 3 other spellings of it. Every other character must be refused.
+  it('refuses every other last character of the signature, including those that decode to the same bytes', () => {
+    const signed = signer.sign(key, now + 60);
+    const base64url = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+    const variants = [...base64url].filter((character) => character !== signed.signature.at(-1)).map((character) => `${signed.signature.slice(0, -1)}${character}`);
+    expect(variants).toHaveLength(63);
+    expect(variants.filter((variant) => Buffer.from(variant, 'base64url').equals(Buffer.from(signed.signature, 'base64url')))).toHaveLength(3);
+    for (const variant of variants) expect(signer.verify(signed.token, String(signed.expires), variant, now)).toBeUndefined();
+    expect(signer.verify(signed.token, String(signed.expires), signed.signature, now)).toBe(key);
+  });
+
   it.each([
     ['missing expiry', undefined, 'sig'],
     ['array expiry', ['1', '2'], 'sig'],

@@ -464,7 +464,6 @@ describe('recordings: the local driver\'s signed URLs', () => {
 
   it.each([
     ['a later expiry', (url: { path: string; expires: string; signature: string }) => ({ ...url, expires: String(Number(url.expires) + 3600) })],
-    ['another signature', (url: { path: string; expires: string; signature: string }) => ({ ...url, signature: `${url.signature.slice(0, -1)}${url.signature.endsWith('A') ? 'B' : 'A'}` })],
     ['another token', (url: { path: string; expires: string; signature: string }) => ({ ...url, path: `${url.path.slice(0, -1)}${url.path.endsWith('A') ? 'B' : 'A'}` })],
     ['no signature', (url: { path: string; expires: string; signature: string }) => ({ ...url, signature: '' })],
     ['no expiry', (url: { path: string; expires: string; signature: string }) => ({ ...url, expires: '' })],
@@ -473,6 +472,16 @@ describe('recordings: the local driver\'s signed URLs', () => {
     const { path, expires, signature } = alter(await signedPath());
     const response = await context.http.get(path).query({ expires, signature }).expect(403);
     expect(response.body).toEqual(forbidden);
+  });
+
+  // Every other last character, not one picked at random: 3 of the 63 decode to the same bytes (padding bits),
+  // which a check on the decoded bytes accepted (the test failed one run in sixteen when it picked one of them).
+  it('refuses a signature with any other last character with a 403', async () => {
+    const { path, expires, signature } = await signedPath();
+    const base64url = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+    const variants = [...base64url].filter((character) => character !== signature.at(-1)).map((character) => `${signature.slice(0, -1)}${character}`);
+    const statuses = await Promise.all(variants.map(async (variant) => (await context.http.get(path).query({ expires, signature: variant })).status));
+    expect(statuses).toEqual(variants.map(() => 403));
   });
 
   it('refuses repeated query parameters with a 403, not a 500', async () => {

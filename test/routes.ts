@@ -6,6 +6,8 @@ import { TestContext } from './helpers';
  */
 export const PUBLIC_ROUTES = [
   'GET /health',
+  'GET /health/live',
+  'GET /health/ready',
   'GET /openapi.json',
   // Swagger UI
   'GET /docs',

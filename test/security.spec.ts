@@ -63,3 +63,25 @@ describe('security headers and CORS', () => {
     expect(preflight.headers['access-control-allow-origin']).toBeUndefined();
   });
 });
+
+describe('client addresses behind a proxy (TRUST_PROXY)', () => {
+  // One proxy in front: it appends the address it saw to whatever X-Forwarded-For the client sent. The widget
+  // rate limit counts per site key and client IP: with the forged left-most address trusted (TRUST_PROXY=true
+  // did), each forged address got a budget of its own.
+  it('takes the address the proxy saw, not one the client wrote, so a forged X-Forwarded-For does not escape the per-IP limit', async () => {
+    const context = await createTestContext({ trustProxy: 1, widgetRateLimit: 2 });
+    try {
+      const account = await context.createAccount();
+      const site = (await context.as(account).post('/widget/sites').send({ name: 'Proxied' }).expect(201)).body;
+      const statuses = [];
+      for (const forged of ['1.1.1.1', '2.2.2.2', '3.3.3.3']) {
+        statuses.push((await context.http.get(`/widget/config/${site.siteKey}`).set('X-Forwarded-For', `${forged}, 203.0.113.9`)).status);
+      }
+      expect(statuses).toEqual([200, 200, 429]);
+      // Another client behind the same proxy has its own budget.
+      await context.http.get(`/widget/config/${site.siteKey}`).set('X-Forwarded-For', '203.0.113.10').expect(200);
+    } finally {
+      await context.close();
+    }
+  });
+});

@@ -1,5 +1,5 @@
 import { loadConfig } from '../src/config/config';
-import { normaliseAllowedDomain, originMatches } from '../src/widget-sites/allowed-domain';
+import { MAX_ALLOWED_DOMAIN_LENGTH, normaliseAllowedDomain, originMatches } from '../src/widget-sites/allowed-domain';
 import { embedSnippet } from '../src/widget-sites/embed-snippet';
 import { EMBED_SCRIPT } from '../src/widget-sites/embed-script';
 import { generateSiteKey, isSiteKeyShaped } from '../src/widget-sites/site-key';
@@ -56,6 +56,14 @@ describe('normaliseAllowedDomain', () => {
     const result = normaliseAllowedDomain(input);
     expect(result.ok).toBe(false);
     expect(!result.ok && result.problem).toMatch(problem);
+  });
+
+  it('never returns more than MAX_ALLOWED_DOMAIN_LENGTH characters (the column size): the longest is *. + 253 + :65535', () => {
+    const host = `${'a'.repeat(63)}.${'b'.repeat(63)}.${'c'.repeat(63)}.${'d'.repeat(57)}.com`;
+    const longest = normaliseAllowedDomain(`HTTPS://*.${host}.:65535/path`);
+    expect(longest).toEqual({ ok: true, domain: `*.${host}:65535` });
+    expect(longest.ok && longest.domain.length).toBe(MAX_ALLOWED_DOMAIN_LENGTH);
+    expect(normaliseAllowedDomain(`*.x${host}:65535`).ok).toBe(false);
   });
 
   it('is idempotent on what it returns', () => {

@@ -144,6 +144,25 @@ describe('widget sites (management)', () => {
       });
     });
 
+    // 63 + 1 + 63 + 1 + 63 + 1 + 57 + 1 + 3 = 253 characters, the longest host name.
+    const longestHost = `${'a'.repeat(63)}.${'b'.repeat(63)}.${'c'.repeat(63)}.${'d'.repeat(57)}.com`;
+
+    it('stores the longest allowedDomain there is (*. + a 253-character host + :65535), on create and PATCH', async () => {
+      expect(longestHost).toHaveLength(253);
+      const longest = `*.${longestHost}:65535`;
+      const site = await createSite(owner, { name: 'S', allowedDomain: `https://${longest.toUpperCase()}/path?q=1` });
+      expect(site.allowedDomain).toBe(longest);
+      const other = await createSite(owner, { name: 'S' });
+      const patched = await context.as(owner).patch(`/widget/sites/${other.id}`).send({ allowedDomain: longest }).expect(200);
+      expect(patched.body.allowedDomain).toBe(longest);
+      expect((await context.as(owner).get(`/widget/sites/${other.id}`).expect(200)).body.allowedDomain).toBe(longest);
+    });
+
+    it('refuses a host one character longer (254) with a 400', async () => {
+      const response = await context.as(owner).post('/widget/sites').send({ name: 'S', allowedDomain: `*.a${longestHost}:65535` }).expect(400);
+      expect(response.body.details).toEqual([{ field: 'allowedDomain', message: expect.stringContaining('1–253') }]);
+    });
+
     it('explains what is wrong with an allowedDomain', async () => {
       const response = await context.as(owner).post('/widget/sites').send({ name: 'S', allowedDomain: 'a.*.com' }).expect(400);
       expect(response.body.details).toEqual([{ field: 'allowedDomain', message: expect.stringContaining('*.') }]);

@@ -87,7 +87,7 @@ export function listCallsStatement(accountId: number, filters: CallFilters, limi
   if (filters.status) conditions.push(`lower(status) = lower(${bind(filters.status)})`);
   if (filters.callStatus) conditions.push(`lower(call_status) = lower(${bind(filters.callStatus)})`);
   if (filters.agentId !== undefined) conditions.push(`agent_id = ${bind(filters.agentId)}`);
-  if (filters.days) conditions.push(`call_date >= now() - make_interval(hours => ${bind(filters.days * 24)})`, 'call_date <= now()');
+  if (filters.days) conditions.push(`call_date BETWEEN now() - make_interval(hours => ${bind(filters.days * 24)}) AND now()`);
   const sql = `SELECT ${LIST_COLUMNS} FROM calls WHERE ${conditions.join(' AND ')} ORDER BY call_date DESC, id DESC LIMIT ${bind(limit)}`;
   return [sql, values];
 }

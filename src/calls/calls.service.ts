@@ -47,7 +47,7 @@ export class CallsService {
       website: dto.website!,
       agent: agent?.name ?? '',
       agentId: agent?.id ?? null,
-      callDate: dto.callDate === undefined ? new Date() : new Date(dto.callDate),
+      callDate: dto.callDate ?? new Date(),
       durationSeconds: dto.durationSeconds!,
       replyLanguage: dto.replyLanguage ?? agent?.language ?? '',
       feedback: dto.feedback ?? null,

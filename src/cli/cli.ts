@@ -14,6 +14,7 @@ import { Account } from '../auth/account.entity';
 import { AccountsService } from '../auth/accounts.service';
 import { ApiKey } from '../auth/api-key.entity';
 import { ApiKeysService } from '../auth/api-keys.service';
+import { codePointLength } from '../common/code-points';
 import { loadConfig } from '../config/config';
 import { dataSourceOptions } from '../database/data-source-options';
 import { runMigrations } from '../database/migrate';
@@ -68,7 +69,7 @@ export async function runCommand(dataSource: DataSource, command: string, flags:
   switch (command) {
     case 'account:create': {
       const name = requiredString(flags, 'name');
-      if (name.length > 200) throw new UsageError('--name must be at most 200 characters');
+      if (codePointLength(name) > 200) throw new UsageError('--name must be at most 200 characters');
       const { account, key } = await accounts.create(name, flags.platform === true);
       return { accountId: account.id, name: account.name, isPlatform: account.isPlatform, keyId: key.keyId, apiKey: key.apiKey };
     }

@@ -1,6 +1,6 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, HttpStatus, Logger } from '@nestjs/common';
 import type { Request, Response } from 'express';
-import { isDatabaseUnavailable } from '../database/database-errors';
+import { databaseRefusal, isDatabaseUnavailable } from '../database/database-errors';
 import { errorResponse, ErrorResponse } from './error-response.dto';
 import { RequestValidationException } from './validation';
 
@@ -65,6 +65,12 @@ export class AllExceptionsFilter implements ExceptionFilter {
     if (isDatabaseUnavailable(exception)) {
       this.logger.warn({ requestId: request.id, err: exception }, 'Database unavailable');
       return errorResponse(HttpStatus.SERVICE_UNAVAILABLE, 'The database is unavailable; try again shortly');
+    }
+    const refusal = databaseRefusal(exception);
+    if (refusal) {
+      // A rule the validation is missing: worth a warning (the error serializer keeps no value of it).
+      this.logger.warn({ requestId: request.id, err: exception }, 'The database refused a value of the request');
+      return errorResponse(refusal.status, refusal.message);
     }
     this.logger.error({ requestId: request.id, err: exception }, 'Unexpected error');
     return errorResponse(HttpStatus.INTERNAL_SERVER_ERROR, 'Internal server error');

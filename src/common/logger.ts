@@ -1,13 +1,95 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { LoggerService } from '@nestjs/common';
+import { HttpException, LoggerService } from '@nestjs/common';
 import pino, { DestinationStream, Level, Logger } from 'pino';
+import { HttpLogger, pinoHttp } from 'pino-http';
 import { AppConfig } from '../config/config';
+
+/**
+ * Logs carry no customer data: no body, header, query string, SQL parameter, PostgreSQL detail, file path or
+ * object key. Three things see to it, configured here once for every line:
+ * - the request serializer keeps the method, the path without its query string and the request id; the
+ *   response serializer the status code (requestLogger adds the response time);
+ * - the error serializer keeps an error's type, its SQLSTATE and the names of the constraint, table, column
+ *   and routine for a database error; a system error's code and system call; the message only of errors
+ *   that are neither (a database's echoes values, a file system's names the path); stack frames without the
+ *   message line;
+ * - `redact` removes, wherever they are logged by mistake, the top-level fields known to carry request data.
+ * Serializers and redaction belong to the logger, so Nest's logs and the exception filter's get them too.
+ */
 
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
 
-/** A request as the logger leaves it: with the id it logs (the exception filter logs it too). */
-export type RequestWithId = IncomingMessage & { id?: string };
+/**
+ * Top-level fields that carry request data, removed wherever they are logged by mistake. Top-level names
+ * only: a wildcard path (`*.headers`) made pino inspect every field of every line, which added a third to the
+ * request log's cost; `req`, `res`, `err` and `error` are whitelisted by their serializers instead.
+ */
+const REDACT_PATHS = ['headers', 'body', 'query', 'parameters', 'detail', 'where', 'driverError', 'apiKey', 'url', 'cookie', 'authorization'];
+
+type ErrorLike = Record<string, unknown> & { constructor?: { name?: string } };
+
+/** The PostgreSQL error inside a TypeORM QueryFailedError, or a pg DatabaseError itself (duck-typed: a five-character SQLSTATE). */
+function databaseError(error: ErrorLike): ErrorLike | undefined {
+  for (const candidate of [error.driverError, error]) {
+    if (candidate && typeof candidate === 'object') {
+      const { code, severity } = candidate as ErrorLike;
+      if (typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) && (typeof severity === 'string' || candidate !== error)) return candidate as ErrorLike;
+    }
+  }
+  return undefined;
+}
+
+/** Node's system errors (fs, net): their message repeats the path or address. */
+const isSystemError = (error: ErrorLike) => typeof error.syscall === 'string' && typeof error.code === 'string';
+
+/** AWS SDK errors: their message can name the bucket or key. */
+const isAwsError = (error: ErrorLike) => typeof error.$metadata === 'object' && error.$metadata !== null;
+
+const DATABASE_FIELDS = ['code', 'severity', 'constraint', 'table', 'column', 'dataType', 'routine'] as const;
+
+/** The stack's frames (`    at …` lines), without its first line, which repeats the message. */
+const stackFrames = (stack: string) =>
+  stack
+    .split('\n')
+    .filter((line) => line.startsWith('    at '))
+    .join('\n');
+
+/** An error as it may be logged (see above). */
+export function serializeError(value: unknown, depth = 0): Record<string, unknown> {
+  if (value === null || typeof value !== 'object') return { type: typeof value };
+  const error = value as ErrorLike;
+  const name = typeof error.name === 'string' && error.name !== 'error' ? error.name : undefined;
+  const serialized: Record<string, unknown> = { type: name ?? error.constructor?.name ?? 'Object' };
+  const database = databaseError(error);
+  if (database) {
+    for (const field of DATABASE_FIELDS) if (typeof database[field] === 'string') serialized[field] = database[field];
+  } else if (isSystemError(error)) {
+    serialized.code = error.code;
+    serialized.syscall = error.syscall;
+  } else if (isAwsError(error)) {
+    const { httpStatusCode } = error.$metadata as { httpStatusCode?: unknown };
+    if (typeof httpStatusCode === 'number') serialized.httpStatusCode = httpStatusCode;
+  } else {
+    if (typeof error.message === 'string') serialized.message = error.message;
+    if (typeof error.code === 'string') serialized.code = error.code;
+    // This service's own exceptions explain themselves without request data (RecordingStorageError's reason).
+    if (error instanceof HttpException && typeof error.reason === 'string') serialized.reason = error.reason;
+  }
+  if (typeof error.stack === 'string') serialized.stack = stackFrames(error.stack);
+  if (error.cause !== undefined && depth < 3) serialized.cause = serializeError(error.cause, depth + 1);
+  return serialized;
+}
+
+/** The path without its query string (search terms, signed-URL signatures). */
+function pathOf(url: string | undefined): string {
+  const path = url ?? '';
+  const query = path.indexOf('?');
+  return query < 0 ? path : path.slice(0, query);
+}
+
+const serializeRequest = (request: IncomingMessage) => ({ id: request.id, method: request.method, path: pathOf(request.url) });
+const serializeResponse = (response: ServerResponse) => ({ statusCode: response.statusCode });
 
 /**
  * The process's one pino logger, writing JSON lines to stdout. The writes are asynchronous (lines written
@@ -15,7 +97,14 @@ export type RequestWithId = IncomingMessage & { id?: string };
  * single cost of a small response (BENCHMARKS.md, "Performance"). `flushLogs` writes what is pending, at exit.
  */
 export function createLogger(config: Pick<AppConfig, 'logLevel'>, destination?: DestinationStream): Logger {
-  return pino({ level: config.logLevel }, destination ?? pino.destination({ dest: 1, sync: false }));
+  return pino(
+    {
+      level: config.logLevel,
+      serializers: { req: serializeRequest, res: serializeResponse, err: serializeError, error: serializeError },
+      redact: { paths: REDACT_PATHS, remove: true },
+    },
+    destination ?? pino.destination({ dest: 1, sync: false }),
+  );
 }
 
 /** Writes the lines still buffered (before the process exits). */
@@ -28,43 +117,38 @@ export function flushLogs(logger: Logger): void {
 }
 
 /** Reuses a well-formed incoming X-Request-Id, otherwise makes one; echoes it in the response. */
-function assignRequestId(request: RequestWithId, response: ServerResponse): string {
+function assignRequestId(request: IncomingMessage, response: ServerResponse): string {
   const incoming = request.headers['x-request-id'];
   const id = typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
-  request.id = id;
   response.setHeader('X-Request-Id', id);
   return id;
 }
 
+/** A response that ended before all of it was sent: the client went away. */
+const aborted = (response: ServerResponse) => !response.writableEnded;
+
 /**
- * Express middleware, first in the chain: gives every request an id and logs one line when its response
- * is done (or the client went away). Only the method and the path are logged, never the query string (it
- * can carry search terms and signed-URL signatures) and never a header (the API key travels in one).
- * No per-request child logger and no async context: the line is built from the request itself.
+ * Express middleware, first in the chain (pino-http): gives every request an id (`request.id`, which the
+ * exception filter logs too) and logs exactly one line
+ * when its response is done or the client went away: `req` {id, method, path}, `res` {statusCode},
+ * `responseTime`; at error level for a 5xx or an abandoned request.
  */
-export function requestLogger(logger: Logger) {
-  return (request: RequestWithId, response: ServerResponse, next: () => void): void => {
-    const id = assignRequestId(request, response);
-    const started = performance.now();
-    response.once('close', () => {
-      const statusCode = response.statusCode;
-      const completed = response.writableFinished;
-      const level: Level = statusCode >= 500 || !completed ? 'error' : 'info';
-      if (!logger.isLevelEnabled(level)) return;
-      const path = request.url ?? '';
-      const query = path.indexOf('?');
-      logger[level](
-        {
-          req: { id, method: request.method, path: query < 0 ? path : path.slice(0, query) },
-          res: { statusCode },
-          responseTime: Math.round(performance.now() - started),
-        },
-        completed ? 'request completed' : 'request aborted',
-      );
-    });
-    next();
-  };
+export function requestLogger(logger: Logger): HttpLogger {
+  return pinoHttp({
+    logger,
+    genReqId: assignRequestId,
+    // The logger's own serializers get the raw request and response (not pino-http's copies with every header).
+    wrapSerializers: false,
+    customLogLevel: (_request, response, error): Level => (error || response.statusCode >= 500 || aborted(response) ? 'error' : 'info'),
+    customSuccessMessage: (_request, response) => (aborted(response) ? 'request aborted' : 'request completed'),
+    customErrorMessage: (_request, response) => (aborted(response) ? 'request aborted' : 'request completed'),
+    // A 5xx is logged where it happened (the exception filter, with the error): not a made-up error here.
+    customErrorObject: (_request, _response, error, fields) => (isStatusError(error) ? { res: fields.res, responseTime: fields.responseTime } : fields),
+  });
 }
+
+/** The error pino-http makes for a 5xx that had none (`failed with status code 503`). */
+const isStatusError = (error: Error) => /^failed with status code \d+$/.test(error.message);
 
 type NestLevel = 'log' | 'error' | 'warn' | 'debug' | 'verbose' | 'fatal';
 const PINO_LEVEL: Record<NestLevel, Level> = { log: 'info', error: 'error', warn: 'warn', debug: 'debug', verbose: 'trace', fatal: 'fatal' };
@@ -96,14 +180,17 @@ export class PinoLoggerService implements LoggerService {
     this.write('fatal', message, rest);
   }
 
-  /** Nest appends the context (a Logger's name) as the last argument; a string before it is the message. */
+  /** Nest appends the context (a Logger's name) as the last argument; a string before it is the message (or, for errors, the stack). */
   private write(nestLevel: NestLevel, message: unknown, rest: unknown[]): void {
     const level = PINO_LEVEL[nestLevel];
     if (!this.logger.isLevelEnabled(level)) return;
     const context = rest.length && typeof rest[rest.length - 1] === 'string' ? (rest[rest.length - 1] as string) : undefined;
     const text = rest.length > 1 && typeof rest[0] === 'string' ? rest[0] : undefined;
-    if (message instanceof Error) this.logger[level]({ context, err: message }, text ?? message.message);
-    else if (message !== null && typeof message === 'object') this.logger[level]({ context, ...message }, text);
-    else this.logger[level](text ? { context, [nestLevel === 'error' ? 'stack' : 'detail']: text } : { context }, String(message));
+    if (message instanceof Error) {
+      const err = serializeError(message);
+      this.logger[level]({ context, err: message }, text ?? String(err.message ?? err.type));
+    } else if (message !== null && typeof message === 'object') this.logger[level]({ context, ...message }, text);
+    else if (text && nestLevel === 'error') this.logger[level]({ context, stack: stackFrames(text) }, String(message));
+    else this.logger[level](text ? { context, extra: text } : { context }, String(message));
   }
 }

@@ -37,6 +37,32 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ [variable]: value })).toThrow(variable);
   });
 
+  it('reads TRUST_PROXY as a hop count or proxy addresses and subnets', () => {
+    expect(loadConfig({}).trustProxy).toBe(false);
+    expect(loadConfig({ TRUST_PROXY: 'false' }).trustProxy).toBe(false);
+    expect(loadConfig({ TRUST_PROXY: '1' }).trustProxy).toBe(1);
+    expect(loadConfig({ TRUST_PROXY: ' 2 ' }).trustProxy).toBe(2);
+    expect(loadConfig({ TRUST_PROXY: '10.0.0.0/8, 192.168.1.7,fd00::/8, ::1, loopback' }).trustProxy).toEqual([
+      '10.0.0.0/8',
+      '192.168.1.7',
+      'fd00::/8',
+      '::1',
+      'loopback',
+    ]);
+  });
+
+  it('refuses TRUST_PROXY=true (it trusts the client-written X-Forwarded-For) with a message that says to use a hop count', () => {
+    expect(() => loadConfig({ TRUST_PROXY: 'true' })).toThrow(ConfigError);
+    expect(() => loadConfig({ TRUST_PROXY: 'true' })).toThrow(/^Invalid configuration: TRUST_PROXY must not be true: .*fake its IP.*hop count/);
+  });
+
+  it.each(['yes', '10.0.0.300', '10.0.0.0/33', 'fd00::/129', 'proxy.example.com', '10.0.0.1/8/8', '1.5', '-1', '10.0.0.1,'])(
+    'refuses TRUST_PROXY=%j with a message naming it',
+    (value) => {
+      expect(() => loadConfig({ TRUST_PROXY: value })).toThrow(/^Invalid configuration: TRUST_PROXY /);
+    },
+  );
+
   it('reads CORS_ORIGINS as a list of origins and refuses anything else', () => {
     expect(loadConfig({ CORS_ORIGINS: 'https://a.example.com, http://localhost:5173' }).corsOrigins).toEqual(['https://a.example.com', 'http://localhost:5173']);
     expect(() => loadConfig({ CORS_ORIGINS: 'https://a.example.com/path' })).toThrow('CORS_ORIGINS');

@@ -1,3 +1,4 @@
+import * as net from 'node:net';
 import * as path from 'node:path';
 
 /**
@@ -25,8 +26,8 @@ export interface AppConfig {
   rateLimitWindowSeconds: number;
   /** Shared rate-limit counters for several instances; unset: in memory. */
   redisUrl: string | undefined;
-  /** Express `trust proxy`: how client IPs are read behind a reverse proxy (false, true, a hop count or addresses). */
-  trustProxy: boolean | number | string;
+  /** Express `trust proxy`: how client IPs are read behind reverse proxies (false, a hop count, or their addresses). */
+  trustProxy: false | number | string[];
   widgetRateLimit: number;
   widgetRateLimitWindowSeconds: number;
   /** Where recordings live (see StorageConfig below). */
@@ -111,14 +112,40 @@ function readOrigins(env: Env, name: string): string[] {
   });
 }
 
-/** `false` (default), `true`, a number of hops, or a comma-separated list of addresses/subnets. */
-function readTrustProxy(env: Env, name: string): boolean | number | string {
+/** Express's names for ranges of addresses (proxy-addr). */
+const TRUST_PROXY_NAMES = ['loopback', 'linklocal', 'uniquelocal'];
+
+function isAddressOrSubnet(entry: string): boolean {
+  if (TRUST_PROXY_NAMES.includes(entry)) return true;
+  const [address, prefix, ...rest] = entry.split('/');
+  const version = net.isIP(address);
+  if (version === 0 || rest.length > 0) return false;
+  return prefix === undefined || (/^\d{1,3}$/.test(prefix) && Number(prefix) <= (version === 4 ? 32 : 128));
+}
+
+/**
+ * How client IPs are read behind reverse proxies: unset or `false`, the number of proxies in front (Express
+ * then takes the address that many hops from the right of X-Forwarded-For), or the proxies' addresses and
+ * subnets. Never `true`: Express would take the left-most X-Forwarded-For address, which the client writes,
+ * so anyone could claim any IP (and escape the per-IP rate limits).
+ */
+function readTrustProxy(env: Env, name: string): false | number | string[] {
   const raw = env[name]?.trim();
   if (!raw || raw === 'false') return false;
-  if (raw === 'true') return true;
+  if (raw === 'true') {
+    throw new ConfigError(
+      name,
+      'must not be true: that trusts the X-Forwarded-For address the client itself writes, so any client could fake its IP. ' +
+        'Set the number of proxies in front of the service (a hop count: 1 behind one load balancer), or their addresses or subnets',
+    );
+  }
   if (/^\d+$/.test(raw)) return Number(raw);
-  if (/^[\w.:/,\s-]+$/.test(raw)) return raw;
-  throw new ConfigError(name, `must be true, false, a hop count or a list of addresses, got "${raw}"`);
+  const entries = raw.split(',').map((entry) => entry.trim());
+  const invalid = entries.find((entry) => !isAddressOrSubnet(entry));
+  if (invalid !== undefined) {
+    throw new ConfigError(name, `must be a hop count or a comma-separated list of proxy addresses or subnets (10.0.0.0/8, loopback), got "${invalid}"`);
+  }
+  return entries;
 }
 
 export function loadConfig(env: Env = process.env): AppConfig {

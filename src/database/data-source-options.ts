@@ -1,9 +1,18 @@
+import { defaults } from 'pg';
 import { PostgresDataSourceOptions } from 'typeorm/driver/postgres/PostgresDataSourceOptions';
 import { AppConfig } from '../config/config';
 import { ENTITIES } from './entities';
 import { MIGRATIONS } from './migrations';
 import { SnakeNamingStrategy } from './snake-naming.strategy';
 import { pgTypes } from './timestamp-parser';
+
+/**
+ * Date parameters are sent in UTC (`…+00:00`). The driver's default writes them in the process's local time
+ * with the offset in whole minutes, which moved instants from a time when the zone's offset had seconds
+ * (local mean time: Africa/Monrovia −00:44:30 until 1972) by up to a minute. A setting of the driver
+ * module, not of a connection: every pool of the process (TypeORM's, and raw pg) shares it.
+ */
+defaults.parseInputDatesAsUTC = true;
 
 export type DatabaseSettings = Pick<AppConfig, 'dbPoolSize' | 'dbStatementTimeoutMs' | 'dbConnectionTimeoutMs'>;
 

@@ -37,3 +37,33 @@ export function isDatabaseUnavailable(error: unknown): boolean {
   if (!isErrorLike(error)) return false;
   return [error, error.driverError, error.cause].some((candidate) => isErrorLike(candidate) && isUnavailableError(candidate));
 }
+
+/** A write PostgreSQL refused because of a value: answered as the client's fault, never a 500. */
+export interface DatabaseRefusal {
+  status: 400 | 409;
+  message: string;
+}
+
+const UNIQUE_VIOLATION = '23505';
+
+/** The SQLSTATE of a PostgreSQL error: TypeORM's QueryFailedError (`.code`, `.driverError.code`) or pg's DatabaseError (`.code`). */
+function sqlState(error: ErrorLike): string | undefined {
+  for (const candidate of [error, error.driverError, error.cause]) {
+    if (isErrorLike(candidate) && typeof candidate.code === 'string' && /^[0-9A-Z]{5}$/.test(candidate.code) && /^\d/.test(candidate.code)) return candidate.code;
+  }
+  return undefined;
+}
+
+/**
+ * SQLSTATE class 22 (data exception: a value too long, out of range, malformed) is a 400; class 23 (integrity
+ * constraint violation) a 409 for a unique violation and a 400 otherwise. Validation should have caught
+ * every one of them first: this is the safety net that keeps a missed rule from becoming a 500. The
+ * messages are generic on purpose: PostgreSQL's own echo the values.
+ */
+export function databaseRefusal(error: unknown): DatabaseRefusal | undefined {
+  if (!isErrorLike(error)) return undefined;
+  const code = sqlState(error);
+  if (code === UNIQUE_VIOLATION) return { status: 409, message: 'The request conflicts with data already stored' };
+  if (code?.startsWith('22') || code?.startsWith('23')) return { status: 400, message: 'A value in the request cannot be stored' };
+  return undefined;
+}

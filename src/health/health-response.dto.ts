@@ -4,3 +4,8 @@ export class HealthResponse {
   /** @example "up" */
   database: 'up';
 }
+
+export class LivenessResponse {
+  /** @example "ok" */
+  status: 'ok';
+}

@@ -3,10 +3,15 @@ import { ApiOkResponse, ApiOperation, ApiServiceUnavailableResponse, ApiTags } f
 import { HealthCheckService, TypeOrmHealthIndicator } from '@nestjs/terminus';
 import { Public } from '../auth/public.decorator';
 import { ErrorResponse } from '../common/error-response.dto';
-import { HealthResponse } from './health-response.dto';
+import { HealthResponse, LivenessResponse } from './health-response.dto';
 
 const PING_TIMEOUT_MS = 1_500;
 
+/**
+ * `/health/live` for a liveness probe (restart the process only when it no longer answers), `/health/ready`
+ * for a readiness probe or a load balancer (send it traffic only while its database answers), and `/health`,
+ * the same as ready, for those who check one address.
+ */
 @ApiTags('health')
 @Public()
 @Controller('health')
@@ -16,12 +21,29 @@ export class HealthController {
     private readonly database: TypeOrmHealthIndicator,
   ) {}
 
-  /** Liveness and readiness: 200 while the database answers, 503 when it does not. */
+  /** 200 while the database answers, 503 when it does not. */
   @Get()
-  @ApiOperation({ summary: 'Service health' })
+  @ApiOperation({ summary: 'Service health (the same as /health/ready)' })
   @ApiOkResponse({ type: HealthResponse })
   @ApiServiceUnavailableResponse({ description: 'The database is unreachable', type: ErrorResponse })
-  async check(): Promise<HealthResponse> {
+  check(): Promise<HealthResponse> {
+    return this.ready();
+  }
+
+  /** 200 whenever the process answers HTTP; asks nothing of the database (a database outage must not restart every instance). */
+  @Get('live')
+  @ApiOperation({ summary: 'Liveness: the process answers' })
+  @ApiOkResponse({ type: LivenessResponse })
+  live(): LivenessResponse {
+    return { status: 'ok' };
+  }
+
+  /** 200 while the database answers, 503 when it does not. */
+  @Get('ready')
+  @ApiOperation({ summary: 'Readiness: the database answers' })
+  @ApiOkResponse({ type: HealthResponse })
+  @ApiServiceUnavailableResponse({ description: 'The database is unreachable', type: ErrorResponse })
+  async ready(): Promise<HealthResponse> {
     try {
       await this.health.check([() => this.database.pingCheck('database').withTimeout(PING_TIMEOUT_MS)]);
     } catch {

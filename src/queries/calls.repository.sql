@@ -63,8 +63,7 @@ WHERE
   AND lower(status) = lower($3)
   AND lower(call_status) = lower($4)
   AND agent_id = $5
-  AND call_date >= now() - make_interval(hours => $6)
-  AND call_date <= now()
+  AND call_date BETWEEN now() - make_interval(hours => $6) AND now()
 ORDER BY
   call_date DESC,
   id DESC

@@ -21,7 +21,7 @@ const deriveKey = (secret: string, purpose: string) => Buffer.from(hkdfSync('sha
 /**
  * Signs and checks the local storage driver's playback URLs. The storage key travels encrypted (so the URL
  * says nothing about where or whose the file is); the token and expiry are signed with HMAC-SHA256 and the
- * signature is compared in constant time. Two keys are derived from the one configured secret.
+ * signature is compared in constant time, as text (its one canonical base64url spelling). Two keys are derived from the one configured secret.
  */
 export class PlaybackUrlSigner {
   private readonly encryptionKey: Buffer;
@@ -44,8 +44,10 @@ export class PlaybackUrlSigner {
   verify(token: string, expires: unknown, signature: unknown, nowSeconds: number): string | undefined {
     if (typeof expires !== 'string' || typeof signature !== 'string') return undefined;
     if (!TOKEN.test(token) || !EXPIRES.test(expires) || !SIGNATURE.test(signature)) return undefined;
-    const expected = this.mac(token, Number(expires));
-    if (!timingSafeEqual(expected, Buffer.from(signature, 'base64url'))) return undefined;
+    // Compared as text: decoding first would accept 4 spellings of the last character (its low 2 bits are
+    // padding that base64url decoding drops). Both sides are 43 ASCII characters (SIGNATURE above).
+    const expected = Buffer.from(this.mac(token, Number(expires)).toString('base64url'));
+    if (!timingSafeEqual(expected, Buffer.from(signature))) return undefined;
     if (Number(expires) < nowSeconds) return undefined;
     return this.decrypt(token);
   }

@@ -17,9 +17,11 @@
 export type DomainResult = { ok: true; domain: string } | { ok: false; problem: string };
 
 const MAX_HOST_LENGTH = 253;
+const WILDCARD = '*.';
+/** The longest stored form, `*.` + a 253-character host + `:65535`: the size of the column. */
+export const MAX_ALLOWED_DOMAIN_LENGTH = WILDCARD.length + MAX_HOST_LENGTH + ':65535'.length;
 const LABEL = /^(?!-)[a-z0-9-]{1,63}(?<!-)$/;
 const IPV4 = /^(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}$/;
-const WILDCARD = '*.';
 
 const invalid = (problem: string): DomainResult => ({ ok: false, problem });
 

@@ -1,6 +1,7 @@
 import { Column, Entity, Index, JoinColumn, ManyToOne, UpdateDateColumn } from 'typeorm';
 import { AccountOwnedEntity } from '../database/account-owned.entity';
 import { Agent } from '../agents/agent.entity';
+import { MAX_ALLOWED_DOMAIN_LENGTH } from './allowed-domain';
 import type { WidgetAvatar, WidgetMode, WidgetPosition } from './widget-options';
 
 @Entity('widget_sites')
@@ -19,8 +20,8 @@ export class WidgetSite extends AccountOwnedEntity {
   @Column({ type: 'varchar', length: 200 })
   name: string;
 
-  /** Normalised: "", a host, `host:port` or `*.host`. */
-  @Column({ type: 'varchar', length: 260 })
+  /** Normalised: "", a host, `host:port` or `*.host`; every valid value fits (MAX_ALLOWED_DOMAIN_LENGTH). */
+  @Column({ type: 'varchar', length: MAX_ALLOWED_DOMAIN_LENGTH })
   allowedDomain: string;
 
   @Column({ type: 'varchar', length: 20 })

@@ -128,8 +128,42 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Service health */
+        /** Service health (the same as /health/ready) */
         get: operations["HealthController_check"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/health/live": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Liveness: the process answers */
+        get: operations["HealthController_live"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/health/ready": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Readiness: the database answers */
+        get: operations["HealthController_ready"];
         put?: never;
         post?: never;
         delete?: never;
@@ -559,7 +593,8 @@ export interface components {
             agentId?: number | null;
             /**
              * Format: date-time
-             * @description When the call started, ISO 8601; defaults to now.
+             * @description When the call started: RFC 3339 with an explicit offset (`Z` or `±hh:mm`), to the millisecond (further
+             *     fraction digits are dropped); defaults to now.
              * @example 2026-11-22T09:15:02.123Z
              */
             callDate?: string;
@@ -589,7 +624,7 @@ export interface components {
             durationSeconds?: number;
             /**
              * Format: email
-             * @description An email address, or "" when unknown.
+             * @description An email address (at most 254 characters, RFC 5321's limit), or "" when unknown.
              * @default
              * @example priya@example.com
              */
@@ -821,6 +856,13 @@ export interface components {
             sources: components["schemas"]["SourceResponse"][];
             /** @example 2026-11-22T09:15:02.123Z */
             updatedAt: string;
+        };
+        LivenessResponse: {
+            /**
+             * @example ok
+             * @enum {string}
+             */
+            status: "ok";
         };
         RecordingUrlResponse: {
             /**
@@ -1881,6 +1923,62 @@ export interface operations {
         };
     };
     HealthController_check: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HealthResponse"];
+                };
+            };
+            /** @description The database is unreachable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    HealthController_live: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LivenessResponse"];
+                };
+            };
+            /** @description The database (or recording storage) is unavailable; try again shortly */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    HealthController_ready: {
         parameters: {
             query?: never;
             header?: never;

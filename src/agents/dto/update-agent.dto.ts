@@ -1,6 +1,6 @@
 import { ApiProperty } from '@nestjs/swagger';
-import { IsString, Length, MaxLength } from 'class-validator';
-import { IsOmittable, IsOneOf, Trim } from '../../common/validators';
+import { IsString } from 'class-validator';
+import { CodePointLength, IsOmittable, IsOneOf, MaxCodePointLength, Trim } from '../../common/validators';
 import { REPLY_LANGUAGES, VOICE_IDS } from '../voices';
 
 /** Any subset of the agent's fields; absent fields are left as they are. The rules apply on create too. */
@@ -9,19 +9,19 @@ export class UpdateAgentDto {
   @IsOmittable()
   @Trim()
   @IsString()
-  @Length(1, 200)
+  @CodePointLength(1, 200)
   name?: string;
 
   /** At most 2,000 characters. */
   @IsOmittable()
   @IsString()
-  @MaxLength(2000)
+  @MaxCodePointLength(2000)
   description?: string;
 
   /** 1–100 characters. @example "gpt-4.1-mini" */
   @IsOmittable()
   @IsString()
-  @Length(1, 100)
+  @CodePointLength(1, 100)
   model?: string;
 
   /** A voice id from `GET /voices`; the platform-only tiers give 403 to other accounts. @example "anushka" */
@@ -39,6 +39,6 @@ export class UpdateAgentDto {
   /** At most 50,000 characters. */
   @IsOmittable()
   @IsString()
-  @MaxLength(50_000)
+  @MaxCodePointLength(50_000)
   systemPrompt?: string;
 }

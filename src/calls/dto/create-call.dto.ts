@@ -8,20 +8,19 @@ import {
   IsBoolean,
   IsEmail,
   IsInt,
-  IsISO8601,
   IsNumber,
   IsObject,
   IsString,
   Matches,
   Max,
-  MaxLength,
   Min,
   ValidateIf,
   ValidateNested,
 } from 'class-validator';
 import { REPLY_LANGUAGES } from '../../agents/voices';
+import { Rfc3339DateTime } from '../../common/date-time';
 import { MAX_INT_ID } from '../../common/id.pipes';
-import { IsOmittable, IsOneOf, Trim } from '../../common/validators';
+import { IsOmittable, IsOneOf, MaxCodePointLength, Trim } from '../../common/validators';
 import { TRANSCRIPT_SPEAKERS, TranscriptSpeaker } from '../call.entity';
 import { PHONE_PATTERN } from '../phone';
 
@@ -32,8 +31,8 @@ const Label = () =>
     IsOmittable(),
     Trim(),
     IsString(),
-    MaxLength(100),
-    ApiProperty({ type: String, required: false, maxLength: 100, default: '' }),
+    MaxCodePointLength(100),
+    ApiProperty({ type: String, required: false, default: '' }),
   );
 
 export class TranscriptTurnDto {
@@ -43,7 +42,7 @@ export class TranscriptTurnDto {
 
   /** What was said, at most 10,000 characters. @example "नमस्ते! मैं आपकी कैसे मदद कर सकती हूँ?" */
   @IsString()
-  @MaxLength(10_000)
+  @MaxCodePointLength(10_000)
   text: string;
 }
 
@@ -57,23 +56,23 @@ export class CreateCallDto {
   @IsOmittable()
   @Trim()
   @IsString()
-  @MaxLength(200)
+  @MaxCodePointLength(200)
   name?: string = '';
 
   /** Caller number: digits, spaces and `+ - ( ) . /`, at most 50 characters; "" when unknown. @example "+91-98765-43210" */
   @IsOmittable()
   @Trim()
   @IsString()
-  @MaxLength(50)
-  @ApiProperty({ type: String, required: false, pattern: PHONE_PATTERN.source, maxLength: 50, default: '' })
+  @MaxCodePointLength(50)
+  @ApiProperty({ type: String, required: false, pattern: PHONE_PATTERN.source, default: '' })
   @Matches(PHONE_PATTERN, { message: 'phone may contain only digits, spaces and + - ( ) . /' })
   phone?: string = '';
 
-  /** An email address, or "" when unknown. @example "priya@example.com" */
+  /** An email address (at most 254 characters, RFC 5321's limit), or "" when unknown. @example "priya@example.com" */
   @IsOmittable()
   @Trim()
   @IsString()
-  @MaxLength(320)
+  @MaxCodePointLength(254)
   @ValidateIf((_call, value) => value !== '')
   @IsEmail({}, { message: 'email must be an email address or ""' })
   email?: string = '';
@@ -102,22 +101,25 @@ export class CreateCallDto {
   @IsOmittable()
   @Trim()
   @IsString()
-  @MaxLength(2048)
+  @MaxCodePointLength(2048)
   website?: string = '';
 
   /** An agent of this account (400 otherwise), or null; the call's `agent` name is taken from it. @example 42 */
   @ValidateIf((_call, value) => value !== undefined && value !== null)
-  @ApiProperty({ type: 'integer', required: false, nullable: true, minimum: 1 })
+  @ApiProperty({ type: 'integer', required: false, nullable: true, minimum: 1, maximum: MAX_INT_ID })
   @IsInt()
   @Min(1)
   @Max(MAX_INT_ID)
   agentId?: number | null;
 
-  /** When the call started, ISO 8601; defaults to now. @example "2026-11-22T09:15:02.123Z" */
+  /**
+   * When the call started: RFC 3339 with an explicit offset (`Z` or `±hh:mm`), to the millisecond (further
+   * fraction digits are dropped); defaults to now. @example "2026-11-22T09:15:02.123Z"
+   */
   @IsOmittable()
   @ApiProperty({ type: String, format: 'date-time', required: false })
-  @IsISO8601({ strict: true }, { message: 'callDate must be an ISO 8601 timestamp' })
-  callDate?: string;
+  @Rfc3339DateTime()
+  callDate?: Date;
 
   /** Length of the call in seconds, 0 to 86,400. @example 95 */
   @IsOmittable()

@@ -1,9 +1,9 @@
 import { applyDecorators } from '@nestjs/common';
 import { ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
-import { IsInt, IsString, Max, MaxLength, Min } from 'class-validator';
+import { IsInt, IsString, Max, Min } from 'class-validator';
 import { MAX_INT_ID } from '../../common/id.pipes';
-import { IsOmittable, Trim } from '../../common/validators';
+import { IsOmittable, MaxCodePointLength, Trim } from '../../common/validators';
 import { IsStorable } from '../../common/storable-text';
 
 /**
@@ -14,7 +14,7 @@ const ToInteger = () => Transform(({ value }) => (typeof value === 'string' && /
 
 /** An optional text filter: trimmed, storable, at most `maxLength` characters; blank means no filter. */
 const QueryText = (maxLength: number) =>
-  applyDecorators(IsOmittable(), ApiPropertyOptional({ maxLength }), Trim(), IsString(), IsStorable(), MaxLength(maxLength));
+  applyDecorators(IsOmittable(), ApiPropertyOptional(), Trim(), IsString(), IsStorable(), MaxCodePointLength(maxLength));
 
 /** Query parameters of `GET /calls`; they combine (AND). Unknown parameters are ignored. */
 export class ListCallsQuery {
@@ -55,7 +55,7 @@ export class ListCallsQuery {
 
   /** Only calls handled by this agent (including since-deleted agents). @example 42 */
   @IsOmittable()
-  @ApiPropertyOptional({ type: 'integer' })
+  @ApiPropertyOptional({ type: 'integer', maximum: MAX_INT_ID })
   @ToInteger()
   @IsInt()
   @Min(1)

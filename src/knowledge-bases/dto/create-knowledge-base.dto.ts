@@ -1,11 +1,11 @@
-import { IsString, Length } from 'class-validator';
-import { IsOmittable, Trim } from '../../common/validators';
+import { IsString } from 'class-validator';
+import { CodePointLength, IsOmittable, Trim } from '../../common/validators';
 
 export class CreateKnowledgeBaseDto {
   /** 1–200 characters after trimming. @example "Product FAQ" */
   @IsOmittable()
   @Trim()
   @IsString()
-  @Length(1, 200)
+  @CodePointLength(1, 200)
   name?: string = 'Untitled';
 }

@@ -1,5 +1,5 @@
-import { isURL, IsString, Length, Validate, ValidationArguments, ValidatorConstraint, ValidatorConstraintInterface } from 'class-validator';
-import { IsOmittable, IsOneOf, Trim } from '../../common/validators';
+import { isURL, IsString, Validate, ValidationArguments, ValidatorConstraint, ValidatorConstraintInterface } from 'class-validator';
+import { CodePointLength, codePointLength, IsOmittable, IsOneOf, Trim } from '../../common/validators';
 import { SOURCE_TYPES, SourceType } from '../knowledge-base-source.entity';
 
 export const MAX_TEXT_CONTENT_LENGTH = 500_000;
@@ -10,8 +10,8 @@ export const MAX_URL_LENGTH = 2048;
 class SourceContentRule implements ValidatorConstraintInterface {
   validate(content: unknown, args: ValidationArguments): boolean {
     if (typeof content !== 'string') return false;
-    if ((args.object as CreateSourceDto).type !== 'url') return content.length <= MAX_TEXT_CONTENT_LENGTH;
-    return content.length <= MAX_URL_LENGTH && isURL(content, { protocols: ['http', 'https'], require_protocol: true, require_tld: false });
+    if ((args.object as CreateSourceDto).type !== 'url') return codePointLength(content) <= MAX_TEXT_CONTENT_LENGTH;
+    return codePointLength(content) <= MAX_URL_LENGTH && isURL(content, { protocols: ['http', 'https'], require_protocol: true, require_tld: false });
   }
 
   defaultMessage(args: ValidationArguments): string {
@@ -26,7 +26,7 @@ export class CreateSourceDto {
   @IsOmittable()
   @Trim()
   @IsString()
-  @Length(1, 200)
+  @CodePointLength(1, 200)
   name?: string = 'Untitled';
 
   /** `text`: content is the text itself; `url`: content is an absolute http or https URL. @example "text" */

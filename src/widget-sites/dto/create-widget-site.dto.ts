@@ -1,5 +1,5 @@
-import { IsDefined, IsString, Length } from 'class-validator';
-import { Trim } from '../../common/validators';
+import { IsDefined, IsString } from 'class-validator';
+import { CodePointLength, Trim } from '../../common/validators';
 import { WidgetAvatar, WidgetMode, WidgetPosition } from '../widget-options';
 import { WidgetSiteSettingsDto } from './widget-site-settings.dto';
 
@@ -9,7 +9,7 @@ export class CreateWidgetSiteDto extends WidgetSiteSettingsDto {
   @IsDefined({ message: 'name is required' })
   @Trim()
   @IsString()
-  @Length(1, 200)
+  @CodePointLength(1, 200)
   name: string;
 
   agentId?: number | null = null;

@@ -1,5 +1,5 @@
-import { IsString, Length } from 'class-validator';
-import { IsOmittable, Trim } from '../../common/validators';
+import { IsString } from 'class-validator';
+import { CodePointLength, IsOmittable, Trim } from '../../common/validators';
 import { WidgetSiteSettingsDto } from './widget-site-settings.dto';
 
 /** Any subset of the site's fields; absent fields are left as they are. `agentId: null` detaches the agent. */
@@ -8,6 +8,6 @@ export class UpdateWidgetSiteDto extends WidgetSiteSettingsDto {
   @IsOmittable()
   @Trim()
   @IsString()
-  @Length(1, 200)
+  @CodePointLength(1, 200)
   name?: string;
 }

@@ -1,8 +1,8 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
-import { IsBoolean, IsInt, IsString, Length, Max, MaxLength, Min, ValidateBy, ValidateIf, ValidationOptions } from 'class-validator';
+import { IsBoolean, IsInt, IsString, Max, Min, ValidateBy, ValidateIf, ValidationOptions } from 'class-validator';
 import { MAX_INT_ID } from '../../common/id.pipes';
-import { IsOmittable, IsOneOf, Trim } from '../../common/validators';
+import { CodePointLength, IsOmittable, IsOneOf, MaxCodePointLength, Trim } from '../../common/validators';
 import { normaliseAllowedDomain } from '../allowed-domain';
 import {
   WIDGET_AVATARS,
@@ -70,7 +70,7 @@ export class WidgetSiteSettingsDto {
   @IsOmittable()
   @Trim()
   @IsString()
-  @Length(1, 40)
+  @CodePointLength(1, 40)
   widgetLabel?: string;
 
   /** @example "default" */
@@ -81,7 +81,7 @@ export class WidgetSiteSettingsDto {
   /** Text of the greeting bubble beside the launcher, at most 500 characters; "" for none. @example "Hi! Questions about your order?" */
   @IsOmittable()
   @IsString()
-  @MaxLength(500)
+  @MaxCodePointLength(500)
   widgetGreeting?: string;
 
   /** @example "voice" */
