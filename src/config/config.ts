@@ -1,4 +1,5 @@
 import * as path from 'node:path';
+import { StartupError } from '../common/startup-error';
 
 /**
  * Typed configuration, read once from the environment and validated.
@@ -13,6 +14,8 @@ export interface AppConfig {
   dbPoolSize: number;
   dbStatementTimeoutMs: number;
   dbConnectionTimeoutMs: number;
+  /** How long a migration waits for a table lock before it gives up (and is retried). */
+  dbMigrationLockTimeoutMs: number;
   publicBaseUrl: string;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   creditsPerMinute: number;
@@ -33,7 +36,7 @@ export interface AppConfig {
   storage: StorageConfig;
 }
 
-export class ConfigError extends Error {
+export class ConfigError extends StartupError {
   constructor(
     readonly variable: string,
     problem: string,
@@ -127,6 +130,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     dbPoolSize: readInt(env, 'DB_POOL_SIZE', 10, 1, 200),
     dbStatementTimeoutMs: readInt(env, 'DB_STATEMENT_TIMEOUT_MS', 10_000, 100, 600_000),
     dbConnectionTimeoutMs: readInt(env, 'DB_CONNECTION_TIMEOUT_MS', 3_000, 100, 60_000),
+    dbMigrationLockTimeoutMs: readInt(env, 'DB_MIGRATION_LOCK_TIMEOUT_MS', 5_000, 100, 600_000),
     publicBaseUrl: readUrl(env, 'PUBLIC_BASE_URL', ['http:', 'https:']) ?? `http://localhost:${port}`,
     logLevel: readEnum(env, 'LOG_LEVEL', LOG_LEVELS, 'info'),
     creditsPerMinute: readNumber(env, 'CREDITS_PER_MINUTE', 1, 0, 1_000_000),
