@@ -10,7 +10,8 @@ export interface AppConfig {
   /** PostgreSQL connection string; undefined means "run the embedded PostgreSQL". */
   databaseUrl: string | undefined;
   dataDir: string;
-  embeddedPgPort: number;
+  /** Port of the embedded PostgreSQL; undefined: 54329, or a free one when another program has that one. */
+  embeddedPgPort: number | undefined;
   dbPoolSize: number;
   dbStatementTimeoutMs: number;
   dbConnectionTimeoutMs: number;
@@ -126,7 +127,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     port,
     databaseUrl: readUrl(env, 'DATABASE_URL', ['postgres:', 'postgresql:']),
     dataDir: path.resolve(env.DATA_DIR?.trim() || '.data'),
-    embeddedPgPort: readInt(env, 'EMBEDDED_PG_PORT', 54329, 1024, 65535),
+    embeddedPgPort: env.EMBEDDED_PG_PORT?.trim() ? readInt(env, 'EMBEDDED_PG_PORT', 0, 1024, 65535) : undefined,
     dbPoolSize: readInt(env, 'DB_POOL_SIZE', 10, 1, 200),
     dbStatementTimeoutMs: readInt(env, 'DB_STATEMENT_TIMEOUT_MS', 10_000, 100, 600_000),
     dbConnectionTimeoutMs: readInt(env, 'DB_CONNECTION_TIMEOUT_MS', 3_000, 100, 60_000),
