@@ -26,8 +26,8 @@ export interface TestContext {
 
 /** The real application on the test database (see global-setup.ts), not listening on a port. */
 export async function createTestContext(overrides: Partial<AppConfig> = {}): Promise<TestContext> {
-  // No per-key rate limit unless a test asks for one: tests send many requests with one key.
-  const config = { ...loadConfig({ ...process.env, LOG_LEVEL: 'silent', RATE_LIMIT: '0' }), ...overrides };
+  // No rate limit unless a test asks for one: tests send many requests with one key, and many without a valid one.
+  const config = { ...loadConfig({ ...process.env, LOG_LEVEL: 'silent', RATE_LIMIT: '0', UNAUTHENTICATED_RATE_LIMIT: '0' }), ...overrides };
   const app = await createApp(config, process.env.DATABASE_URL!);
   const server = app.getHttpServer();
   const accounts = app.get(AccountsService);

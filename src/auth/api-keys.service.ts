@@ -54,18 +54,22 @@ export class ApiKeysService {
   }
 
   /**
-   * The account of an active key, or null for a malformed, unknown or revoked one. All three take the same
-   * path (hash, one indexed lookup), so neither the answer nor its timing tells them apart; the lookup is by
-   * hash, so no comparison of secrets happens in the application. A key verified in the last few seconds is
-   * answered from the server's cache (see VerifiedKeys: revocation empties it at once).
+   * The account of an active key, or null for a malformed, unknown or revoked one. A malformed key is refused
+   * without touching the database; unknown and revoked ones take the same path (hash, one indexed lookup), so
+   * neither the answer nor its timing tells them apart, and the lookup is by hash, so no comparison of secrets
+   * happens in the application. A key verified in the last few seconds is answered from the server's cache (see
+   * VerifiedKeys: revocation empties it at once).
+   * @param beforeLookup runs before the database is asked (not for a malformed or cached key); may throw
    */
-  async authenticate(apiKey: string): Promise<CallerAccount | null> {
+  async authenticate(apiKey: string, beforeLookup?: () => Promise<void>): Promise<CallerAccount | null> {
+    if (!isWellFormedApiKey(apiKey)) return null;
     const keyHash = hashApiKey(apiKey);
     const cached = this.verified?.get(keyHash);
     if (cached) return cached;
+    await beforeLookup?.();
     const lookup = this.verified?.startLookup() ?? 0;
     const [row] = await this.keys.query<CallerAccount[]>(AUTHENTICATE_SQL, [keyHash]);
-    if (!row || !isWellFormedApiKey(apiKey)) return null;
+    if (!row) return null;
     const account: CallerAccount = Object.freeze({ id: row.id, name: row.name, isPlatform: row.isPlatform });
     this.verified?.remember(lookup, keyHash, account);
     return account;

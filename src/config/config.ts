@@ -23,14 +23,16 @@ export interface AppConfig {
   recordingUrlTtlSeconds: number;
   /** Browser origins allowed to call the management API (CORS); empty: none. */
   corsOrigins: string[];
-  /** Requests per window to the public widget routes, per site key and client IP. */
-  /** Requests per window per API key on the management API; 0 turns the limit off. */
+  /** Requests per window per account on the management API; 0 turns the limit off. */
   rateLimit: number;
+  /** Requests without a valid API key per window per client IP; 0 turns the limit off. */
+  unauthenticatedRateLimit: number;
   rateLimitWindowSeconds: number;
   /** Shared rate-limit counters for several instances; unset: in memory. */
   redisUrl: string | undefined;
   /** Express `trust proxy`: how client IPs are read behind a reverse proxy (false, true, a hop count or addresses). */
   trustProxy: boolean | number | string;
+  /** Requests per window to the public widget routes, per site key and client IP. */
   widgetRateLimit: number;
   widgetRateLimitWindowSeconds: number;
   /** Where recordings live (see StorageConfig below). */
@@ -139,6 +141,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     corsOrigins: readOrigins(env, 'CORS_ORIGINS'),
     rateLimit: readInt(env, 'RATE_LIMIT', 600, 0, 100_000_000),
     rateLimitWindowSeconds: readInt(env, 'RATE_LIMIT_WINDOW_SECONDS', 60, 1, 86_400),
+    unauthenticatedRateLimit: readInt(env, 'UNAUTHENTICATED_RATE_LIMIT', 60, 0, 100_000_000),
     redisUrl: readUrl(env, 'REDIS_URL', ['redis:', 'rediss:']),
     trustProxy: readTrustProxy(env, 'TRUST_PROXY'),
     widgetRateLimit: readInt(env, 'WIDGET_RATE_LIMIT', 60, 1, 1_000_000),
