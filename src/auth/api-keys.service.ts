@@ -5,7 +5,7 @@ import { Account } from './account.entity';
 import { ApiKey } from './api-key.entity';
 import { generateApiKey, hashApiKey, isWellFormedApiKey } from './api-key-token';
 import { CallerAccount } from './caller-account';
-import { API_KEY_REVOKED_CHANNEL, VerifiedKeys } from './verified-keys';
+import { VerifiedKeys } from './verified-keys';
 
 /** The account of an active key, by the key's hash (unique index on key_hash). */
 const AUTHENTICATE_SQL = `SELECT account.id AS id, account.name AS name, account.is_platform AS "isPlatform"
@@ -39,14 +39,11 @@ export class ApiKeysService {
   }
 
   /**
-   * Revokes at once; revoking an already revoked key keeps its first revocation time. The NOTIFY in the same
-   * transaction reaches every running server when the revocation commits (they drop their verified keys).
+   * Revokes at once; revoking an already revoked key keeps its first revocation time. A trigger on api_keys
+   * notifies every running server when the revocation commits (they drop their verified keys).
    */
   async revoke(keyId: number): Promise<ApiKey> {
-    await this.keys.manager.transaction(async (manager) => {
-      await manager.update(ApiKey, { id: keyId, revokedAt: IsNull() }, { revokedAt: () => 'now()' });
-      await manager.query('SELECT pg_notify($1, $2)', [API_KEY_REVOKED_CHANNEL, String(keyId)]);
-    });
+    await this.keys.update({ id: keyId, revokedAt: IsNull() }, { revokedAt: () => 'now()' });
     this.verified?.invalidate(); // this process at once, without waiting for its own notification
     const key = await this.keys.findOneBy({ id: keyId });
     if (!key) throw new NotFoundException(`API key ${keyId} not found`);
