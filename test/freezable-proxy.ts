@@ -6,9 +6,12 @@ export class FreezableProxy {
   private readonly sockets = new Set<net.Socket>();
   private readonly server: net.Server;
   port = 0;
+  /** Connections accepted so far. */
+  connections = 0;
 
   constructor(target: { host: string; port: number }) {
     this.server = net.createServer((client) => {
+      this.connections++;
       const upstream = net.connect(target.port, target.host);
       for (const socket of [client, upstream]) {
         this.sockets.add(socket);

@@ -160,6 +160,8 @@ export interface S3StorageConfig {
   region: string;
   /** Unset: AWS S3 itself. Set for MinIO, R2 and other S3-compatible stores. */
   endpoint: string | undefined;
+  /** The store's address as browsers reach it, for presigned playback URLs; unset: `endpoint`. */
+  publicEndpoint: string | undefined;
   /** Both unset: the SDK's default credential chain (environment, profile, instance role). */
   accessKeyId: string | undefined;
   secretAccessKey: string | undefined;
@@ -208,6 +210,7 @@ function readS3Config(env: Env): S3StorageConfig {
     bucket: required(bucket, 'S3_BUCKET', why),
     region: required(region, 'S3_REGION', why),
     endpoint: readUrl(env, 'S3_ENDPOINT', ['http:', 'https:']),
+    publicEndpoint: readUrl(env, 'S3_PUBLIC_ENDPOINT', ['http:', 'https:']),
     accessKeyId,
     secretAccessKey,
     forcePathStyle: readBoolean(env, 'S3_FORCE_PATH_STYLE', false),
