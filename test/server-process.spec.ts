@@ -55,11 +55,11 @@ async function sql(url: string, text: string): Promise<void> {
   }
 }
 
-/** The server on ports chosen free (HTTP and its embedded PostgreSQL), started again on others if one was taken. */
+/** The server on ports chosen free (HTTP, and its embedded PostgreSQL unless `env` sets one), started again on others if one was taken. */
 function startServerOnFreePorts(env: Record<string, string>): Promise<{ server: ReturnType<typeof startServer>; port: number }> {
   return retryWhenPortTaken(async () => {
     const port = await freePort();
-    const server = startServer({ ...env, PORT: String(port), EMBEDDED_PG_PORT: String(await freePort()) });
+    const server = startServer({ PORT: String(port), EMBEDDED_PG_PORT: env.EMBEDDED_PG_PORT ?? String(await freePort()), ...env });
     await server.ready;
     return { server, port };
   });
