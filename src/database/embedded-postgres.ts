@@ -74,7 +74,14 @@ function binDir(): string {
   } catch {
     throw new StartupError(`No embedded PostgreSQL binaries for ${os.platform()}-${os.arch()}: set DATABASE_URL to a PostgreSQL server instead`);
   }
-  hydrateSymlinks(nativeDir);
+  try {
+    hydrateSymlinks(nativeDir);
+  } catch (error) {
+    throw new StartupError(
+      `The embedded PostgreSQL binaries in ${nativeDir} lack their library links, which cannot be created (${errorCode(error)}): run npm ci as the owner of node_modules, or set DATABASE_URL`,
+      { cause: error },
+    );
+  }
   return path.join(nativeDir, 'bin');
 }
 
