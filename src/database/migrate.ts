@@ -36,7 +36,6 @@ function migrationDataSourceOptions(url: string, settings: MigrationSettings, mi
   return {
     ...options,
     ...(migrations && { migrations }),
-    migrationsTransactionMode: 'each',
     logger: QUIET,
     poolSize: 2,
     // Set for the session at connection, whatever the server's or the database's defaults say.
