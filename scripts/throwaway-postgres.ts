@@ -1,13 +1,13 @@
 import * as fs from 'node:fs';
-import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { EmbeddedPostgres, EmbeddedPostgresOptions, startEmbeddedPostgres } from '../src/database/embedded-postgres';
+import { EmbeddedPostgres, EmbeddedPostgresOptions, freePort, PortTakenError, startEmbeddedPostgres } from '../src/database/embedded-postgres';
 
 /**
  * Tooling around the embedded PostgreSQL for the tests, the scripts and the benchmarks (not the service: it
  * lives here, not in src/): free ports, a retry when one was taken meanwhile, throwaway clusters.
  */
+export { freePort };
 
 export interface ThrowawayPostgres {
   url: string;
@@ -16,21 +16,8 @@ export interface ThrowawayPostgres {
   destroy(): Promise<void>;
 }
 
-/** A port free right now on loopback (for a server that must know its port, or its URL, before it listens). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.unref();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-/** How a server reports that its port was taken: PostgreSQL's log line, Node's error code. */
-const PORT_TAKEN = /Address already in use|EADDRINUSE/;
+/** How a server reports that its port was taken: Node's error code, or the one line of the service's start-up error. */
+const PORT_TAKEN = /EADDRINUSE|is already in use/;
 
 /**
  * Runs `start`, which binds ports it has just chosen free, again when one of them was taken in between: another
@@ -45,7 +32,7 @@ export async function retryWhenPortTaken<T>(
     try {
       return await start();
     } catch (error) {
-      if (attempt >= attempts || !PORT_TAKEN.test(String(error))) throw error;
+      if (attempt >= attempts || !(error instanceof PortTakenError || PORT_TAKEN.test(String(error)))) throw error;
       onRetry?.(attempt + 1);
     }
   }

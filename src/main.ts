@@ -5,42 +5,61 @@ import type { Logger } from 'pino';
 import { DataSource } from 'typeorm';
 import { createApp } from './app';
 import { createLogger, flushLogs } from './common/logger';
-import { AppConfig, ConfigError, loadConfig } from './config/config';
+import { describeStartupFailure, StartupError } from './common/startup-error';
+import { AppConfig, loadConfig } from './config/config';
+import { prepareDataDir, removeCreatedDirs } from './config/data-dir';
 import { runMigrations } from './database/migrate';
 import { searchLocaleWarning } from './database/search-locale';
 import { OpenDatabase, openDatabase } from './database/open-database';
 import { drainHttpServer } from './shutdown';
 
-function banner(config: AppConfig, database: OpenDatabase, migrations: string[], startedInMs: number): string {
+/** Says something about the process's life (start, notes, stop) at info level, whatever LOG_LEVEL hides (but silent). */
+type Announce = (message: string, fields?: Record<string, unknown>, details?: string[]) => void;
+
+/**
+ * On a terminal: readable lines (with `details` under the message). Otherwise: JSON lines through the logger,
+ * like every other line of the stream (`fields` carry the details).
+ */
+function announcer(logger: Logger): Announce {
+  if (process.stdout.isTTY) return (message, _fields, details = []) => process.stdout.write([message, ...details, ''].join('\n'));
+  const lifecycle = logger.isLevelEnabled('info') || logger.level === 'silent' ? logger : logger.child({}, { level: 'info' });
+  return (message, fields = {}) => lifecycle.info(fields, message);
+}
+
+function announceReady(announce: Announce, config: AppConfig, database: OpenDatabase, migrations: string[], startedInMs: number): void {
   const base = config.publicBaseUrl;
-  return [
+  const createKey = 'npm run cli -- account:create --name "Acme"';
+  announce(
     `Voice Agent API listening on port ${config.port} (ready in ${startedInMs} ms)`,
-    `  API:               ${base}`,
-    `  API docs:          ${base}/docs   (OpenAPI document: ${base}/openapi.json)`,
-    `  Health:            ${base}/health`,
-    `  Database:          ${database.description}${migrations.length ? `; applied ${migrations.length} migration(s)` : ''}`,
-    `  Create an API key: npm run cli -- account:create --name "Acme"`,
-    `  Then:              curl -H "X-Api-Key: <key>" ${base}/agents`,
-    '',
-  ].join('\n');
+    { port: config.port, readyInMs: startedInMs, api: base, docs: `${base}/docs`, openapi: `${base}/openapi.json`, health: `${base}/health`, database: database.description, migrationsApplied: migrations, createApiKey: createKey },
+    [
+      `  API:               ${base}`,
+      `  API docs:          ${base}/docs   (OpenAPI document: ${base}/openapi.json)`,
+      `  Health:            ${base}/health`,
+      `  Database:          ${database.description}${migrations.length ? `; applied ${migrations.length} migration(s)` : ''}`,
+      `  Create an API key: ${createKey}`,
+      `  Then:              curl -H "X-Api-Key: <key>" ${base}/agents`,
+    ],
+  );
 }
 
 /** SIGTERM/SIGINT: stop accepting, finish the requests accepted, close the pool, stop the embedded PostgreSQL. */
-function stopGracefully(app: INestApplication, database: OpenDatabase, logger: Logger): void {
+function stopGracefully(app: INestApplication, database: OpenDatabase, logger: Logger, announce: Announce): void {
   let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) return;
     stopping = true;
-    process.stdout.write(`${signal} received: finishing in-flight requests\n`);
+    announce(`${signal} received: finishing in-flight requests`, { signal });
     try {
       await drainHttpServer(app.getHttpServer());
       await app.close();
       await database.stop();
+      announce('Stopped', { signal });
       flushLogs(logger);
       process.exit(0);
     } catch (error) {
+      logger.error({ err: error }, 'Shutdown failed');
       flushLogs(logger);
-      console.error('Shutdown failed', error);
       process.exit(1);
     }
   };
@@ -48,26 +67,45 @@ function stopGracefully(app: INestApplication, database: OpenDatabase, logger: L
   process.on('SIGINT', () => void stop('SIGINT'));
 }
 
+/** app.listen, with a port taken said in one line. */
+async function listen(app: INestApplication, port: number): Promise<void> {
+  await app.listen(port).catch((error: NodeJS.ErrnoException) => {
+    if (error.code !== 'EADDRINUSE' && error.code !== 'EACCES') throw error;
+    const problem = error.code === 'EADDRINUSE' ? 'is already in use by another program' : 'may not be used by this user';
+    throw new StartupError(`PORT ${port} ${problem}: set PORT to another port`, { cause: error });
+  });
+}
+
 async function main(): Promise<void> {
   const startedAt = Date.now();
   const config = loadConfig();
-  const database = await openDatabase(config);
+  const logger = createLogger(config);
+  const announce = announcer(logger);
+  // Local recordings and the embedded PostgreSQL live there; a start that fails leaves no empty DATA_DIR behind.
+  const createdDataDir = config.storage.driver === 'local' || !config.databaseUrl ? prepareDataDir(config.dataDir) : undefined;
   try {
-    const migrations = await runMigrations(database.url, config);
-    const logger = createLogger(config);
-    const app = await createApp(config, database.url, logger);
-    await app.listen(config.port);
-    process.stdout.write(banner(config, database, migrations, Date.now() - startedAt));
-    const localeWarning = await searchLocaleWarning(app.get(DataSource));
-    if (localeWarning) logger.warn(localeWarning);
-    stopGracefully(app, database, logger);
+    const database = await openDatabase(config, (note) => announce(note));
+    try {
+      const migrations = await runMigrations(database.url, config);
+      const app = await createApp(config, database.url, logger);
+      await listen(app, config.port);
+      announceReady(announce, config, database, migrations, Date.now() - startedAt);
+      const localeWarning = await searchLocaleWarning(app.get(DataSource));
+      if (localeWarning) logger.warn(localeWarning);
+      stopGracefully(app, database, logger, announce);
+    } catch (error) {
+      await database.stop();
+      throw error;
+    }
   } catch (error) {
-    await database.stop();
+    removeCreatedDirs(config.dataDir, createdDataDir);
     throw error;
+  } finally {
+    flushLogs(logger);
   }
 }
 
 main().catch((error) => {
-  console.error(error instanceof ConfigError ? error.message : error);
+  process.stderr.write(`${describeStartupFailure(error)}\n`);
   process.exit(1);
 });

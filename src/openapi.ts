@@ -44,7 +44,7 @@ function documentCommonResponses(document: OpenAPIObject): void {
         operation.security = [];
       } else {
         responses['401'] ??= { description: 'Missing, unknown or revoked API key', content: errorContent };
-        responses['429'] ??= { description: 'Over the rate limit of this API key; see `Retry-After`', content: errorContent };
+        responses['429'] ??= { description: 'Over the rate limit of this account (all its keys together), or too many requests without a valid key from this address; see `Retry-After`', content: errorContent };
       }
       responses['503'] ??= { description: 'The database (or recording storage) is unavailable; try again shortly', content: errorContent };
     }

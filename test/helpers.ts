@@ -28,10 +28,14 @@ export interface TestContext {
 
 /** The real application on the test database (see global-setup.ts), not listening on a port. */
 export async function createTestContext(overrides: Partial<AppConfig> = {}): Promise<TestContext> {
-  // No per-key rate limit unless a test asks for one: tests send many requests with one key.
+  // No rate limit unless a test asks for one: tests send many requests with one key, and many without a valid one.
   // Each context has a job queue of its own (a schema), so that its jobs run with its own configuration.
   const jobQueueSchema = `jobs_${randomBytes(6).toString('hex')}`;
-  const config = { ...loadConfig({ ...process.env, LOG_LEVEL: 'silent', RATE_LIMIT: '0' }), jobQueueSchema, ...overrides };
+  const config = {
+    ...loadConfig({ ...process.env, LOG_LEVEL: 'silent', RATE_LIMIT: '0', UNAUTHENTICATED_RATE_LIMIT: '0' }),
+    jobQueueSchema,
+    ...overrides,
+  };
   const app = await createApp(config, process.env.DATABASE_URL!);
   const server = app.getHttpServer();
   const accounts = app.get(AccountsService);

@@ -1,16 +1,30 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { INestApplication } from '@nestjs/common';
+import Redis from 'ioredis';
+import request from 'supertest';
+import { DataSource } from 'typeorm';
+import { createApp } from '../src/app';
+import { generateApiKey } from '../src/auth/api-key-token';
+import { AccountsService } from '../src/auth/accounts.service';
+import { ApiKeysService } from '../src/auth/api-keys.service';
+import { createLogger } from '../src/common/logger';
+import { loadConfig } from '../src/config/config';
 import { freePort } from '../scripts/throwaway-postgres';
+import { RATE_LIMIT_STORAGE } from '../src/rate-limit/rate-limit-storage';
 import { createTestContext, TestAccount, TestContext } from './helpers';
 
 const TOO_MANY = { statusCode: 429, error: 'Too Many Requests', message: expect.stringMatching(/^Too many requests; retry in \d+ s$/) };
 
-describe('rate limit per API key', () => {
+describe('rate limit per account', () => {
   let context: TestContext;
   beforeAll(async () => (context = await createTestContext({ rateLimit: 5, rateLimitWindowSeconds: 60 })));
   afterAll(() => context.close());
 
-  it('answers 429 in the error shape with Retry-After once a key is over its limit; other keys are unaffected', async () => {
+  it('answers 429 in the error shape with Retry-After once an account is over its limit; other accounts are unaffected', async () => {
     const busy = await context.createAccount();
     const quiet = await context.createAccount();
     for (let i = 0; i < 5; i++) await context.as(busy).get('/agents').expect(200);
@@ -22,14 +36,68 @@ describe('rate limit per API key', () => {
     await context.as(quiet).get('/agents').expect(200);
   });
 
+  it('gives all the keys of an account one budget', async () => {
+    const account = await context.createAccount();
+    const keys = await Promise.all([1, 2, 3].map(() => context.app.get(ApiKeysService).create(account.id)));
+    const withKey = (apiKey: string) => context.http.get('/agents').set('X-Api-Key', apiKey);
+    for (const apiKey of [account.apiKey, keys[0].apiKey, keys[1].apiKey, keys[2].apiKey, account.apiKey]) await withKey(apiKey).expect(200);
+    for (const apiKey of [account.apiKey, keys[0].apiKey, keys[1].apiKey, keys[2].apiKey]) expect((await withKey(apiKey).expect(429)).body).toEqual(TOO_MANY);
+  });
+
   it('does not limit the public health check', async () => {
     for (let i = 0; i < 8; i++) await context.http.get('/health').expect(200);
   });
 });
 
+describe('requests without a valid key, per client IP', () => {
+  let context: TestContext;
+  beforeAll(async () => (context = await createTestContext({ rateLimit: 0, unauthenticatedRateLimit: 3, rateLimitWindowSeconds: 60 })));
+  afterAll(() => context.close());
+
+  it('refuses a malformed key without touching the database', async () => {
+    const query = jest.spyOn(context.app.get(DataSource).manager, 'query');
+    try {
+      await context.http.get('/agents').set('X-Api-Key', 'vak_short').expect(401);
+      await context.http.get('/agents').set('X-Api-Key', `vak_${'a'.repeat(5000)}`).expect(401);
+      expect(query).not.toHaveBeenCalled();
+    } finally {
+      query.mockRestore();
+    }
+  });
+
+  it('answers 429 with Retry-After once an IP is over the limit, before any database work; a verified key still works', async () => {
+    const fresh = await createTestContext({ rateLimit: 0, unauthenticatedRateLimit: 3, rateLimitWindowSeconds: 60 });
+    try {
+      const account = await fresh.createAccount();
+      const uncached = await fresh.app.get(ApiKeysService).create(account.id);
+      await fresh.as(account).get('/agents').expect(200); // verified, now in the cache
+      await fresh.http.get('/agents').expect(401); // no key
+      await fresh.http.get('/agents').set('X-Api-Key', 'not-a-key').expect(401); // malformed
+      await fresh.http.get('/agents').set('X-Api-Key', generateApiKey().apiKey).expect(401); // unknown
+      const query = jest.spyOn(fresh.app.get(DataSource).manager, 'query');
+      try {
+        for (const key of [undefined, 'not-a-key', generateApiKey().apiKey, uncached.apiKey]) {
+          const attempt = fresh.http.get('/agents');
+          const limited = await (key ? attempt.set('X-Api-Key', key) : attempt).expect(429);
+          expect(limited.body).toEqual(TOO_MANY);
+          expect(Number(limited.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+        }
+        expect(query).not.toHaveBeenCalled(); // not even for the well-formed keys
+        await fresh.as(account).get('/agents').expect(200); // answered from the cache of verified keys
+      } finally {
+        query.mockRestore();
+      }
+    } finally {
+      await fresh.close();
+    }
+  });
+});
+
 /** A real redis-server on loopback (installed by .ci/run; apt-get install redis-server). */
-function startRedis(port: number): Promise<ChildProcess> {
-  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no']);
+function startRedis(port: number, extra: string[] = []): Promise<ChildProcess> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'redis-'));
+  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, ...extra]);
+  child.on('exit', () => fs.rmSync(dir, { recursive: true, force: true }));
   return new Promise((resolve, reject) => {
     child.stdout!.on('data', (chunk) => String(chunk).includes('Ready to accept connections') && resolve(child));
     child.on('error', reject);
@@ -37,7 +105,16 @@ function startRedis(port: number): Promise<ChildProcess> {
   });
 }
 
-const hasRedis = ['/usr/bin/redis-server', '/usr/local/bin/redis-server'].some((path) => fs.existsSync(path));
+async function stopRedis(redis: ChildProcess): Promise<void> {
+  const exited = new Promise((resolve) => redis.once('exit', resolve));
+  redis.kill('SIGKILL');
+  await exited;
+}
+
+const hasRedis = ['/usr/bin/redis-server', '/usr/local/bin/redis-server'].some((file) => fs.existsSync(file));
+const requireRedis = () => {
+  if (!hasRedis) throw new Error('redis-server is not installed: apt-get install redis-server (as .ci/run does)');
+};
 
 describe('rate limit shared through Redis (REDIS_URL)', () => {
   let redis: ChildProcess;
@@ -45,7 +122,7 @@ describe('rate limit shared through Redis (REDIS_URL)', () => {
   let second: TestContext;
 
   beforeAll(async () => {
-    if (!hasRedis) throw new Error('redis-server is not installed: apt-get install redis-server (as .ci/run does)');
+    requireRedis();
     const port = await freePort();
     redis = await startRedis(port);
     const shared = { rateLimit: 4, rateLimitWindowSeconds: 60, redisUrl: `redis://127.0.0.1:${port}` };
@@ -55,10 +132,10 @@ describe('rate limit shared through Redis (REDIS_URL)', () => {
   afterAll(async () => {
     await first?.close();
     await second?.close();
-    redis?.kill();
+    if (redis) await stopRedis(redis);
   });
 
-  it('counts a key across instances', async () => {
+  it('counts an account across instances', async () => {
     const account = await first.createAccount();
     await first.as(account).get('/agents').expect(200);
     await second.as(account).get('/agents').expect(200);
@@ -69,5 +146,87 @@ describe('rate limit shared through Redis (REDIS_URL)', () => {
     await second.as(account).get('/agents').expect(429);
     const other: TestAccount = await second.createAccount();
     await first.as(other).get('/agents').expect(200);
+  });
+});
+
+describe('rate limit through Redis when Redis fails', () => {
+  let port: number;
+  let redis: ChildProcess;
+  let app: INestApplication;
+  let logs: { level: number; msg: string }[];
+  const storageStatus = () => (app.get(RATE_LIMIT_STORAGE) as unknown as { redis: { status: string } }).redis.status;
+  const newAccount = async (): Promise<string> => (await app.get(AccountsService).create('Outage')).key.apiKey;
+  const get = (apiKey: string) => request(app.getHttpServer()).get('/agents').set('X-Api-Key', apiKey);
+
+  beforeAll(async () => {
+    requireRedis();
+    port = await freePort();
+    redis = await startRedis(port);
+    logs = [];
+    const config = { ...loadConfig({ ...process.env, LOG_LEVEL: 'info' }), rateLimit: 3, unauthenticatedRateLimit: 0, redisUrl: `redis://127.0.0.1:${port}` };
+    const logger = createLogger(config, { write: (line: string) => void logs.push(JSON.parse(line)) });
+    app = await createApp(config, process.env.DATABASE_URL!, logger);
+  });
+  afterAll(async () => {
+    await app?.close();
+    if (redis?.exitCode === null) await stopRedis(redis);
+  });
+
+  it('serves requests while Redis is down, warns once per outage, and limits again once Redis is back', async () => {
+    const before = await newAccount();
+    for (let i = 0; i < 3; i++) await get(before).expect(200);
+    await get(before).expect(429);
+
+    await stopRedis(redis);
+    const during = await newAccount();
+    for (let i = 0; i < 10; i++) await get(during).expect(200);
+    const warnings = () => logs.filter((line) => line.level === 40 && line.msg.startsWith('Rate limiting through Redis failed'));
+    expect(warnings()).toHaveLength(1);
+
+    redis = await startRedis(port);
+    while (storageStatus() !== 'ready') await sleep(20); // ioredis reconnects on its own
+    const after = await newAccount();
+    for (let i = 0; i < 3; i++) await get(after).expect(200);
+    await get(after).expect(429);
+    expect(logs.filter((line) => line.msg === 'Redis answers again: rate limits apply again')).toHaveLength(1);
+    expect(warnings()).toHaveLength(1);
+  });
+
+  it('does not hang requests on a Redis that stopped answering', async () => {
+    const apiKey = await newAccount();
+    redis.kill('SIGSTOP'); // the connection stays open; nothing answers
+    try {
+      for (let i = 0; i < 5; i++) await get(apiKey).expect(200);
+    } finally {
+      redis.kill('SIGCONT');
+    }
+  });
+});
+
+describe('rate limit on Redis Cluster', () => {
+  let redis: ChildProcess;
+  let context: TestContext;
+
+  beforeAll(async () => {
+    requireRedis();
+    const port = await freePort();
+    // A one-node cluster owning every slot: it refuses a command whose keys hash to different slots (CROSSSLOT).
+    redis = await startRedis(port, ['--cluster-enabled', 'yes', '--cluster-config-file', `nodes-${port}.conf`]);
+    const admin = new Redis(port, '127.0.0.1');
+    await admin.call('CLUSTER', 'ADDSLOTSRANGE', '0', '16383');
+    while (!String(await admin.call('CLUSTER', 'INFO')).includes('cluster_state:ok')) await sleep(20);
+    admin.disconnect();
+    context = await createTestContext({ rateLimit: 2, rateLimitWindowSeconds: 60, redisUrl: `redis://127.0.0.1:${port}` });
+  });
+  afterAll(async () => {
+    await context?.close();
+    if (redis) await stopRedis(redis);
+  });
+
+  it('keeps the two keys of a counter in one slot, so the limit applies', async () => {
+    const account = await context.createAccount();
+    await context.as(account).get('/agents').expect(200);
+    await context.as(account).get('/agents').expect(200);
+    expect((await context.as(account).get('/agents').expect(429)).body).toEqual(TOO_MANY);
   });
 });

@@ -57,6 +57,7 @@ export async function s3TestStorage(maxRecordingBytes = MAX_RECORDING_BYTES): Pr
     bucket: 'recordings',
     region: 'us-east-1',
     endpoint: `http://127.0.0.1:${port}`,
+    publicEndpoint: undefined,
     accessKeyId: 'S3RVER',
     secretAccessKey: 'S3RVER',
     forcePathStyle: true,

@@ -1,37 +1,66 @@
-import { ChildProcess, execFile, spawn } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import * as http from 'node:http';
 import { promisify } from 'node:util';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
+import { DEFAULT_EMBEDDED_PG_PORT } from '../src/database/embedded-postgres';
 import { freePort, retryWhenPortTaken, startOnFreePort } from '../scripts/throwaway-postgres';
+import { V8_FLAGS } from '../src/v8-flags';
+import { holdPort } from './hold-port';
 
 const ROOT = path.join(__dirname, '..');
 
 /** The real entry point in its own process, on its own embedded PostgreSQL, as `npm start` runs it. */
-function startServer(env: Record<string, string>): { child: ChildProcess; output: () => string; ready: Promise<void> } {
-  const child = spawn(process.execPath, ['-r', './scripts/register.js', 'src/main.ts'], {
+function startServer(env: Record<string, string>) {
+  const child = spawn(process.execPath, [...V8_FLAGS, '-r', './scripts/register.js', 'src/main.ts'], {
     cwd: ROOT,
-    env: { ...process.env, DATABASE_URL: '', ...env },
+    env: { ...process.env, DATABASE_URL: '', EMBEDDED_PG_PORT: '', ...env },
   });
   let output = '';
+  let stdout = '';
   const ready = new Promise<void>((resolve, reject) => {
     child.stdout!.on('data', (chunk) => {
       output += chunk;
+      stdout += chunk;
       if (output.includes('listening on port')) resolve();
     });
     child.stderr!.on('data', (chunk) => (output += chunk));
     child.on('exit', (code) => reject(new Error(`server exited with ${code}:\n${output}`)));
   });
-  return { child, output: () => output, ready };
+  return { child, output: () => output, stdout: () => stdout, ready };
 }
 
-/** The server on ports chosen free (HTTP and its embedded PostgreSQL), started again on others if one was taken. */
+/** The entry point run until it exits (a start that fails): its exit code and what it wrote. */
+function runServerToExit(env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, [...V8_FLAGS, '-r', './scripts/register.js', 'src/main.ts'], {
+    cwd: ROOT,
+    env: { ...process.env, DATABASE_URL: '', EMBEDDED_PG_PORT: '', LOG_LEVEL: 'info', ...env },
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk) => (stdout += chunk));
+  child.stderr.on('data', (chunk) => (stderr += chunk));
+  return new Promise((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })));
+}
+
+async function sql(url: string, text: string): Promise<void> {
+  const client = new Client({ connectionString: url });
+  await client.connect();
+  try {
+    await client.query(text);
+  } finally {
+    await client.end();
+  }
+}
+
+/** The server on ports chosen free (HTTP, and its embedded PostgreSQL unless `env` sets one), started again on others if one was taken. */
 function startServerOnFreePorts(env: Record<string, string>): Promise<{ server: ReturnType<typeof startServer>; port: number }> {
   return retryWhenPortTaken(async () => {
     const port = await freePort();
-    const server = startServer({ ...env, PORT: String(port), EMBEDDED_PG_PORT: String(await freePort()) });
+    const server = startServer({ PORT: String(port), EMBEDDED_PG_PORT: env.EMBEDDED_PG_PORT ?? String(await freePort()), ...env });
     await server.ready;
     return { server, port };
   });
@@ -119,6 +148,15 @@ describe('the server process', () => {
     await clients;
     expect(await exited).toBe(0);
     expect(fs.existsSync(path.join(dataDir, 'postgres', 'postmaster.pid'))).toBe(false); // PostgreSQL stopped cleanly
+    // Standard output is a pipe here: every line is JSON, the banner and the shutdown lines included.
+    const lines = server.stdout().trim().split('\n').map((line) => JSON.parse(line));
+    expect(lines).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ level: 30, msg: expect.stringMatching(/^Voice Agent API listening on port \d+ \(ready in \d+ ms\)$/), docs: `http://localhost:${port}/docs` }),
+        expect.objectContaining({ level: 30, msg: 'SIGTERM received: finishing in-flight requests' }),
+        expect.objectContaining({ level: 30, msg: 'Stopped' }),
+      ]),
+    );
 
     // The new requests were answered normally, or refused, or reset while still queued in the kernel's accept
     // backlog when the listening socket closed — never processed without an answer, as the count below shows.
@@ -140,8 +178,67 @@ describe('the server process', () => {
     }
   }, 60_000);
 
-  it('refuses a bad configuration with a message naming the variable', async () => {
-    const server = startServer({ PORT: 'eighty', DATA_DIR: dataDir });
-    await expect(server.ready).rejects.toThrow(/exited with 1[\s\S]*PORT/);
-  }, 30_000);
+  it('reports each known start-up failure in one line on stderr and exits with 1; the stack only with LOG_LEVEL=debug', async () => {
+    const testDatabase = new URL(process.env.DATABASE_URL!);
+    const notADirectory = path.join(dataDir, 'a-file');
+    fs.writeFileSync(notADirectory, '');
+    const unreachable = `postgres://someone:hunter2@127.0.0.1:${await freePort()}/nowhere`;
+    // A database where the first migration cannot run: its first table is there already.
+    const clashing = new URL(testDatabase);
+    clashing.pathname = `/clash_${randomBytes(4).toString('hex')}`;
+    await sql(testDatabase.toString(), `CREATE DATABASE ${clashing.pathname.slice(1)}`);
+    await sql(clashing.toString(), 'CREATE TABLE accounts (id int)');
+    const takenPgPort = await freePort();
+    const takenHttpPort = await freePort();
+    const squatters = [await holdPort(takenPgPort), await holdPort(takenHttpPort)];
+    const freshDataDir = path.join(dataDir, 'never-created');
+    try {
+      const cases: [Record<string, string>, string | RegExp][] = [
+        [{ PORT: 'eighty', DATA_DIR: dataDir }, 'Invalid configuration: PORT must be a whole number, got "eighty"'],
+        [{ DATA_DIR: path.join(notADirectory, 'data') }, `DATA_DIR ${path.join(notADirectory, 'data')} cannot be used (ENOTDIR): set DATA_DIR to a directory this user can create and write`],
+        [{ DATA_DIR: freshDataDir, EMBEDDED_PG_PORT: String(takenPgPort) }, `EMBEDDED_PG_PORT ${takenPgPort} is already in use by another program: set EMBEDDED_PG_PORT to a free port, or unset it to have one chosen`],
+        [{ DATABASE_URL: unreachable, DATA_DIR: dataDir }, `Cannot connect to PostgreSQL at 127.0.0.1:${new URL(unreachable).port}/nowhere: connect ECONNREFUSED 127.0.0.1:${new URL(unreachable).port}. Check that it is running and that DATABASE_URL is right.`],
+        [{ DATABASE_URL: clashing.toString(), DATA_DIR: dataDir }, 'Migration Initial1795327392008 failed: relation "accounts" already exists'],
+        [{ DATABASE_URL: testDatabase.toString(), DATA_DIR: dataDir, PORT: String(takenHttpPort) }, `PORT ${takenHttpPort} is already in use by another program: set PORT to another port`],
+      ];
+      const results = await Promise.all(cases.map(([env]) => runServerToExit(env)));
+      results.forEach(({ code, stderr }, index) => {
+        expect({ code, stderr }).toEqual({ code: 1, stderr: `${cases[index][1]}\n` });
+      });
+      expect(results.map(({ stderr }) => stderr).join('')).not.toContain('hunter2');
+      expect(fs.existsSync(freshDataDir)).toBe(false); // refused before creating anything
+
+      const debug = await runServerToExit({ DATA_DIR: path.join(notADirectory, 'data'), LOG_LEVEL: 'debug' });
+      expect(debug.code).toBe(1);
+      expect(debug.stderr).toMatch(/^StartupError: DATA_DIR .* cannot be used \(ENOTDIR\)[^\n]*\n\s+at /);
+    } finally {
+      await Promise.all(squatters.map((squatter) => squatter.release()));
+      await sql(testDatabase.toString(), `DROP DATABASE ${clashing.pathname.slice(1)} WITH (FORCE)`);
+    }
+  }, 60_000);
+
+  it('starts beside another program on the default EMBEDDED_PG_PORT, and its CLI finds it', async () => {
+    const ownDataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'second-checkout-'));
+    fs.chmodSync(ownDataDir, 0o755);
+    const squatter = await holdPort(DEFAULT_EMBEDDED_PG_PORT);
+    try {
+      const { server, port } = await startServerOnFreePorts({ DATA_DIR: ownDataDir, EMBEDDED_PG_PORT: '', LOG_LEVEL: 'warn', RATE_LIMIT: '0' });
+      const exited = new Promise<number | null>((resolve) => server.child.on('exit', resolve));
+      try {
+        const { stdout } = await promisify(execFile)(process.execPath, ['-r', './scripts/register.js', 'src/cli/cli.ts', 'account:create', '--name', 'Second'], {
+          cwd: ROOT,
+          env: { ...process.env, DATABASE_URL: '', EMBEDDED_PG_PORT: '', DATA_DIR: ownDataDir },
+        });
+        const { apiKey } = JSON.parse(stdout.trim().split('\n').pop()!);
+        expect(await send(port, 'GET', '/agents', apiKey)).toBe(200); // the server sees what the CLI created
+        expect(server.output()).not.toContain(`127.0.0.1:${DEFAULT_EMBEDDED_PG_PORT},`);
+      } finally {
+        server.child.kill('SIGTERM');
+        expect(await exited).toBe(0);
+      }
+    } finally {
+      await squatter.release();
+      fs.rmSync(ownDataDir, { recursive: true, force: true });
+    }
+  }, 60_000);
 });

@@ -5,7 +5,7 @@ import { Account } from './account.entity';
 import { ApiKey } from './api-key.entity';
 import { generateApiKey, hashApiKey, isWellFormedApiKey } from './api-key-token';
 import { CallerAccount } from './caller-account';
-import { API_KEY_REVOKED_CHANNEL, VerifiedKeys } from './verified-keys';
+import { VerifiedKeys } from './verified-keys';
 
 /** The account of an active key, by the key's hash (unique index on key_hash). */
 const AUTHENTICATE_SQL = `SELECT account.id AS id, account.name AS name, account.is_platform AS "isPlatform"
@@ -39,14 +39,11 @@ export class ApiKeysService {
   }
 
   /**
-   * Revokes at once; revoking an already revoked key keeps its first revocation time. The NOTIFY in the same
-   * transaction reaches every running server when the revocation commits (they drop their verified keys).
+   * Revokes at once; revoking an already revoked key keeps its first revocation time. A trigger on api_keys
+   * notifies every running server when the revocation commits (they drop their verified keys).
    */
   async revoke(keyId: number): Promise<ApiKey> {
-    await this.keys.manager.transaction(async (manager) => {
-      await manager.update(ApiKey, { id: keyId, revokedAt: IsNull() }, { revokedAt: () => 'now()' });
-      await manager.query('SELECT pg_notify($1, $2)', [API_KEY_REVOKED_CHANNEL, String(keyId)]);
-    });
+    await this.keys.update({ id: keyId, revokedAt: IsNull() }, { revokedAt: () => 'now()' });
     this.verified?.invalidate(); // this process at once, without waiting for its own notification
     const key = await this.keys.findOneBy({ id: keyId });
     if (!key) throw new NotFoundException(`API key ${keyId} not found`);
@@ -54,18 +51,22 @@ export class ApiKeysService {
   }
 
   /**
-   * The account of an active key, or null for a malformed, unknown or revoked one. All three take the same
-   * path (hash, one indexed lookup), so neither the answer nor its timing tells them apart; the lookup is by
-   * hash, so no comparison of secrets happens in the application. A key verified in the last few seconds is
-   * answered from the server's cache (see VerifiedKeys: revocation empties it at once).
+   * The account of an active key, or null for a malformed, unknown or revoked one. A malformed key is refused
+   * without touching the database; unknown and revoked ones take the same path (hash, one indexed lookup), so
+   * neither the answer nor its timing tells them apart, and the lookup is by hash, so no comparison of secrets
+   * happens in the application. A key verified in the last few seconds is answered from the server's cache (see
+   * VerifiedKeys: revocation empties it at once).
+   * @param beforeLookup runs before the database is asked (not for a malformed or cached key); may throw
    */
-  async authenticate(apiKey: string): Promise<CallerAccount | null> {
+  async authenticate(apiKey: string, beforeLookup?: () => Promise<void>): Promise<CallerAccount | null> {
+    if (!isWellFormedApiKey(apiKey)) return null;
     const keyHash = hashApiKey(apiKey);
     const cached = this.verified?.get(keyHash);
     if (cached) return cached;
+    await beforeLookup?.();
     const lookup = this.verified?.startLookup() ?? 0;
     const [row] = await this.keys.query<CallerAccount[]>(AUTHENTICATE_SQL, [keyHash]);
-    if (!row || !isWellFormedApiKey(apiKey)) return null;
+    if (!row) return null;
     const account: CallerAccount = Object.freeze({ id: row.id, name: row.name, isPlatform: row.isPlatform });
     this.verified?.remember(lookup, keyHash, account);
     return account;

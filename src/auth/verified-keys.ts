@@ -1,24 +1,37 @@
 import { Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
-import { Client } from 'pg';
+import { Client, QueryConfig } from 'pg';
 import { DataSource } from 'typeorm';
 import { CallerAccount } from './caller-account';
 
-/** `ApiKeysService.revoke` sends this in the revoking transaction; every server LISTENs to it. */
+/** A trigger on api_keys sends this when a key is revoked or deleted, however (migration ApiKeysNotifyRevocation); every server LISTENs to it. */
 export const API_KEY_REVOKED_CHANNEL = 'api_key_revoked';
 
 /** How long a verified key is trusted without asking the database again (revocation clears it at once). */
 const TTL_MS = 10_000;
 const MAX_ENTRIES = 10_000;
 const RECONNECT_MS = 1_000;
+/** The listening connection is checked this often (`SELECT 1` on it), and given this long to answer. */
+const HEARTBEAT_MS = 2_000;
+const HEARTBEAT_TIMEOUT_MS = 1_000;
+/**
+ * Past this since the listener last proved alive, the cache is not trusted (a heartbeat is overdue: unsure). It
+ * leaves a heartbeat 2 s of slack, so that a busy event loop does not turn the cache off.
+ */
+const TRUST_MS = 2 * HEARTBEAT_MS + HEARTBEAT_TIMEOUT_MS;
+/** TCP keepalive on the listening socket, for the kernel to notice a peer that vanished. */
+const KEEPALIVE_MS = 5_000;
 
 /**
  * A short-lived cache of verified API keys (SHA-256 of the key → its account), so that a request does not
  * pay a database round trip for its key. Revocation still takes effect at once:
- * - `key:revoke` (CLI or not) sends `NOTIFY api_key_revoked` in the transaction that revokes, and this server
- *   LISTENs on a connection of its own: the notification arrives when the revocation commits and empties the cache;
+ * - revoking or deleting a key (the CLI, the API, or an operator's SQL) fires a trigger that sends
+ *   `NOTIFY api_key_revoked` in the same transaction, and this server LISTENs on a connection of its own: the
+ *   notification arrives when the revocation commits and empties the cache;
  * - a lookup that was in flight when a revocation arrived is not cached (generation check);
- * - nothing is cached while the LISTEN connection is down (every request then asks the database), so a missed
- *   notification cannot leave a revoked key usable. Entries also expire after 10 s whatever happens.
+ * - nothing is cached while the LISTEN connection is down, or not known to be up: it is checked every 2 s with
+ *   a `SELECT 1` that must answer within 1 s (and has TCP keepalive), so a connection killed or silently cut is
+ *   noticed within about 3 s, and the cache is not trusted once a check is overdue. Entries also expire after
+ *   10 s whatever happens.
  */
 @Injectable()
 export class VerifiedKeys implements OnModuleInit, OnApplicationShutdown {
@@ -27,17 +40,24 @@ export class VerifiedKeys implements OnModuleInit, OnApplicationShutdown {
   private generation = 0;
   private listener: Client | null = null;
   private listening = false;
+  /** When the listening connection last proved alive (connected, or answered a heartbeat). */
+  private confirmedAt = 0;
   private stopped = false;
   private reconnectTimer: NodeJS.Timeout | undefined;
+  private heartbeatTimer: NodeJS.Timeout | undefined;
   /** A failure to listen was logged; the next is not, until listening works again. */
   private warned = false;
 
   constructor(private readonly dataSource: DataSource) {}
 
-  /** The cached account of a key hash, if verified within the TTL and nothing was revoked since. */
+  /** The cached account of a key hash, if verified within the TTL, nothing was revoked since and revocations can be heard. */
   get(keyHash: string): CallerAccount | undefined {
     const entry = this.entries.get(keyHash);
     if (!entry) return undefined;
+    if (!this.trusted()) {
+      this.invalidate();
+      return undefined;
+    }
     if (entry.expiresAt > Date.now()) return entry.account;
     this.entries.delete(keyHash);
     return undefined;
@@ -50,7 +70,7 @@ export class VerifiedKeys implements OnModuleInit, OnApplicationShutdown {
 
   /** Caches a verified key, unless a revocation arrived since the lookup started or no notification can arrive. */
   remember(lookup: number, keyHash: string, account: CallerAccount): void {
-    if (!this.listening || lookup !== this.generation) return;
+    if (!this.trusted() || lookup !== this.generation) return;
     if (this.entries.size >= MAX_ENTRIES) this.entries.clear();
     this.entries.set(keyHash, { account, expiresAt: Date.now() + TTL_MS });
   }
@@ -68,13 +88,25 @@ export class VerifiedKeys implements OnModuleInit, OnApplicationShutdown {
   async onApplicationShutdown(): Promise<void> {
     this.stopped = true;
     clearTimeout(this.reconnectTimer);
+    clearTimeout(this.heartbeatTimer);
     this.listening = false;
     await this.listener?.end().catch(() => undefined);
   }
 
+  /** Listening, and known to be a moment ago. */
+  private trusted(): boolean {
+    return this.listening && Date.now() - this.confirmedAt <= TRUST_MS;
+  }
+
   private async listen(): Promise<void> {
     const { url, connectTimeoutMS } = this.dataSource.options as { url?: string; connectTimeoutMS?: number };
-    const client = new Client({ connectionString: url, connectionTimeoutMillis: connectTimeoutMS, application_name: 'voice-agent-api-listen' });
+    const client = new Client({
+      connectionString: url,
+      connectionTimeoutMillis: connectTimeoutMS,
+      application_name: 'voice-agent-api-listen',
+      keepAlive: true,
+      keepAliveInitialDelayMillis: KEEPALIVE_MS,
+    });
     client.on('notification', () => this.invalidate());
     client.on('error', () => this.lost(client));
     client.on('end', () => this.lost(client));
@@ -85,7 +117,9 @@ export class VerifiedKeys implements OnModuleInit, OnApplicationShutdown {
       if (this.stopped || this.listener !== client) return;
       this.invalidate(); // anything revoked while not listening
       this.listening = true;
+      this.confirmedAt = Date.now();
       this.warned = false;
+      this.heartbeat(client);
     } catch (error) {
       if (!this.warned) this.logger.warn(`Cannot listen for API key revocations (${(error as Error).message}); keys are checked on every request until it can`);
       this.warned = true;
@@ -93,12 +127,28 @@ export class VerifiedKeys implements OnModuleInit, OnApplicationShutdown {
     }
   }
 
+  /** Every HEARTBEAT_MS, a `SELECT 1` on the listening connection: no answer within HEARTBEAT_TIMEOUT_MS, it is lost. */
+  private heartbeat(client: Client): void {
+    this.heartbeatTimer = setTimeout(async () => {
+      try {
+        // pg takes a per-query `query_timeout` (client.js), which its types do not list.
+        await client.query({ text: 'SELECT 1', query_timeout: HEARTBEAT_TIMEOUT_MS } as QueryConfig);
+        if (this.listener !== client) return;
+        this.confirmedAt = Date.now();
+        this.heartbeat(client);
+      } catch {
+        this.lost(client);
+      }
+    }, HEARTBEAT_MS).unref();
+  }
+
   private lost(client: Client): void {
     if (this.listener !== client) return;
     this.listening = false;
     this.listener = null;
+    clearTimeout(this.heartbeatTimer);
     this.invalidate();
-    client.end().catch(() => undefined);
+    client.end().catch(() => undefined); // a query hanging on a dead socket makes this destroy the socket
     if (!this.stopped) this.reconnectTimer = setTimeout(() => void this.listen(), RECONNECT_MS).unref();
   }
 }

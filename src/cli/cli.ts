@@ -15,6 +15,7 @@ import { AccountsService } from '../auth/accounts.service';
 import { ApiKey } from '../auth/api-key.entity';
 import { ApiKeysService } from '../auth/api-keys.service';
 import { codePointLength } from '../common/code-points';
+import { describeStartupFailure, StartupError } from '../common/startup-error';
 import { loadConfig } from '../config/config';
 import { dataSourceOptions } from '../database/data-source-options';
 import { runMigrations } from '../database/migrate';
@@ -115,7 +116,9 @@ async function main(): Promise<void> {
 
 if (require.main === module) {
   main().catch((error: Error) => {
-    process.stderr.write(`${error.message}\n${error instanceof UsageError ? `${USAGE}\n` : ''}`);
+    // A start-up failure (configuration, DATA_DIR, port, database) in one line, like the server's.
+    const message = error instanceof StartupError ? describeStartupFailure(error) : error.message;
+    process.stderr.write(`${message}\n${error instanceof UsageError ? `${USAGE}\n` : ''}`);
     process.exit(error instanceof UsageError ? 2 : 1);
   });
 }

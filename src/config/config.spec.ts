@@ -32,6 +32,10 @@ describe('loadConfig', () => {
     ['CREDITS_PER_MINUTE', '-2'],
     ['RECORDING_URL_TTL_SECONDS', '0'],
     ['DB_POOL_SIZE', '1.5'],
+    ['EMBEDDED_PG_PORT', '80'],
+    ['EMBEDDED_PG_PORT', 'auto'],
+    ['DB_MIGRATION_LOCK_TIMEOUT_MS', '0'],
+    ['UNAUTHENTICATED_RATE_LIMIT', '-1'],
   ])('stops on a bad %s (%s) with a message naming it', (variable, value) => {
     expect(() => loadConfig({ [variable]: value })).toThrow(ConfigError);
     expect(() => loadConfig({ [variable]: value })).toThrow(variable);
@@ -67,6 +71,17 @@ describe('loadConfig', () => {
     expect(loadConfig({ CORS_ORIGINS: 'https://a.example.com, http://localhost:5173' }).corsOrigins).toEqual(['https://a.example.com', 'http://localhost:5173']);
     expect(() => loadConfig({ CORS_ORIGINS: 'https://a.example.com/path' })).toThrow('CORS_ORIGINS');
     expect(() => loadConfig({ CORS_ORIGINS: '*' })).toThrow('CORS_ORIGINS');
+  });
+
+  it('leaves EMBEDDED_PG_PORT unset unless given (54329, or a free port when that one is taken)', () => {
+    expect(loadConfig({}).embeddedPgPort).toBeUndefined();
+    expect(loadConfig({ EMBEDDED_PG_PORT: ' ' }).embeddedPgPort).toBeUndefined();
+    expect(loadConfig({ EMBEDDED_PG_PORT: '54329' }).embeddedPgPort).toBe(54329);
+  });
+
+  it('has defaults for the migration lock timeout and the limit of requests without a valid key', () => {
+    expect(loadConfig({})).toMatchObject({ dbMigrationLockTimeoutMs: 5_000, unauthenticatedRateLimit: 60 });
+    expect(loadConfig({ UNAUTHENTICATED_RATE_LIMIT: '0' }).unauthenticatedRateLimit).toBe(0);
   });
 
   it('accepts postgres:// and postgresql:// URLs', () => {

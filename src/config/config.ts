@@ -1,5 +1,6 @@
 import * as net from 'node:net';
 import * as path from 'node:path';
+import { StartupError } from '../common/startup-error';
 
 /**
  * Typed configuration, read once from the environment and validated.
@@ -10,24 +11,29 @@ export interface AppConfig {
   /** PostgreSQL connection string; undefined means "run the embedded PostgreSQL". */
   databaseUrl: string | undefined;
   dataDir: string;
-  embeddedPgPort: number;
+  /** Port of the embedded PostgreSQL; undefined: 54329, or a free one when another program has that one. */
+  embeddedPgPort: number | undefined;
   dbPoolSize: number;
   dbStatementTimeoutMs: number;
   dbConnectionTimeoutMs: number;
+  /** How long a migration waits for a table lock before it gives up (and is retried). */
+  dbMigrationLockTimeoutMs: number;
   publicBaseUrl: string;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   creditsPerMinute: number;
   recordingUrlTtlSeconds: number;
   /** Browser origins allowed to call the management API (CORS); empty: none. */
   corsOrigins: string[];
-  /** Requests per window to the public widget routes, per site key and client IP. */
-  /** Requests per window per API key on the management API; 0 turns the limit off. */
+  /** Requests per window per account on the management API; 0 turns the limit off. */
   rateLimit: number;
+  /** Requests without a valid API key per window per client IP; 0 turns the limit off. */
+  unauthenticatedRateLimit: number;
   rateLimitWindowSeconds: number;
   /** Shared rate-limit counters for several instances; unset: in memory. */
   redisUrl: string | undefined;
   /** Express `trust proxy`: how client IPs are read behind reverse proxies (false, a hop count, or their addresses). */
   trustProxy: false | number | string[];
+  /** Requests per window to the public widget routes, per site key and client IP. */
   widgetRateLimit: number;
   widgetRateLimitWindowSeconds: number;
   /** Where recordings live (see StorageConfig below). */
@@ -38,7 +44,7 @@ export interface AppConfig {
   jobMaintenanceIntervalSeconds: number;
 }
 
-export class ConfigError extends Error {
+export class ConfigError extends StartupError {
   constructor(
     readonly variable: string,
     problem: string,
@@ -154,10 +160,11 @@ export function loadConfig(env: Env = process.env): AppConfig {
     port,
     databaseUrl: readUrl(env, 'DATABASE_URL', ['postgres:', 'postgresql:']),
     dataDir: path.resolve(env.DATA_DIR?.trim() || '.data'),
-    embeddedPgPort: readInt(env, 'EMBEDDED_PG_PORT', 54329, 1024, 65535),
+    embeddedPgPort: env.EMBEDDED_PG_PORT?.trim() ? readInt(env, 'EMBEDDED_PG_PORT', 0, 1024, 65535) : undefined,
     dbPoolSize: readInt(env, 'DB_POOL_SIZE', 10, 1, 200),
     dbStatementTimeoutMs: readInt(env, 'DB_STATEMENT_TIMEOUT_MS', 10_000, 100, 600_000),
     dbConnectionTimeoutMs: readInt(env, 'DB_CONNECTION_TIMEOUT_MS', 3_000, 100, 60_000),
+    dbMigrationLockTimeoutMs: readInt(env, 'DB_MIGRATION_LOCK_TIMEOUT_MS', 5_000, 100, 600_000),
     publicBaseUrl: readUrl(env, 'PUBLIC_BASE_URL', ['http:', 'https:']) ?? `http://localhost:${port}`,
     logLevel: readEnum(env, 'LOG_LEVEL', LOG_LEVELS, 'info'),
     creditsPerMinute: readNumber(env, 'CREDITS_PER_MINUTE', 1, 0, 1_000_000),
@@ -165,6 +172,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     corsOrigins: readOrigins(env, 'CORS_ORIGINS'),
     rateLimit: readInt(env, 'RATE_LIMIT', 600, 0, 100_000_000),
     rateLimitWindowSeconds: readInt(env, 'RATE_LIMIT_WINDOW_SECONDS', 60, 1, 86_400),
+    unauthenticatedRateLimit: readInt(env, 'UNAUTHENTICATED_RATE_LIMIT', 60, 0, 100_000_000),
     redisUrl: readUrl(env, 'REDIS_URL', ['redis:', 'rediss:']),
     trustProxy: readTrustProxy(env, 'TRUST_PROXY'),
     widgetRateLimit: readInt(env, 'WIDGET_RATE_LIMIT', 60, 1, 1_000_000),
@@ -185,6 +193,8 @@ export interface S3StorageConfig {
   region: string;
   /** Unset: AWS S3 itself. Set for MinIO, R2 and other S3-compatible stores. */
   endpoint: string | undefined;
+  /** The store's address as browsers reach it, for presigned playback URLs; unset: `endpoint`. */
+  publicEndpoint: string | undefined;
   /** Both unset: the SDK's default credential chain (environment, profile, instance role). */
   accessKeyId: string | undefined;
   secretAccessKey: string | undefined;
@@ -233,6 +243,7 @@ function readS3Config(env: Env): S3StorageConfig {
     bucket: required(bucket, 'S3_BUCKET', why),
     region: required(region, 'S3_REGION', why),
     endpoint: readUrl(env, 'S3_ENDPOINT', ['http:', 'https:']),
+    publicEndpoint: readUrl(env, 'S3_PUBLIC_ENDPOINT', ['http:', 'https:']),
     accessKeyId,
     secretAccessKey,
     forcePathStyle: readBoolean(env, 'S3_FORCE_PATH_STYLE', false),

@@ -23,7 +23,7 @@ export function dataSourceOptions(url: string, settings: DatabaseSettings): Post
     entities: ENTITIES,
     migrations: MIGRATIONS,
     migrationsTableName: 'migrations',
-    migrationsTransactionMode: 'all',
+    migrationsTransactionMode: 'each', // a migration may declare transaction = false (CREATE INDEX CONCURRENTLY)
     synchronize: false,
     migrationsRun: false,
     namingStrategy: new SnakeNamingStrategy(),

@@ -1,5 +1,6 @@
+import { StartupError } from '../common/startup-error';
 import { AppConfig } from '../config/config';
-import { startEmbeddedPostgres } from './embedded-postgres';
+import { PortTakenError, startEmbeddedPostgres } from './embedded-postgres';
 
 export interface OpenDatabase {
   url: string;
@@ -8,13 +9,24 @@ export interface OpenDatabase {
   stop(): Promise<void>;
 }
 
-/** The configured PostgreSQL (DATABASE_URL), or the embedded one under DATA_DIR, started if need be. */
-export async function openDatabase(config: Pick<AppConfig, 'databaseUrl' | 'dataDir' | 'embeddedPgPort'>): Promise<OpenDatabase> {
+/**
+ * The configured PostgreSQL (DATABASE_URL), or the embedded one under DATA_DIR, started if need be.
+ * @param log notes for the operator (a port or a cluster directory other than the usual one)
+ */
+export async function openDatabase(
+  config: Pick<AppConfig, 'databaseUrl' | 'dataDir' | 'embeddedPgPort'>,
+  log?: (message: string) => void,
+): Promise<OpenDatabase> {
   if (config.databaseUrl) {
     const { host, pathname } = new URL(config.databaseUrl);
     return { url: config.databaseUrl, description: `PostgreSQL at ${host}${pathname}`, stop: async () => {} };
   }
-  const embedded = await startEmbeddedPostgres({ dataDir: config.dataDir, port: config.embeddedPgPort });
+  const embedded = await startEmbeddedPostgres({ dataDir: config.dataDir, port: config.embeddedPgPort, log }).catch((error) => {
+    if (!(error instanceof PortTakenError)) throw error;
+    throw new StartupError(`EMBEDDED_PG_PORT ${error.port} is already in use by another program: set EMBEDDED_PG_PORT to a free port, or unset it to have one chosen`, {
+      cause: error,
+    });
+  });
   const port = new URL(embedded.url).port;
   return {
     url: embedded.url,

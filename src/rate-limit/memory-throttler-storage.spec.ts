@@ -20,6 +20,15 @@ describe('MemoryThrottlerStorage', () => {
     expect(await storage.increment('k', 60_000, 3, 60_000, 'api-key')).toMatchObject({ totalHits: 1, isBlocked: false });
   });
 
+  it('tells how long a key stays blocked, without counting a hit', async () => {
+    expect(await storage.blockedFor('k', 'unauthenticated')).toBe(0);
+    for (let i = 0; i < 3; i++) await storage.increment('k', 60_000, 2, 60_000, 'unauthenticated');
+    jest.advanceTimersByTime(20_000);
+    expect(await storage.blockedFor('k', 'unauthenticated')).toBe(40);
+    expect(await storage.increment('k', 60_000, 2, 60_000, 'unauthenticated')).toMatchObject({ totalHits: 4 });
+    expect(await storage.blockedFor('k', 'other')).toBe(0);
+  });
+
   it('keeps keys and throttlers apart', async () => {
     await storage.increment('a', 60_000, 1, 60_000, 'api-key');
     expect(await storage.increment('b', 60_000, 1, 60_000, 'api-key')).toMatchObject({ totalHits: 1 });

@@ -1,6 +1,6 @@
 import { OnApplicationShutdown } from '@nestjs/common';
-import { ThrottlerStorage } from '@nestjs/throttler';
 import type { ThrottlerStorageRecord } from '@nestjs/throttler/dist/throttler-storage-record.interface';
+import { RateLimitStorage } from './rate-limit-storage';
 
 interface Window {
   hits: number;
@@ -14,7 +14,7 @@ const SWEEP_MS = 60_000;
  * One fixed window per key in memory: O(1) per request whatever the limit (the library's default storage keeps
  * a timestamp per hit and scans them on every request), and the same semantics as RedisThrottlerStorage.
  */
-export class MemoryThrottlerStorage implements ThrottlerStorage, OnApplicationShutdown {
+export class MemoryThrottlerStorage implements RateLimitStorage, OnApplicationShutdown {
   private readonly windows = new Map<string, Window>();
   private readonly sweeper = setInterval(() => this.sweep(), SWEEP_MS).unref();
 
@@ -34,6 +34,11 @@ export class MemoryThrottlerStorage implements ThrottlerStorage, OnApplicationSh
       isBlocked: window.blockedUntil > now,
       timeToBlockExpire: Math.ceil(Math.max(0, window.blockedUntil - now) / 1000),
     };
+  }
+
+  async blockedFor(key: string, throttlerName: string): Promise<number> {
+    const blockedUntil = this.windows.get(`${throttlerName}:${key}`)?.blockedUntil ?? 0;
+    return Math.ceil(Math.max(0, blockedUntil - Date.now()) / 1000);
   }
 
   onApplicationShutdown(): void {

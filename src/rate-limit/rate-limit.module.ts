@@ -1,33 +1,38 @@
-import { Module } from '@nestjs/common';
+import { Global, Module } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
-import { ThrottlerModule, ThrottlerStorage } from '@nestjs/throttler';
+import { ThrottlerModule } from '@nestjs/throttler';
 import { AppConfig } from '../config/config';
 import { APP_CONFIG } from '../config/config.module';
-import { RateLimitGuard, rateLimitOptions } from './rate-limit';
 import { MemoryThrottlerStorage } from './memory-throttler-storage';
+import { RateLimitGuard, rateLimitOptions } from './rate-limit';
+import { RATE_LIMIT_STORAGE, RateLimitStorage } from './rate-limit-storage';
 import { RedisThrottlerStorage } from './redis-throttler-storage';
+import { UnauthenticatedLimit } from './unauthenticated-limit';
 
-const RATE_LIMIT_STORAGE = Symbol('RATE_LIMIT_STORAGE');
+async function createStorage(config: AppConfig): Promise<RateLimitStorage> {
+  if (!config.redisUrl) return new MemoryThrottlerStorage();
+  const storage = new RedisThrottlerStorage(config.redisUrl);
+  await storage.connected();
+  return storage;
+}
 
-/** The counters: shared in Redis when REDIS_URL is set, else in memory (a provider, so that it closes on shutdown). */
+/**
+ * The counters (shared in Redis when REDIS_URL is set, else in memory; a provider, so that it closes on shutdown)
+ * and the limit of requests without a valid key. Global: the API-key guard (AuthModule) uses the latter.
+ */
+@Global()
 @Module({
-  providers: [
-    {
-      provide: RATE_LIMIT_STORAGE,
-      inject: [APP_CONFIG],
-      useFactory: (config: AppConfig) => (config.redisUrl ? new RedisThrottlerStorage(config.redisUrl) : new MemoryThrottlerStorage()),
-    },
-  ],
-  exports: [RATE_LIMIT_STORAGE],
+  providers: [{ provide: RATE_LIMIT_STORAGE, inject: [APP_CONFIG], useFactory: createStorage }, UnauthenticatedLimit],
+  exports: [RATE_LIMIT_STORAGE, UnauthenticatedLimit],
 })
-class RateLimitStorageModule {}
+export class RateLimitStorageModule {}
 
 @Module({
   imports: [
+    RateLimitStorageModule,
     ThrottlerModule.forRootAsync({
-      imports: [RateLimitStorageModule],
       inject: [APP_CONFIG, RATE_LIMIT_STORAGE],
-      useFactory: (config: AppConfig, storage: ThrottlerStorage) => ({ ...rateLimitOptions(config), storage }),
+      useFactory: (config: AppConfig, storage: RateLimitStorage) => ({ ...rateLimitOptions(config), storage }),
     }),
   ],
   providers: [{ provide: APP_GUARD, useClass: RateLimitGuard }],

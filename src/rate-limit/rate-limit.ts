@@ -1,36 +1,46 @@
 import { applyDecorators, ExecutionContext, Injectable, SetMetadata } from '@nestjs/common';
 import { ApiResponse } from '@nestjs/swagger';
-import { createHash } from 'node:crypto';
-import { normalizeIp, ThrottlerException, ThrottlerGuard, ThrottlerLimitDetail, ThrottlerModuleOptions, ThrottlerOptions } from '@nestjs/throttler';
+import { normalizeIp, ThrottlerException, ThrottlerGuard, ThrottlerLimitDetail, ThrottlerModuleOptions, ThrottlerOptions, ThrottlerRequest } from '@nestjs/throttler';
 import { IS_PUBLIC } from '../auth/public.decorator';
 import { ErrorResponse } from '../common/error-response.dto';
 import { AppConfig } from '../config/config';
 
 /**
  * Rate limits with @nestjs/throttler, one named throttler per kind of caller:
- * - `api-key`: every authenticated route, per API key (a request without a key counts against its IP);
+ * - `account`: every authenticated route, per account (all the account's keys share one budget); it runs
+ *   after the API-key guard, which has put the account on the request;
  * - `widget`: the public widget routes (@WidgetRateLimit()), per site key and client IP.
- * Counters are in memory (one instance), or in Redis when REDIS_URL is set (several instances).
+ * Requests without a valid key are limited per client IP by UnauthenticatedLimit, inside the API-key guard,
+ * before any database work. Counters are in memory (one instance), or in Redis when REDIS_URL is set.
  */
 const WIDGET_RATE_LIMITED = 'rateLimit:widget';
 
 type TrackedRequest = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any -- the throttler's own type
 
+/** The state of the per-account counter after this request, for the response's rate-limit headers. */
+export interface RateLimitState {
+  limit: number;
+  windowSeconds: number;
+  remaining: number;
+  /** Seconds until the window ends. */
+  resetSeconds: number;
+}
+
+/** A request that went through the `account` throttler. */
+export type RateLimitedRequest = { rateLimit?: RateLimitState };
+
 const isPublicRoute = (context: ExecutionContext) =>
   Reflect.getMetadata(IS_PUBLIC, context.getHandler()) === true || Reflect.getMetadata(IS_PUBLIC, context.getClass()) === true;
 
-/** Authenticated routes, per API key: the key itself is never stored, only its hash. */
-function apiKeyThrottler(config: AppConfig): ThrottlerOptions {
+/** Authenticated routes, per account. */
+function accountThrottler(config: AppConfig): ThrottlerOptions {
   return {
-    name: 'api-key',
+    name: 'account',
     limit: config.rateLimit,
     ttl: config.rateLimitWindowSeconds * 1000,
     setHeaders: false,
     skipIf: (context) => config.rateLimit === 0 || isPublicRoute(context),
-    getTracker: (request: TrackedRequest) => {
-      const key = request.headers['x-api-key'];
-      return typeof key === 'string' && key ? `key:${createHash('sha256').update(key).digest('base64url')}` : `ip:${normalizeIp(request.ip ?? '')}`;
-    },
+    getTracker: (request: TrackedRequest) => `account:${request.account.id}`,
   };
 }
 
@@ -51,14 +61,15 @@ function widgetThrottler(config: AppConfig): ThrottlerOptions {
 
 export function rateLimitOptions(config: AppConfig): Extract<ThrottlerModuleOptions, { throttlers: unknown }> {
   return {
-    throttlers: [apiKeyThrottler(config), widgetThrottler(config)],
-    errorMessage: (_context, detail) => `Too many requests; retry in ${retryAfterSeconds(detail)} s`,
+    throttlers: [accountThrottler(config), widgetThrottler(config)],
+    errorMessage: (_context, detail) => tooManyRequestsMessage(retryAfterSeconds(detail.timeToBlockExpire)),
   };
 }
 
-const retryAfterSeconds = (detail: ThrottlerLimitDetail) => Math.max(1, Math.ceil(detail.timeToBlockExpire));
+export const retryAfterSeconds = (blockSeconds: number) => Math.max(1, Math.ceil(blockSeconds));
+export const tooManyRequestsMessage = (retryAfter: number) => `Too many requests; retry in ${retryAfter} s`;
 
-/** Registered once as APP_GUARD. Limits apply per API key (or site key and IP) over all routes; its 429 carries a standard `Retry-After` (seconds) whatever the throttler. */
+/** Registered once as APP_GUARD. Limits apply per account (or site key and IP) over all routes; its 429 carries a standard `Retry-After` (seconds) whatever the throttler. */
 @Injectable()
 export class RateLimitGuard extends ThrottlerGuard {
   /** One counter per tracker across all routes (the library's default keeps one per route). */
@@ -66,8 +77,21 @@ export class RateLimitGuard extends ThrottlerGuard {
     return `${throttlerName}:${tracker}`;
   }
 
+  /** The library's, minus the options not used here, plus the counter's state kept on the request (RateLimitState). */
+  protected async handleRequest({ context, limit, ttl, throttler, blockDuration, getTracker, generateKey }: ThrottlerRequest): Promise<boolean> {
+    const { req } = this.getRequestResponse(context);
+    const tracker = await getTracker(req, context);
+    const key = generateKey(context, tracker, throttler.name!);
+    const record = await this.storageService.increment(key, ttl, limit, blockDuration, throttler.name!);
+    if (throttler.name === 'account') {
+      (req as RateLimitedRequest).rateLimit = { limit, windowSeconds: ttl / 1000, remaining: Math.max(0, limit - record.totalHits), resetSeconds: record.timeToExpire };
+    }
+    if (record.isBlocked) await this.throwThrottlingException(context, { ...record, limit, ttl, key, tracker });
+    return true;
+  }
+
   protected async throwThrottlingException(context: ExecutionContext, detail: ThrottlerLimitDetail): Promise<void> {
-    this.setResponseHeader(context.switchToHttp().getResponse(), 'Retry-After', retryAfterSeconds(detail));
+    this.setResponseHeader(context.switchToHttp().getResponse(), 'Retry-After', retryAfterSeconds(detail.timeToBlockExpire));
     throw new ThrottlerException(await this.getErrorMessage(context, detail));
   }
 }

@@ -16,7 +16,9 @@ export function createRecordingStorage(config: AppConfig, signer: PlaybackUrlSig
   if (config.storage.driver === 's3') {
     // Loaded only when chosen: the AWS SDK costs about 20 MiB of memory that the local driver does not need.
     const { createS3Client, S3RecordingStorage } = require('./s3-recording-storage') as typeof S3Driver;
-    return new S3RecordingStorage(createS3Client(config.storage.s3!), config.storage.s3!.bucket);
+    const s3 = config.storage.s3!;
+    const client = createS3Client(s3);
+    return new S3RecordingStorage(client, s3.bucket, s3.publicEndpoint ? createS3Client({ ...s3, endpoint: s3.publicEndpoint }) : client);
   }
   return new LocalRecordingStorage(config.dataDir, config.publicBaseUrl, signer!);
 }

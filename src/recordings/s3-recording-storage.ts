@@ -32,9 +32,15 @@ export function createS3Client(config: S3StorageConfig): S3Client {
  * `audio/mpeg` and an inline disposition signed in.
  */
 export class S3RecordingStorage extends RecordingStorage {
+  /**
+   * @param presigner signs playback URLs: a client on the store's public address (S3_PUBLIC_ENDPOINT) when the
+   *   service reaches the store by a name browsers cannot resolve (`http://minio:9000` in Docker Compose). Signing
+   *   makes no request: this client never connects.
+   */
   constructor(
     private readonly client: S3Client,
     private readonly bucket: string,
+    private readonly presigner: S3Client = client,
   ) {
     super();
   }
@@ -87,6 +93,7 @@ export class S3RecordingStorage extends RecordingStorage {
 
   override close(): void {
     this.client.destroy();
+    if (this.presigner !== this.client) this.presigner.destroy();
   }
 
   async playbackUrl(key: string, expiresAt: Date): Promise<string> {
@@ -97,6 +104,6 @@ export class S3RecordingStorage extends RecordingStorage {
       ResponseContentDisposition: 'inline',
     });
     const expiresIn = Math.max(1, Math.round((expiresAt.getTime() - Date.now()) / 1000));
-    return getSignedUrl(this.client, command, { expiresIn }).catch((error) => Promise.reject(storageFailure('sign a playback URL', error)));
+    return getSignedUrl(this.presigner, command, { expiresIn }).catch((error) => Promise.reject(storageFailure('sign a playback URL', error)));
   }
 }

@@ -1136,7 +1136,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Over the rate limit of this API key; see `Retry-After` */
+            /** @description Over the rate limit of this account (all its keys together), or too many requests without a valid key from this address; see `Retry-After` */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -1222,7 +1222,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Over the rate limit of this API key; see `Retry-After` */
+            /** @description Over the rate limit of this account (all its keys together), or too many requests without a valid key from this address; see `Retry-After` */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -1279,7 +1279,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Over the rate limit of this API key; see `Retry-After` */
+            /** @description Over the rate limit of this account (all its keys together), or too many requests without a valid key from this address; see `Retry-After` */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -1335,7 +1335,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Over the rate limit of this API key; see `Retry-After` */
+            /** @description Over the rate limit of this account (all its keys together), or too many requests without a valid key from this address; see `Retry-After` */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -1432,7 +1432,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Over the rate limit of this API key; see `Retry-After` */
+            /** @description Over the rate limit of this account (all its keys together), or too many requests without a valid key from this address; see `Retry-After` */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -1504,7 +1504,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Over the rate limit of this API key; see `Retry-After` */
+            /** @description Over the rate limit of this account (all its keys together), or too many requests without a valid key from this address; see `Retry-After` */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -1581,7 +1581,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Over the rate limit of this API key; see `Retry-After` */
+            /** @description Over the rate limit of this account (all its keys together), or too many requests without a valid key from this address; see `Retry-After` */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -1639,7 +1639,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Over the rate limit of this API key; see `Retry-After` */
+            /** @description Over the rate limit of this account (all its keys together), or too many requests without a valid key from this address; see `Retry-After` */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -1698,7 +1698,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Over the rate limit of this API key; see `Retry-After` */
+            /** @description Over the rate limit of this account (all its keys together), or too many requests without a valid key from this address; see `Retry-After` */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -1786,7 +1786,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Over the rate limit of this API key; see `Retry-After` */
+            /** @description Over the rate limit of this account (all its keys together), or too many requests without a valid key from this address; see `Retry-After` */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -1843,7 +1843,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Over the rate limit of this API key; see `Retry-After` */
+            /** @description Over the rate limit of this account (all its keys together), or too many requests without a valid key from this address; see `Retry-After` */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -1902,7 +1902,7 @@ export interface operations {
                     "audio/mpeg": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Over the rate limit of this API key; see `Retry-After` */
+            /** @description Over the rate limit of this account (all its keys together), or too many requests without a valid key from this address; see `Retry-After` */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -2032,7 +2032,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Over the rate limit of this API key; see `Retry-After` */
+            /** @description Over the rate limit of this account (all its keys together), or too many requests without a valid key from this address; see `Retry-After` */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -2109,7 +2109,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Over the rate limit of this API key; see `Retry-After` */
+            /** @description Over the rate limit of this account (all its keys together), or too many requests without a valid key from this address; see `Retry-After` */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -2166,7 +2166,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Over the rate limit of this API key; see `Retry-After` */
+            /** @description Over the rate limit of this account (all its keys together), or too many requests without a valid key from this address; see `Retry-After` */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -2222,7 +2222,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Over the rate limit of this API key; see `Retry-After` */
+            /** @description Over the rate limit of this account (all its keys together), or too many requests without a valid key from this address; see `Retry-After` */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -2279,7 +2279,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Over the rate limit of this API key; see `Retry-After` */
+            /** @description Over the rate limit of this account (all its keys together), or too many requests without a valid key from this address; see `Retry-After` */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -2367,7 +2367,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Over the rate limit of this API key; see `Retry-After` */
+            /** @description Over the rate limit of this account (all its keys together), or too many requests without a valid key from this address; see `Retry-After` */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -2424,7 +2424,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Over the rate limit of this API key; see `Retry-After` */
+            /** @description Over the rate limit of this account (all its keys together), or too many requests without a valid key from this address; see `Retry-After` */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -2543,7 +2543,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Over the rate limit of this API key; see `Retry-After` */
+            /** @description Over the rate limit of this account (all its keys together), or too many requests without a valid key from this address; see `Retry-After` */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -2746,7 +2746,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Over the rate limit of this API key; see `Retry-After` */
+            /** @description Over the rate limit of this account (all its keys together), or too many requests without a valid key from this address; see `Retry-After` */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -2823,7 +2823,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Over the rate limit of this API key; see `Retry-After` */
+            /** @description Over the rate limit of this account (all its keys together), or too many requests without a valid key from this address; see `Retry-After` */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -2880,7 +2880,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Over the rate limit of this API key; see `Retry-After` */
+            /** @description Over the rate limit of this account (all its keys together), or too many requests without a valid key from this address; see `Retry-After` */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -2936,7 +2936,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Over the rate limit of this API key; see `Retry-After` */
+            /** @description Over the rate limit of this account (all its keys together), or too many requests without a valid key from this address; see `Retry-After` */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -3024,7 +3024,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Over the rate limit of this API key; see `Retry-After` */
+            /** @description Over the rate limit of this account (all its keys together), or too many requests without a valid key from this address; see `Retry-After` */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -3081,7 +3081,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Over the rate limit of this API key; see `Retry-After` */
+            /** @description Over the rate limit of this account (all its keys together), or too many requests without a valid key from this address; see `Retry-After` */
             429: {
                 headers: {
                     [name: string]: unknown;

@@ -1,0 +1,49 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { normalizeIp, ThrottlerException } from '@nestjs/throttler';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { AppConfig } from '../config/config';
+import { APP_CONFIG } from '../config/config.module';
+import { RATE_LIMIT_STORAGE, RateLimitStorage } from './rate-limit-storage';
+import { retryAfterSeconds, tooManyRequestsMessage } from './rate-limit';
+
+const NAME = 'unauthenticated';
+
+type ClientRequest = IncomingMessage & { ip?: string };
+
+/**
+ * Requests without a valid API key, limited per client IP (UNAUTHENTICATED_RATE_LIMIT per RATE_LIMIT_WINDOW_SECONDS)
+ * before any database work: the API-key guard asks `check` before it looks a key up, and `count`s every request
+ * it refuses. Requests with a valid key never count here.
+ */
+@Injectable()
+export class UnauthenticatedLimit {
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(RATE_LIMIT_STORAGE) private readonly storage: RateLimitStorage,
+  ) {}
+
+  /** A 429 when this client IP is blocked for its requests without a valid key. */
+  async check(request: ClientRequest, response: ServerResponse): Promise<void> {
+    if (this.config.unauthenticatedRateLimit === 0) return;
+    const blocked = await this.storage.blockedFor(this.tracker(request), NAME);
+    if (blocked > 0) this.refuse(response, blocked);
+  }
+
+  /** Counts a request refused for its key; a 429 (rather than its 401) once the IP is over the limit. */
+  async count(request: ClientRequest, response: ServerResponse): Promise<void> {
+    if (this.config.unauthenticatedRateLimit === 0) return;
+    const window = this.config.rateLimitWindowSeconds * 1000;
+    const record = await this.storage.increment(this.tracker(request), window, this.config.unauthenticatedRateLimit, window, NAME);
+    if (record.isBlocked) this.refuse(response, record.timeToBlockExpire);
+  }
+
+  private tracker(request: ClientRequest): string {
+    return `ip:${normalizeIp(request.ip ?? request.socket.remoteAddress ?? '')}`;
+  }
+
+  private refuse(response: ServerResponse, blockedSeconds: number): never {
+    const retryAfter = retryAfterSeconds(blockedSeconds);
+    response.setHeader('Retry-After', retryAfter);
+    throw new ThrottlerException(tooManyRequestsMessage(retryAfter));
+  }
+}
