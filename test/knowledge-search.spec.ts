@@ -186,6 +186,7 @@ describe('knowledge search', () => {
       expect(found[0]).toEqual({ sourceId: expect.any(Number), sourceName: expect.any(String), text: expect.any(String), score: expect.any(Number) });
       expect(await knowledge.retrieve(other.id, [first, second], 'saffron', 10)).toEqual([]);
       expect(await knowledge.retrieve(owner.id, [], 'saffron', 10)).toEqual([]);
+      expect(await knowledge.retrieve(owner.id, [first, 2 ** 31, -1, 1.5], 'saffron', 10)).toEqual([expect.objectContaining({ sourceId: a.id })]);
     });
   });
 

@@ -130,13 +130,6 @@ export class KnowledgeBasesRepository {
     return (await sql.query(`UPDATE knowledge_bases SET updated_at = now() WHERE account_id = $1 AND id = $2 RETURNING id`, [accountId, id])).length > 0;
   }
 
-  /** The ids of the knowledge bases of the account among these (in no particular order). */
-  @AccountQuery([1, [2, 3]])
-  async existingKnowledgeBaseIds(accountId: number, ids: number[]): Promise<number[]> {
-    const rows = await this.db.query<{ id: number }>(`SELECT id FROM knowledge_bases WHERE account_id = $1 AND id = ANY($2::int[])`, [accountId, ids]);
-    return rows.map(({ id }) => id);
-  }
-
   @AccountQuery([1, 2])
   listSources(accountId: number, knowledgeBaseId: number): Promise<SourceRow[]> {
     return this.db.query<SourceRow>(`SELECT ${SOURCE_COLUMNS} FROM knowledge_base_sources WHERE account_id = $1 AND knowledge_base_id = $2 ORDER BY id`, [

@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { MAX_INT_ID } from '../common/id.pipes';
 import { KnowledgeBasesRepository, PassageMatch, WeightedToken } from './knowledge-bases.repository';
 import { distinctSearchTokens } from './search-tokens';
 
@@ -46,13 +47,15 @@ export class KnowledgeService {
    */
   async retrieve(accountId: number, knowledgeBaseIds: number[], query: string, limit: number): Promise<RetrievedPassage[]> {
     const tokens = distinctSearchTokens(query);
-    if (tokens.length === 0 || knowledgeBaseIds.length === 0) return [];
+    // Ids that cannot be knowledge bases (not PostgreSQL integers) match nothing, rather than failing the query.
+    const ids = knowledgeBaseIds.filter((id) => Number.isInteger(id) && id > 0 && id <= MAX_INT_ID);
+    if (tokens.length === 0 || ids.length === 0) return [];
     const statistics = await this.repository.corpusStatistics(accountId, tokens);
     if (!statistics) return [];
     const terms = weightedTerms(tokens, statistics.documentFrequencies, statistics.passages);
     if (terms.length === 0) return [];
     const averageTokens = Math.max(statistics.tokens / statistics.passages, 1);
-    return this.repository.searchPassages(accountId, knowledgeBaseIds, terms, averageTokens, Math.min(Math.max(limit, 1), MAX_RETRIEVED_PASSAGES), MATCH_BUDGET);
+    return this.repository.searchPassages(accountId, ids, terms, averageTokens, Math.min(Math.max(limit, 1), MAX_RETRIEVED_PASSAGES), MATCH_BUDGET);
   }
 }
 

@@ -73,15 +73,6 @@ WHERE
 RETURNING
   id;
 
--- KnowledgeBasesRepository.existingKnowledgeBaseIds
-SELECT
-  id
-FROM
-  knowledge_bases
-WHERE
-  account_id = $1
-  AND id = ANY ($2::INT[]);
-
 -- KnowledgeBasesRepository.listSources
 SELECT
   id,
