@@ -60,6 +60,12 @@ export interface WeightedToken {
   weight: number;
 }
 
+/** The tokens of a query, rarest first, and how many of the first ones are looked up in the index (see searchPassages). */
+export interface SearchPlan {
+  terms: WeightedToken[];
+  lookUp: number;
+}
+
 /** A passage found by search, best first. */
 export interface PassageMatch {
   sourceId: number;
@@ -81,6 +87,8 @@ const SOURCE_COLUMNS = `id, knowledge_base_id AS "knowledgeBaseId", name, type, 
 /** BM25's constants (the usual ones): how fast a repeated match saturates, and how much length counts. */
 const BM25_K1 = 1.2;
 const BM25_B = 0.75;
+/** Passages scored on every token of the query (step 2 of searchPassages): enough for the largest limit (20), with room. */
+const CANDIDATES = 50;
 
 const EXAMPLE_PASSAGES: NewPassage[] = [{ text: 'We are open from 9:00 to 18:00.', tokens: ['we', 'are', 'open', 'from', '9', '00', 'to', '18'] }];
 
@@ -243,44 +251,63 @@ export class KnowledgeBasesRepository {
   }
 
   /**
-   * The best passages of these knowledge bases for the weighted tokens: BM25 with each token counted once per
-   * passage (sum of the matched tokens' weights, scaled by the passage's length against `averageTokens`), best
-   * first; a passage that matches none is not returned. Each token is looked up on its own in the GIN index, so
-   * only matching rows are visited and the tokens themselves are never read back; only the winners' text is.
-   * At most `maxMatches` passages are visited per token.
+   * The best passages of these knowledge bases for a query, best first; a passage that contains none of the
+   * looked-up tokens is not returned. Two steps, so that only matching rows are visited and a passage's tokens
+   * are read back only for a few candidates:
+   * 1. each of the query's first `lookUp` tokens (its rarest) is looked up on its own in the GIN index, at most
+   *    `maxMatches` passages each; the CANDIDATES passages with the best score on those tokens go on;
+   * 2. each candidate is scored on every token of the query: BM25 with each token counted once per passage
+   *    (the sum of the weights of the tokens it contains, scaled by its length against `averageTokens`).
    */
-  @AccountQuery([1, [2], [{ token: 'opening', weight: 2.3 }], 120, 5, 2000])
+  @AccountQuery([1, [2], { terms: [{ token: 'opening', weight: 2.3 }, { token: 'hour', weight: 1.1 }], lookUp: 1 }, 120, 5, 1000])
   searchPassages(
     accountId: number,
     knowledgeBaseIds: number[],
-    terms: WeightedToken[],
+    { terms, lookUp }: SearchPlan,
     averageTokens: number,
     limit: number,
     maxMatches: number,
   ): Promise<PassageMatch[]> {
+    const lookedUp = terms.slice(0, lookUp);
+    const bm25 = (weight: string, length: string) => `${weight} * ${BM25_K1 + 1} / (1 + ${BM25_K1} * (${1 - BM25_B} + ${BM25_B} * ${length} / $7::float8))`;
     return this.db.query<PassageMatch>(
-      `WITH terms AS (SELECT * FROM unnest($3::tsquery[], $4::float8[]) AS t(query, weight)),
+      `WITH looked_up AS (SELECT * FROM unnest($3::tsquery[], $4::float8[]) AS t(query, weight)),
        matches AS (
          SELECT m.id, m.token_count, sum(t.weight) AS weight
-           FROM terms t
+           FROM looked_up t
            CROSS JOIN LATERAL (
              SELECT p.id, p.token_count FROM knowledge_passages p
               WHERE p.account_id = $1 AND p.tokens @@ t.query AND p.knowledge_base_id = ANY($2::int[])
-              LIMIT $7
+              LIMIT $9
            ) m
           GROUP BY m.id, m.token_count
        ),
-       best AS (
-         SELECT id, weight * ${BM25_K1 + 1} / (1 + ${BM25_K1} * (${1 - BM25_B} + ${BM25_B} * token_count / $5::float8)) AS score
-           FROM matches ORDER BY score DESC, id LIMIT $6
-       )
+       candidates AS (SELECT id FROM matches ORDER BY ${bm25('weight', 'token_count')} DESC, id LIMIT ${CANDIDATES}),
+       scored AS (
+         SELECT p.id, ${bm25('(SELECT sum(q.weight) FROM unnest($5::text[], $6::float8[]) AS q(token, weight) WHERE q.token = ANY(x.tokens))', 'p.token_count')} AS score
+           FROM candidates c
+           JOIN knowledge_passages p ON p.account_id = $1 AND p.id = c.id
+           -- The tokens, read (and decompressed) once per candidate: OFFSET 0 keeps the planner from inlining them into every comparison.
+           CROSS JOIN LATERAL (SELECT tsvector_to_array(p.tokens) AS tokens OFFSET 0) x
+       ),
+       best AS (SELECT id, score FROM scored ORDER BY score DESC, id LIMIT $8)
        SELECT p.source_id AS "sourceId", s.name AS "sourceName", p.text, best.score
          FROM best
          JOIN knowledge_passages p ON p.account_id = $1 AND p.id = best.id
          JOIN knowledge_base_sources s ON s.account_id = $1 AND s.id = p.source_id
         ORDER BY best.score DESC, best.id`,
-      // A token is quoted as a tsquery lexeme (it holds no quote or backslash: letters, marks and digits only).
-      [accountId, knowledgeBaseIds, terms.map(({ token }) => `'${token}'`), terms.map(({ weight }) => weight), averageTokens, limit, maxMatches],
+      [
+        accountId,
+        knowledgeBaseIds,
+        // A token is quoted as a tsquery lexeme (it holds no quote or backslash: letters, marks and digits only).
+        lookedUp.map(({ token }) => `'${token}'`),
+        lookedUp.map(({ weight }) => weight),
+        terms.map(({ token }) => token),
+        terms.map(({ weight }) => weight),
+        averageTokens,
+        limit,
+        maxMatches,
+      ],
     );
   }
 

@@ -230,7 +230,7 @@ WHERE
 
 -- KnowledgeBasesRepository.searchPassages
 WITH
-  terms AS (
+  looked_up AS (
     SELECT
       *
     FROM
@@ -242,7 +242,7 @@ WITH
       m.token_count,
       sum(t.weight) AS weight
     FROM
-      terms t
+      looked_up t
       CROSS JOIN LATERAL (
         SELECT
           p.id,
@@ -254,25 +254,61 @@ WITH
           AND p.tokens @@ t.query
           AND p.knowledge_base_id = ANY ($2::INT[])
         LIMIT
-          $7
+          $9
       ) m
     GROUP BY
       m.id,
       m.token_count
   ),
+  candidates AS (
+    SELECT
+      id
+    FROM
+      matches
+    ORDER BY
+      weight * 2.2 / (
+        1 + 1.2 * (0.25 + 0.75 * token_count / $7::float8)
+      ) DESC,
+      id
+    LIMIT
+      50
+  ),
+  scored AS (
+    SELECT
+      p.id,
+      (
+        SELECT
+          sum(q.weight)
+        FROM
+          unnest($5::TEXT[], $6::float8[]) AS q (token, weight)
+        WHERE
+          q.token = ANY (x.tokens)
+      ) * 2.2 / (
+        1 + 1.2 * (0.25 + 0.75 * p.token_count / $7::float8)
+      ) AS score
+    FROM
+      candidates c
+      JOIN knowledge_passages p ON p.account_id = $1
+      AND p.id = c.id
+      -- The tokens, read (and decompressed) once per candidate: OFFSET 0 keeps the planner from inlining them into every comparison.
+      CROSS JOIN LATERAL (
+        SELECT
+          tsvector_to_array(p.tokens) AS tokens
+        OFFSET
+          0
+      ) x
+  ),
   best AS (
     SELECT
       id,
-      weight * 2.2 / (
-        1 + 1.2 * (0.25 + 0.75 * token_count / $5::float8)
-      ) AS score
+      score
     FROM
-      matches
+      scored
     ORDER BY
       score DESC,
       id
     LIMIT
-      $6
+      $8
   )
 SELECT
   p.source_id AS "sourceId",
