@@ -1,6 +1,7 @@
 import { PASSAGE_LENGTH, splitIntoPassages } from '../src/knowledge-bases/passages';
 import { distinctSearchTokens, searchTokens } from '../src/knowledge-bases/search-tokens';
 import { readableText } from '../src/knowledge-bases/readable-text';
+import { searchPlan } from '../src/knowledge-bases/knowledge.service';
 
 const codePoints = (text: string) => [...text].length;
 /** The words of a text, whatever the white space between them. */
@@ -99,5 +100,35 @@ describe('readable text of HTML', () => {
   it('converts a page without an article whole, still without navigation and scripts', () => {
     const text = readableText('<html><body><nav>Menu item</nav><script>var x;</script><p>नमस्ते, हम सुबह नौ बजे खुलते हैं।</p></body></html>');
     expect(text).toBe('नमस्ते, हम सुबह नौ बजे खुलते हैं।');
+  });
+});
+
+describe('search plan', () => {
+  const frequencies = new Map([
+    ['the', 9_000],
+    ['store', 700],
+    ['pune', 200],
+    ['sunday', 400],
+  ]);
+
+  it('keeps the tokens found in the corpus, rarest first, with weights that fall as they get common', () => {
+    const { terms } = searchPlan(['the', 'store', 'in', 'pune', 'sunday'], frequencies, 10_000);
+    expect(terms.map(({ token }) => token)).toEqual(['pune', 'sunday', 'store', 'the']);
+    const weights = terms.map(({ weight }) => weight);
+    expect([...weights].sort((a, b) => b - a)).toEqual(weights);
+    expect(Math.min(...weights)).toBeGreaterThan(0);
+  });
+
+  it('looks up the rarest tokens while their passages stay within the budget, and always the rarest one', () => {
+    expect(searchPlan(['the', 'store', 'pune', 'sunday'], frequencies, 10_000, 1_000).lookUp).toBe(2);
+    expect(searchPlan(['the', 'store', 'pune', 'sunday'], frequencies, 10_000, 100).lookUp).toBe(1);
+    expect(searchPlan(['the'], frequencies, 10_000, 1_000)).toMatchObject({ lookUp: 1, terms: [{ token: 'the' }] });
+    expect(searchPlan(['unknown'], frequencies, 10_000, 1_000)).toEqual({ terms: [], lookUp: 0 });
+  });
+
+  it('uses at most the 16 rarest tokens of a long question', () => {
+    const many = new Map(Array.from({ length: 40 }, (_, index) => [`t${index}`, index + 1]));
+    const { terms } = searchPlan([...many.keys()], many, 10_000, 1_000_000);
+    expect(terms.map(({ token }) => token)).toEqual(Array.from({ length: 16 }, (_, index) => `t${index}`));
   });
 });
