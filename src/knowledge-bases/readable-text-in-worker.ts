@@ -21,6 +21,9 @@ export function readableTextInWorker(html: string, timeoutMs: number): Promise<s
       void worker.terminate();
       reject(new ReadableTextTimeout());
     }, timeoutMs);
+    // Neither keeps a stopping process alive: an extraction cut short is the job's, which is retried elsewhere.
+    timer.unref();
+    worker.unref();
     worker.once('message', (text: string) => {
       clearTimeout(timer);
       resolve(text);
