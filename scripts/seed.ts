@@ -75,7 +75,7 @@ export function callsPerAccount(accounts: number, calls: number, hotShare: numbe
 // ---------------------------------------------------------------- random data
 
 /** mulberry32: small, fast, seedable. */
-function randomGenerator(seed: number) {
+export function randomGenerator(seed: number) {
   let state = seed >>> 0;
   const next = () => {
     state = (state + 0x6d2b79f5) >>> 0;
@@ -99,7 +99,7 @@ function randomGenerator(seed: number) {
 type Random = ReturnType<typeof randomGenerator>;
 
 /** First and last names by script; a caller's name stays within one script. */
-const NAMES: { script: string; first: string[]; last: string[]; ascii: boolean }[] = [
+export const NAMES: { script: string; first: string[]; last: string[]; ascii: boolean }[] = [
   {
     script: 'latin-indian',
     ascii: true,

@@ -117,8 +117,9 @@ describe('the job queue (pg-boss)', () => {
     const dead = new PgBoss({ connectionString: process.env.DATABASE_URL!, schema, supervise: false, schedule: false, migrate: false });
     await dead.start();
     try {
-      await dead.send('test.expiring', { value: 3000 });
-      const [taken] = await dead.fetch('test.expiring');
+      // Queued for later, so that the live workers cannot take it first; the dead instance takes it anyway.
+      await dead.send('test.expiring', { value: 3000 }, { startAfter: new Date(Date.now() + 3_600_000) });
+      const [taken] = await dead.fetch('test.expiring', { ignoreStartAfter: true });
       expect(taken.data).toEqual({ value: 3000 });
       // Expires after 1 s; maintenance (every second here) fails it; its retry runs on a or b.
       await until(() => valuesDone(3000, 3001).length === 1);

@@ -42,6 +42,8 @@ export interface AppConfig {
   jobQueueSchema: string;
   /** How often pg-boss's maintenance runs: it retries jobs whose instance died mid-job (after their expiry). */
   jobMaintenanceIntervalSeconds: number;
+  /** URL sources may be fetched from loopback, private and link-local addresses (development only; src/outbound). */
+  fetchAllowPrivateAddresses: boolean;
 }
 
 export class ConfigError extends StartupError {
@@ -180,6 +182,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     storage: readStorageConfig(env),
     jobQueueSchema: readMatching(env, 'JOB_QUEUE_SCHEMA', /^[a-z_][a-z0-9_]{0,62}$/, 'must be a lowercase PostgreSQL identifier (letters, digits, _)') ?? 'pgboss',
     jobMaintenanceIntervalSeconds: readInt(env, 'JOB_MAINTENANCE_INTERVAL_SECONDS', 30, 1, 3600),
+    fetchAllowPrivateAddresses: readBoolean(env, 'FETCH_ALLOW_PRIVATE_ADDRESSES', false),
   };
 }
 
