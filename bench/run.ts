@@ -27,7 +27,10 @@ import * as path from 'node:path';
 import { Client } from 'pg';
 import { BenchDatabase, DataShape, defaultDataDir, openBenchDatabase } from './bench-database';
 import { LoadFigures, LoadSample, runLoad, summarize } from './load';
-import { AUTH_SQL, GET_CALL_SQL, LIST_AGENTS_SQL, listCallsQuery, SqlQuery } from './queries';
+import { AgentsRepository } from '../src/agents/agents.repository';
+import { CallsRepository } from '../src/calls/calls.repository';
+import { Database } from '../src/database/database';
+import { AUTH_SQL } from './queries';
 import { BENCH_AGENT_PREFIX, FLOOR_SCENARIO, loadSamples, readScenarios, Scenario, WRITE_SCENARIO } from './scenarios';
 import { V8_FLAGS } from '../src/v8-flags';
 import { buildService, RunningServer, sampleRss, startServer } from './servers';
@@ -143,10 +146,33 @@ function walk(node: PlanNode, visit: (node: PlanNode) => void): void {
   for (const child of node.Plans ?? []) walk(child, visit);
 }
 
-function sqlOf(scenario: Scenario, accountId: number, urlPath: string): SqlQuery {
-  if (scenario.name === 'get-by-id') return { text: GET_CALL_SQL, values: [accountId, urlPath.split('/')[2]] };
-  if (scenario.name === 'agents-list') return { text: LIST_AGENTS_SQL, values: [accountId] };
-  return listCallsQuery(accountId, new URLSearchParams(urlPath.split('?')[1] ?? ''));
+interface SqlQuery {
+  text: string;
+  values: unknown[];
+}
+
+/** The statement a repository method runs (the service's own SQL), captured instead of run. */
+async function statementOf(run: (database: Database) => Promise<unknown>): Promise<SqlQuery> {
+  let captured: SqlQuery | undefined;
+  const capture = { query: async (text: string, values: unknown[] = []) => ((captured = { text, values: [...values] }), []) };
+  await run(capture as unknown as Database);
+  return captured!;
+}
+
+/** The SQL a scenario's request runs in the service (and in the baseline, which calls the same repositories). */
+function sqlOf(scenario: Scenario, accountId: number, urlPath: string): Promise<SqlQuery> {
+  if (scenario.name === 'get-by-id') return statementOf((database) => new CallsRepository(database).get(accountId, urlPath.split('/')[2]));
+  if (scenario.name === 'agents-list') return statementOf((database) => new AgentsRepository(database).list(accountId));
+  const query = new URLSearchParams(urlPath.split('?')[1] ?? '');
+  const number = (name: string) => (query.get(name) ? Number(query.get(name)) : undefined);
+  const filters = {
+    search: query.get('search') || undefined,
+    status: query.get('status') || undefined,
+    callStatus: query.get('callStatus') || undefined,
+    agentId: number('agentId'),
+    days: number('days') || undefined,
+  };
+  return statementOf((database) => new CallsRepository(database).list(accountId, filters, number('limit') ?? 200));
 }
 
 /** Runs per query (after a warming run): the median is kept, so that one scheduling hiccup of the shared machine is not taken for the query's time. */
@@ -177,7 +203,7 @@ async function explainScenarios(client: Client, scenarios: Scenario[], accountId
   for (const scenario of scenarios) {
     const next = scenario.paths!();
     const samples = [];
-    for (let i = 0; i < EXPLAIN_SAMPLES; i++) samples.push(await explain(client, sqlOf(scenario, accountId, next())));
+    for (let i = 0; i < EXPLAIN_SAMPLES; i++) samples.push(await explain(client, await sqlOf(scenario, accountId, next())));
     const times = samples.map((sample) => sample.executionMs).sort((a, b) => a - b);
     figures[scenario.name] = {
       samples: samples.length,
