@@ -6,14 +6,30 @@ import { AppConfig } from '../config/config';
 import { InjectConfig } from '../config/config.module';
 import type { Sql } from '../database/database';
 
+/** One job as a batch handler gets it. */
+export interface Job<T> {
+  id: string;
+  data: T;
+}
+
 /** What a module declares for one kind of background work. */
 export interface JobDefinition<T> {
   /** The queue's name (`<module>.<work>`, e.g. `webhooks.deliver`). */
   name: string;
-  /** Does one job. Throwing fails the job, which pg-boss retries up to `retryLimit` times. */
-  handler: (data: T, job: { id: string }) => Promise<void>;
-  /** Jobs of this queue one instance runs at once (one batch, run in parallel). Default 1. */
+  /** Does one job. Throwing fails the job, which pg-boss retries up to `retryLimit` times. Give this or `batchHandler`. */
+  handler?: (data: T, job: { id: string }) => Promise<void>;
+  /**
+   * Does a whole batch at once (so that it can read and write the batch's rows in one statement each).
+   * Throwing fails every job of the batch.
+   */
+  batchHandler?: (jobs: Job<T>[]) => Promise<void>;
+  /** Jobs of this queue one worker runs at once (one batch, run in parallel). Default 1. */
   concurrency?: number;
+  /**
+   * Workers of this queue on each instance, each fetching and running its own batch: a batch waits for its
+   * slowest job, so several workers keep one slow job from holding up the rest of the queue. Default 1.
+   */
+  workers?: number;
   /** Retries after a failure (default 2), `retryDelay` seconds apart (doubling with `retryBackoff`). */
   retryLimit?: number;
   retryDelay?: number;
@@ -79,6 +95,7 @@ export class Jobs implements OnApplicationBootstrap, OnApplicationShutdown {
   /** Declares a queue and its handler; call from a module's constructor or onModuleInit. */
   define<T>(definition: JobDefinition<T>): void {
     if (this.definitions.has(definition.name)) throw new Error(`Job ${definition.name} is defined twice`);
+    if (!definition.handler === !definition.batchHandler) throw new Error(`Job ${definition.name} needs a handler or a batchHandler, not both`);
     this.definitions.set(definition.name, definition);
   }
 
@@ -90,6 +107,25 @@ export class Jobs implements OnApplicationBootstrap, OnApplicationShutdown {
     await (sql ?? this.bossSql()).query('SELECT pg_notify($1, $2)', [JOB_QUEUED_CHANNEL, name]);
   }
 
+  /**
+   * Enqueues several jobs of one queue in one statement (pg-boss `insert`), inside `sql`'s transaction when
+   * given. Idle workers are woken only when one of the jobs is due now.
+   */
+  async sendMany<T extends object>(name: string, jobs: { data: T; startAfter?: Date }[], options: Pick<SendOptions, 'sql'> = {}): Promise<void> {
+    if (!this.definitions.has(name)) throw new Error(`Job ${name} is not defined`);
+    if (jobs.length === 0) return;
+    const { sql } = options;
+    const db = sql && { executeSql: async (text: string, values: unknown[]) => ({ rows: await sql.query(text, values) }) };
+    await this.boss.insert(
+      jobs.map(({ data, startAfter }) => ({ name, data, startAfter: startAfter?.toISOString() })),
+      { db },
+    );
+    const now = Date.now();
+    if (jobs.some(({ startAfter }) => !startAfter || startAfter.getTime() <= now)) {
+      await (sql ?? this.bossSql()).query('SELECT pg_notify($1, $2)', [JOB_QUEUED_CHANNEL, name]);
+    }
+  }
+
   async onApplicationBootstrap(): Promise<void> {
     await this.boss.start();
     for (const definition of this.definitions.values()) {
@@ -98,7 +134,8 @@ export class Jobs implements OnApplicationBootstrap, OnApplicationShutdown {
       await this.boss.createQueue(name, options);
       await this.boss.updateQueue(name, options);
       if (definition.cron) await this.boss.schedule(name, definition.cron, {}, { tz: 'UTC' });
-      this.workerIds.set(name, [await this.work(definition)]);
+      const workers = Array.from({ length: definition.workers ?? 1 }, () => this.work(definition));
+      this.workerIds.set(name, await Promise.all(workers));
     }
     await this.listen();
   }
@@ -114,13 +151,22 @@ export class Jobs implements OnApplicationBootstrap, OnApplicationShutdown {
     const batchSize = definition.concurrency ?? 1;
     let workerId = '';
     workerId = await this.boss.work<T>(definition.name, { batchSize }, async (jobs) => {
-      const results = await Promise.allSettled(jobs.map((job) => definition.handler(job.data, { id: job.id })));
-      const failed = jobs.filter((_job, index) => results[index].status === 'rejected');
-      for (const [index, result] of results.entries()) {
-        if (result.status === 'rejected') this.logError(`Job ${definition.name} failed`, result.reason, jobs[index].id);
+      if (definition.batchHandler) {
+        // A failed batch throws: pg-boss fails (and retries) every job of it.
+        await definition.batchHandler(jobs.map(({ id, data }) => ({ id, data }))).catch((error: unknown) => {
+          this.logError(`Job batch ${definition.name} failed`, error, jobs[0].id);
+          throw error;
+        });
+      } else {
+        const handler = definition.handler!;
+        const results = await Promise.allSettled(jobs.map((job) => handler(job.data, { id: job.id })));
+        const failed = jobs.filter((_job, index) => results[index].status === 'rejected');
+        for (const [index, result] of results.entries()) {
+          if (result.status === 'rejected') this.logError(`Job ${definition.name} failed`, result.reason, jobs[index].id);
+        }
+        // Failed jobs are failed (and retried) one by one; pg-boss then completes the rest of the batch.
+        if (failed.length) await this.boss.fail(definition.name, failed.map((job) => job.id));
       }
-      // Failed jobs are failed (and retried) one by one; pg-boss then completes the rest of the batch.
-      if (failed.length) await this.boss.fail(definition.name, failed.map((job) => job.id));
       // A full batch: there is probably more, so fetch again at once instead of after the polling interval.
       if (jobs.length === batchSize) this.boss.notifyWorker(workerId);
     });
