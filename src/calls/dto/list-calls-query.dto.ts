@@ -10,7 +10,7 @@ import { IsStorable } from '../../common/storable-text';
  * A query-string integer: only plain digits are converted (`1e2`, `0x10`, ` 5` and `1.5` stay strings and
  * are refused by @IsInt), so that what is accepted is exactly what is documented.
  */
-const ToInteger = () => Transform(({ value }) => (typeof value === 'string' && /^-?\d+$/.test(value) ? Number(value) : value));
+export const ToInteger = () => Transform(({ value }) => (typeof value === 'string' && /^-?\d+$/.test(value) ? Number(value) : value));
 
 /** An optional text filter: trimmed, storable, at most `maxLength` characters; blank means no filter. */
 const QueryText = (maxLength: number) =>
