@@ -200,6 +200,25 @@ describe('the job queue (pg-boss)', () => {
     await until(() => valuesDone(7000, 7001).length === 1);
   });
 
+  it("queues jobs from a module's own statement (queueSql): none if it rolls back, each once if it commits", async () => {
+    const queue = a.jobs.queueSql('test.record');
+    const statement = (from: number) =>
+      `WITH rows AS (SELECT jsonb_build_object('value', value) AS data FROM generate_series(${from}, ${from + 9}) AS value),
+            queued AS (${queue.insertJobs('rows')})
+       SELECT ${queue.wakeWorkers}`;
+    await expect(
+      a.database.transaction(async (sql) => {
+        await sql.query(statement(8000));
+        throw new Error('roll back');
+      }),
+    ).rejects.toThrow('roll back');
+    await a.database.transaction((sql) => sql.query(statement(8010)));
+    await until(() => valuesDone(8010, 8020).length >= 10);
+    await sleep(300);
+    expect(valuesDone(8000, 8020).map(({ value }) => value).sort()).toEqual(Array.from({ length: 10 }, (_, index) => 8010 + index));
+    expect(() => a.jobs.queueSql('test.unknown')).toThrow('not defined');
+  });
+
   it('refuses a definition with both kinds of handler, or neither', () => {
     expect(() => a.jobs.define({ name: 'test.both', expireInSeconds: 1, handler: async () => undefined, batchHandler: async () => undefined })).toThrow('not both');
     expect(() => a.jobs.define({ name: 'test.neither', expireInSeconds: 1 })).toThrow('not both');

@@ -51,6 +51,35 @@ export interface SendOptions {
   singletonKey?: string;
 }
 
+/** SQL with which a module's own statement queues jobs (Jobs.queueSql). */
+export interface QueueSql {
+  /**
+   * A data-modifying statement to put in a CTE: one job of the queue per row of `rows`, a subquery with a
+   * jsonb `data` column. Defaults as pg-boss's own insert gives them (the queue's retry and expiry settings).
+   */
+  insertJobs(rows: string): string;
+  /** An expression to evaluate in the statement: idle workers of the queue, on every instance, wake when it commits. */
+  wakeWorkers: string;
+}
+
+const QUEUE_NAME = /^[a-z][a-z0-9_.-]{0,99}$/;
+
+/**
+ * The SQL of QueueSql for a queue in the job schema. Both names are SQL-safe: the schema is validated by the
+ * configuration, queue names by `define`.
+ */
+export function queueSql(schema: string, queue: string): QueueSql {
+  return {
+    insertJobs: (rows) => `INSERT INTO ${schema}.job (name, data, retry_limit, retry_delay, retry_backoff, expire_in, keep_until, policy, dead_letter)
+      SELECT q.name, jobs.data, COALESCE(q.retry_limit, 2),
+             CASE WHEN COALESCE(q.retry_backoff, false) THEN GREATEST(COALESCE(q.retry_delay, 0), 1) ELSE COALESCE(q.retry_delay, 0) END,
+             COALESCE(q.retry_backoff, false), COALESCE(q.expire_seconds * interval '1 second', interval '15 minutes'),
+             now() + COALESCE(q.retention_minutes * interval '1 minute', interval '14 days'), q.policy, q.dead_letter
+        FROM ${rows} AS jobs JOIN ${schema}.queue AS q ON q.name = '${queue}'`,
+    wakeWorkers: `pg_notify('${JOB_QUEUED_CHANNEL}', '${queue}')`,
+  };
+}
+
 /** pg_notify channel on which every instance hears that a job was queued, so that an idle worker fetches at once. */
 const JOB_QUEUED_CHANNEL = 'job_queued';
 /** Idle workers still look for work this often (jobs scheduled for later, wake-ups missed while reconnecting). */
@@ -73,6 +102,11 @@ export class Jobs implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly definitions = new Map<string, JobDefinition<any>>();
   private readonly workerIds = new Map<string, string[]>();
   private readonly boss: PgBoss;
+  private readonly schema: string;
+  /** Workers running a batch now: a wake-up goes to one that is not. */
+  private readonly busyWorkers = new Set<string>();
+  /** Queues with a wake-up already scheduled in this turn of the event loop (notifications come in bursts). */
+  private readonly wakeScheduled = new Set<string>();
   private listener: Client | null = null;
   private stopped = false;
   private lastErrorLoggedAt = 0;
@@ -81,6 +115,7 @@ export class Jobs implements OnApplicationBootstrap, OnApplicationShutdown {
     private readonly dataSource: DataSource,
     @InjectConfig() config: AppConfig,
   ) {
+    this.schema = config.jobQueueSchema;
     this.boss = new PgBoss({
       connectionString: this.databaseUrl(),
       schema: config.jobQueueSchema,
@@ -96,7 +131,17 @@ export class Jobs implements OnApplicationBootstrap, OnApplicationShutdown {
   define<T>(definition: JobDefinition<T>): void {
     if (this.definitions.has(definition.name)) throw new Error(`Job ${definition.name} is defined twice`);
     if (!definition.handler === !definition.batchHandler) throw new Error(`Job ${definition.name} needs a handler or a batchHandler, not both`);
+    if (!QUEUE_NAME.test(definition.name)) throw new Error(`Job name ${definition.name} must be lowercase letters, digits and . _ -`);
     this.definitions.set(definition.name, definition);
+  }
+
+  /**
+   * For a module whose outbox write is one statement: the SQL that queues this queue's jobs from within it
+   * (its transaction decides, as with `send({ sql })`), instead of a round trip of its own.
+   */
+  queueSql(name: string): QueueSql {
+    if (!this.definitions.has(name)) throw new Error(`Job ${name} is not defined`);
+    return queueSql(this.schema, name);
   }
 
   async send<T extends object>(name: string, data: T, options: SendOptions = {}): Promise<void> {
@@ -151,26 +196,52 @@ export class Jobs implements OnApplicationBootstrap, OnApplicationShutdown {
     const batchSize = definition.concurrency ?? 1;
     let workerId = '';
     workerId = await this.boss.work<T>(definition.name, { batchSize }, async (jobs) => {
-      if (definition.batchHandler) {
-        // A failed batch throws: pg-boss fails (and retries) every job of it.
-        await definition.batchHandler(jobs.map(({ id, data }) => ({ id, data }))).catch((error: unknown) => {
-          this.logError(`Job batch ${definition.name} failed`, error, jobs[0].id);
-          throw error;
-        });
-      } else {
-        const handler = definition.handler!;
-        const results = await Promise.allSettled(jobs.map((job) => handler(job.data, { id: job.id })));
-        const failed = jobs.filter((_job, index) => results[index].status === 'rejected');
-        for (const [index, result] of results.entries()) {
-          if (result.status === 'rejected') this.logError(`Job ${definition.name} failed`, result.reason, jobs[index].id);
-        }
-        // Failed jobs are failed (and retried) one by one; pg-boss then completes the rest of the batch.
-        if (failed.length) await this.boss.fail(definition.name, failed.map((job) => job.id));
+      this.busyWorkers.add(workerId);
+      // A full batch: there is probably more, for another idle worker too.
+      if (jobs.length === batchSize) this.wake(definition.name);
+      try {
+        await this.runBatch(definition, jobs);
+      } finally {
+        this.busyWorkers.delete(workerId);
       }
       // A full batch: there is probably more, so fetch again at once instead of after the polling interval.
       if (jobs.length === batchSize) this.boss.notifyWorker(workerId);
     });
     return workerId;
+  }
+
+  private async runBatch<T>(definition: JobDefinition<T>, jobs: PgBoss.Job<T>[]): Promise<void> {
+    if (definition.batchHandler) {
+      // A failed batch throws: pg-boss fails (and retries) every job of it.
+      await definition.batchHandler(jobs.map(({ id, data }) => ({ id, data }))).catch((error: unknown) => {
+        this.logError(`Job batch ${definition.name} failed`, error, jobs[0].id);
+        throw error;
+      });
+      return;
+    }
+    const handler = definition.handler!;
+    const results = await Promise.allSettled(jobs.map((job) => handler(job.data, { id: job.id })));
+    const failed = jobs.filter((_job, index) => results[index].status === 'rejected');
+    for (const [index, result] of results.entries()) {
+      if (result.status === 'rejected') this.logError(`Job ${definition.name} failed`, result.reason, jobs[index].id);
+    }
+    // Failed jobs are failed (and retried) one by one; pg-boss then completes the rest of the batch.
+    if (failed.length) await this.boss.fail(definition.name, failed.map((job) => job.id));
+  }
+
+  /**
+   * A job of the queue was queued: wake one idle worker of it (every worker would fetch, and all but one find
+   * nothing). A burst of notifications in one turn of the event loop wakes one worker, which fetches a batch.
+   * When every worker is busy, one is told to fetch again as soon as its batch is done.
+   */
+  private wake(queue: string): void {
+    const workers = this.workerIds.get(queue);
+    if (!workers || this.wakeScheduled.has(queue)) return;
+    this.wakeScheduled.add(queue);
+    setImmediate(() => {
+      this.wakeScheduled.delete(queue);
+      this.boss.notifyWorker(workers.find((id) => !this.busyWorkers.has(id)) ?? workers[0]);
+    });
   }
 
   /** The LISTEN connection that wakes idle workers; reconnects, since polling covers any gap. */
@@ -183,9 +254,7 @@ export class Jobs implements OnApplicationBootstrap, OnApplicationShutdown {
       client.end().catch(() => undefined);
       if (!this.stopped) setTimeout(() => void this.listen(), RECONNECT_MS).unref();
     };
-    client.on('notification', ({ payload }) => {
-      for (const id of this.workerIds.get(payload ?? '') ?? []) this.boss.notifyWorker(id);
-    });
+    client.on('notification', ({ payload }) => this.wake(payload ?? ''));
     client.on('error', reconnect);
     client.on('end', reconnect);
     this.listener = client;
