@@ -2,9 +2,9 @@ import { Webhook as StandardWebhook } from 'standardwebhooks';
 import { DataSource } from 'typeorm';
 import { AppConfig, WebhooksConfig } from '../src/config/config';
 import { Database } from '../src/database/database';
-import { Jobs } from '../src/jobs/jobs.service';
 import { WebhookEvents } from '../src/webhooks/webhook-events.service';
 import { WebhookTargets } from '../src/webhooks/webhook-targets';
+import { WebhooksRepository } from '../src/webhooks/webhooks.repository';
 import { createTestContext, TestAccount, TestContext } from './helpers';
 import { answerOk, eventually, Receiver, startReceiver } from './webhook-receiver';
 
@@ -257,17 +257,25 @@ describe('webhooks', () => {
 
     it('commits a call and its event together: a failure after the event was recorded leaves neither', async () => {
       await createWebhook();
-      const jobs = context.app.get(Jobs);
-      const send = jest.spyOn(jobs, 'sendMany').mockRejectedValueOnce(new Error('the queue failed after the event row was written'));
+      // The event, its delivery and its job are written (in the request's transaction), then something fails.
+      const repository = context.app.get(WebhooksRepository);
+      const recordEvent = repository.recordEvent.bind(repository);
+      const written: number[] = [];
+      const spy = jest.spyOn(repository, 'recordEvent').mockImplementationOnce(async (...args) => {
+        written.push(await recordEvent(...args));
+        throw new Error('a failure after the event was recorded');
+      });
       try {
         await context.as(account).post('/calls').send({ ...CALL, name: 'Rolled back' }).expect(500);
       } finally {
-        send.mockRestore();
+        spy.mockRestore();
       }
+      expect(written).toEqual([1]);
       const dataSource = context.app.get(DataSource);
       expect(await dataSource.query(`SELECT id FROM calls WHERE account_id = $1`, [account.id])).toEqual([]);
       expect(await dataSource.query(`SELECT id FROM webhook_events WHERE account_id = $1`, [account.id])).toEqual([]);
       expect(await dataSource.query(`SELECT id FROM webhook_deliveries WHERE account_id = $1`, [account.id])).toEqual([]);
+      expect(await dataSource.query(`SELECT id FROM ${context.config.jobQueueSchema}.job WHERE data->>'accountId' = $1`, [String(account.id)])).toEqual([]);
       // The next call goes through, and only its event is delivered.
       await context.as(account).post('/calls').send(CALL).expect(201);
       const [delivery] = await receiver.waitFor(1);

@@ -170,19 +170,77 @@ WITH
       )
     RETURNING
       id
+  ),
+  deliveries AS (
+    INSERT INTO
+      webhook_deliveries (account_id, webhook_id, event_id)
+    SELECT
+      $1,
+      hooks.id,
+      event.id
+    FROM
+      hooks
+      CROSS JOIN event
+    RETURNING
+      id,
+      attempts
+  ),
+  jobs AS (
+    INSERT INTO
+      pgboss.job (
+        name,
+        data,
+        retry_limit,
+        retry_delay,
+        retry_backoff,
+        expire_in,
+        keep_until,
+        policy,
+        dead_letter
+      )
+    SELECT
+      q.name,
+      jobs.data,
+      COALESCE(q.retry_limit, 2),
+      CASE
+        WHEN COALESCE(q.retry_backoff, FALSE) THEN GREATEST(COALESCE(q.retry_delay, 0), 1)
+        ELSE COALESCE(q.retry_delay, 0)
+      END,
+      COALESCE(q.retry_backoff, FALSE),
+      COALESCE(
+        q.expire_seconds * interval '1 second',
+        interval '15 minutes'
+      ),
+      now() + COALESCE(
+        q.retention_minutes * interval '1 minute',
+        interval '14 days'
+      ),
+      q.policy,
+      q.dead_letter
+    FROM
+      (
+        SELECT
+          jsonb_build_object(
+            'accountId',
+            $1::int,
+            'deliveryId',
+            id,
+            'attempts',
+            attempts
+          ) AS data
+        FROM
+          deliveries
+      ) AS jobs
+      JOIN pgboss.queue AS q ON q.name = 'webhooks.deliver'
   )
-INSERT INTO
-  webhook_deliveries (account_id, webhook_id, event_id)
 SELECT
-  $1,
-  hooks.id,
-  event.id
+  count(*)::int AS deliveries
 FROM
-  hooks
-  CROSS JOIN event
-RETURNING
-  id,
-  attempts;
+  deliveries,
+  LATERAL (
+    SELECT
+      pg_notify ('job_queued', 'webhooks.deliver')
+  ) AS woken;
 
 -- WebhooksRepository.recordPing
 WITH

@@ -2,7 +2,7 @@ import { Injectable, Logger, OnModuleInit } from '@nestjs/common';
 import { AppConfig } from '../config/config';
 import { InjectConfig } from '../config/config.module';
 import { Database, Sql } from '../database/database';
-import { Job, Jobs } from '../jobs/jobs.service';
+import { Job, Jobs, QueueSql } from '../jobs/jobs.service';
 import { publicEventId } from './webhook-payload';
 import { signatureHeader } from './webhook-signature';
 import { AttemptResult, WebhookTargets } from './webhook-targets';
@@ -43,6 +43,8 @@ const EXCERPT_CHARACTERS = 200;
 export class WebhookDeliveries implements OnModuleInit {
   private readonly logger = new Logger(WebhookDeliveries.name);
   private readonly lockMs: number;
+  /** The delivery queue's SQL, for the one-statement outbox write (WebhooksRepository.recordEvent). */
+  queue!: QueueSql;
 
   constructor(
     private readonly webhooks: WebhooksRepository,
@@ -66,9 +68,10 @@ export class WebhookDeliveries implements OnModuleInit {
       retryBackoff: true,
       expireInSeconds: Math.ceil(this.lockMs / 1000) + JOB_MARGIN_SECONDS,
     });
+    this.queue = this.jobs.queueSql(DELIVER_JOB);
   }
 
-  /** Queues the first attempt of new deliveries (or a retry by hand), inside the transaction that recorded them. */
+  /** Queues an attempt at deliveries (a ping, a retry by hand), inside the transaction that recorded them. */
   async enqueue(sql: Sql, accountId: number, deliveries: QueuedDelivery[]): Promise<void> {
     await this.jobs.sendMany<DeliverJob>(
       DELIVER_JOB,

@@ -18,8 +18,7 @@ export class WebhookEvents {
 
   /** `call.created` (a new call, not a test call) or `call.recording.ready` (an upload committed). */
   async record(sql: Sql, accountId: number, event: CallEvent): Promise<void> {
-    const queued = await this.webhooks.recordEvent(accountId, newEvent(event.type, event.data, event.data.id), sql);
-    if (queued.length) await this.deliveries.enqueue(sql, accountId, queued);
+    await this.webhooks.recordEvent(accountId, newEvent(event.type, event.data, event.data.id), this.deliveries.queue, sql);
   }
 
   /**

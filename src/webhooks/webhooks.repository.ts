@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { Database, Sql } from '../database/database';
 import { AccountQuery, UnscopedQuery } from '../database/query.decorator';
+import { QueueSql, queueSql } from '../jobs/jobs.service';
 import { DeliveredEventType, DeliveryStatus, MAX_WEBHOOKS_PER_ACCOUNT, WebhookEventType } from './webhook-event-types';
 
 /** A webhook as the API shows it (never its secrets). */
@@ -111,6 +112,7 @@ const EXAMPLE_EVENT: NewEvent = {
   body: '{"id":"evt_0b8e3c1a3f5e4a8e9d1c6f2b7a9e4c21","type":"call.created","createdAt":"2026-11-22T09:15:02.123Z","data":{}}',
   createdAt: new Date('2026-11-22T09:15:02.123Z'),
 };
+const EXAMPLE_QUEUE = queueSql('pgboss', 'webhooks.deliver');
 const EXAMPLE_DELIVERY = '7d1e0f4a-2b3c-4d5e-8f9a-0b1c2d3e4f5a';
 const EXAMPLE_KEYS: DeliveryJobKey[] = [{ accountId: 1, deliveryId: EXAMPLE_DELIVERY, attempts: 0 }];
 const EXAMPLE_OUTCOMES: AttemptOutcome[] = [
@@ -201,25 +203,31 @@ export class WebhooksRepository {
   }
 
   /**
-   * The outbox write, in the caller's transaction and in one statement: the event and one delivery per enabled
-   * webhook of the account that subscribes to its type. Nothing is written when there is none. Returns the
-   * deliveries, which need their jobs.
+   * The outbox write, in the caller's transaction and in one statement: the event, one delivery per enabled
+   * webhook of the account that subscribes to its type, and one delivery job each (`queue`: the deliveries'
+   * job queue), waking the delivery workers at commit. Nothing is written when no webhook subscribes.
+   * Returns the number of deliveries.
    */
-  @AccountQuery([1, EXAMPLE_EVENT])
-  recordEvent(accountId: number, event: NewEvent, sql: Sql = this.db): Promise<QueuedDelivery[]> {
-    return sql.query<QueuedDelivery>(
+  @AccountQuery([1, EXAMPLE_EVENT, EXAMPLE_QUEUE])
+  async recordEvent(accountId: number, event: NewEvent, queue: QueueSql, sql: Sql = this.db): Promise<number> {
+    const [{ deliveries }] = await sql.query<{ deliveries: number }>(
       `WITH hooks AS (
          SELECT id FROM webhooks WHERE account_id = $1 AND enabled AND $3 = ANY (events)
        ), event AS (
          INSERT INTO webhook_events (account_id, id, type, call_id, body, created_at)
          SELECT $1, $2, $3, $4, $5, $6 WHERE EXISTS (SELECT FROM hooks)
          RETURNING id
+       ), deliveries AS (
+         INSERT INTO webhook_deliveries (account_id, webhook_id, event_id)
+         SELECT $1, hooks.id, event.id FROM hooks CROSS JOIN event
+         RETURNING id, attempts
+       ), jobs AS (
+         ${queue.insertJobs(`(SELECT jsonb_build_object('accountId', $1::int, 'deliveryId', id, 'attempts', attempts) AS data FROM deliveries)`)}
        )
-       INSERT INTO webhook_deliveries (account_id, webhook_id, event_id)
-       SELECT $1, hooks.id, event.id FROM hooks CROSS JOIN event
-       RETURNING id, attempts`,
+       SELECT count(*)::int AS deliveries FROM deliveries, LATERAL (SELECT ${queue.wakeWorkers}) AS woken`,
       [accountId, event.id, event.type, event.callId, event.body, event.createdAt],
     );
+    return deliveries;
   }
 
   /** A ping: the event and its one delivery to this webhook (enabled or not). Undefined when the webhook is not the account's. */
