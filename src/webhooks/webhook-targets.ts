@@ -1,11 +1,11 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, OnApplicationShutdown } from '@nestjs/common';
 import { promises as dns } from 'node:dns';
 import { isIP } from 'node:net';
 import { RequestValidationException } from '../common/validation';
 import { AppConfig } from '../config/config';
 import { InjectConfig } from '../config/config.module';
 import { AddressPolicy, refusalReason } from '../outbound/address-policy';
-import { OutboundError, outboundRequest, Resolver } from '../outbound/outbound-http';
+import { OutboundError, outboundRequest, PinnedAgents, Resolver } from '../outbound/outbound-http';
 
 export const MAX_WEBHOOK_URL_LENGTH = 2000;
 
@@ -24,8 +24,10 @@ export type AttemptResult = { statusCode: number; body: Buffer } | { error: stri
  * Cloud metadata addresses are refused either way.
  */
 @Injectable()
-export class WebhookTargets {
+export class WebhookTargets implements OnApplicationShutdown {
   readonly policy: AddressPolicy;
+  /** Connections kept open between deliveries to the same receiver, each only for the address it was opened to. */
+  private readonly agents = new PinnedAgents();
   /** The system resolver when undefined. Tests replace it to make a name resolve where they want. */
   resolver: Resolver | undefined;
 
@@ -78,12 +80,18 @@ export class WebhookTargets {
         // A redirect is a failure (Standard Webhooks): the customer should fix the URL instead.
         maxRedirects: 0,
         resolver: this.resolver,
+        agents: this.agents,
       });
       return { statusCode: response.status, body: response.body };
     } catch (error) {
       if (error instanceof OutboundError) return { error: error.message };
       throw error;
     }
+  }
+
+  /** At shutdown (an attempt still in flight then fails, and is retried by another instance). */
+  onApplicationShutdown(): void {
+    this.agents.destroy();
   }
 
   private async lookupQuietly(host: string): Promise<string[]> {
