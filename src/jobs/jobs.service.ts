@@ -30,6 +30,12 @@ export interface JobDefinition<T> {
    * slowest job, so several workers keep one slow job from holding up the rest of the queue. Default 1.
    */
   workers?: number;
+  /**
+   * How long a wake-up (a job was queued) waits before a worker fetches, so that the jobs queued meanwhile
+   * come in the same batch: under a steady stream of jobs, batches grow and the cost per job falls, for this
+   * much latency. Default 0 (the next turn of the event loop).
+   */
+  wakeDelayMs?: number;
   /** Retries after a failure (default 2), `retryDelay` seconds apart (doubling with `retryBackoff`). */
   retryLimit?: number;
   retryDelay?: number;
@@ -231,17 +237,21 @@ export class Jobs implements OnApplicationBootstrap, OnApplicationShutdown {
 
   /**
    * A job of the queue was queued: wake one idle worker of it (every worker would fetch, and all but one find
-   * nothing). A burst of notifications in one turn of the event loop wakes one worker, which fetches a batch.
+   * nothing). A burst of notifications (in one turn of the event loop, or within the queue's `wakeDelayMs`)
+   * wakes one worker, which fetches them as one batch.
    * When every worker is busy, one is told to fetch again as soon as its batch is done.
    */
   private wake(queue: string): void {
     const workers = this.workerIds.get(queue);
     if (!workers || this.wakeScheduled.has(queue)) return;
     this.wakeScheduled.add(queue);
-    setImmediate(() => {
+    const notify = () => {
       this.wakeScheduled.delete(queue);
       this.boss.notifyWorker(workers.find((id) => !this.busyWorkers.has(id)) ?? workers[0]);
-    });
+    };
+    const delay = this.definitions.get(queue)?.wakeDelayMs ?? 0;
+    if (delay > 0) setTimeout(notify, delay).unref();
+    else setImmediate(notify);
   }
 
   /** The LISTEN connection that wakes idle workers; reconnects, since polling covers any gap. */

@@ -21,6 +21,8 @@ interface DeliverJob {
 /** Deliveries one worker attempts at once, and workers per instance (a batch waits for its slowest receiver). */
 const BATCH_SIZE = 25;
 const WORKERS = 4;
+/** A new event waits this long for others to share its batch (a batch costs four statements, however many it holds). */
+const BATCHING_MS = 20;
 /** The in-flight lock outlives the attempt by this much (the time to record its outcome)... */
 const LOCK_MARGIN_MS = 5_000;
 /** ...and the job outlives the lock, so that the job of an instance that died mid-attempt is retried after the lock is gone. */
@@ -62,6 +64,7 @@ export class WebhookDeliveries implements OnModuleInit {
       batchHandler: (jobs) => this.deliverBatch(jobs),
       concurrency: BATCH_SIZE,
       workers: WORKERS,
+      wakeDelayMs: BATCHING_MS,
       // A batch that failed (the database unreachable) is tried again, for about an hour and a half in all.
       retryLimit: 10,
       retryDelay: 5,
