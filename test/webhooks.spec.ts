@@ -1,8 +1,12 @@
+import { spawn } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 import { Webhook as StandardWebhook } from 'standardwebhooks';
 import { DataSource } from 'typeorm';
 import { AppConfig, WebhooksConfig } from '../src/config/config';
 import { Database } from '../src/database/database';
 import { WebhookEvents } from '../src/webhooks/webhook-events.service';
+import { generateWebhookSecret } from '../src/webhooks/webhook-signature';
 import { WebhookTargets } from '../src/webhooks/webhook-targets';
 import { WebhooksRepository } from '../src/webhooks/webhooks.repository';
 import { createTestContext, TestAccount, TestContext } from './helpers';
@@ -295,6 +299,34 @@ describe('webhooks', () => {
       expect(JSON.parse(delivery.body).type).toBe('ping');
       expect(await deliveries(id)).toHaveLength(1);
     });
+  });
+
+  it("the README's receiver verifies a real delivery", async () => {
+    const readme = fs.readFileSync(path.join(__dirname, '..', 'README.md'), 'utf8');
+    const snippet = /## Webhooks[\s\S]*?```js\n([\s\S]*?)```/.exec(readme)![1].replace(/^ {2}/gm, '');
+    // The secret is the process's from the start, as in production; the webhook's URL comes once the port is known.
+    const { id, secret } = await createWebhook({ url: 'http://127.0.0.1:9/', events: ['call.created'] });
+    const child = spawn(process.execPath, ['-e', snippet.replace('.listen(8080)', '.listen(0, function () { process.stderr.write(`${this.address().port}\\n`); })')], {
+      cwd: path.join(__dirname, '..'),
+      env: { ...process.env, WEBHOOK_SECRET: secret },
+    });
+    let output = '';
+    child.stdout.on('data', (chunk) => (output += chunk));
+    const port = await new Promise<number>((resolve) => child.stderr.once('data', (chunk) => resolve(Number(String(chunk).trim()))));
+    try {
+      await context.as(account).patch(`/webhooks/${id}`).send({ url: `http://127.0.0.1:${port}/` }).expect(200);
+      const call = (await context.as(account).post('/calls').send(CALL).expect(201)).body;
+      await eventually(() => deliveries(id), (rows) => rows[0]?.status === 'succeeded');
+      expect(output).toBe(`call.created ${call.id}\n`);
+      // A delivery signed with another secret is refused.
+      const forger = new StandardWebhook(generateWebhookSecret());
+      const body = JSON.stringify({ id: 'evt_forged', type: 'call.created', createdAt: new Date().toISOString(), data: call });
+      const headers = { 'webhook-id': 'evt_forged', 'webhook-timestamp': String(Math.floor(Date.now() / 1000)), 'webhook-signature': forger.sign('evt_forged', new Date(), body) };
+      expect((await fetch(`http://127.0.0.1:${port}/`, { method: 'POST', headers, body })).status).toBe(400);
+      expect(output).toBe(`call.created ${call.id}\n`);
+    } finally {
+      child.kill();
+    }
   });
 
   describe('delivery', () => {
