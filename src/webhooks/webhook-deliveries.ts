@@ -112,7 +112,13 @@ export class WebhookDeliveries implements OnModuleInit {
       'webhook-timestamp': String(timestamp),
       'webhook-signature': signatureHeader(delivery.secrets, id, timestamp, delivery.body),
     };
-    return this.targets.post(delivery.url, headers, delivery.body);
+    try {
+      return await this.targets.post(delivery.url, headers, delivery.body);
+    } catch (error) {
+      // Not a network outcome (those are results): a fault of ours, recorded as a failed attempt and retried.
+      this.logger.warn({ deliveryId: delivery.id, error: error instanceof Error ? error.name : 'unknown' }, 'Webhook delivery attempt failed unexpectedly');
+      return { error: 'the attempt failed on the sending side' };
+    }
   }
 
   private outcome(accountId: number, delivery: ClaimedDelivery, result: AttemptResult | 'erased'): AttemptOutcome {
