@@ -59,6 +59,37 @@ const CALL = {
   extractedData: { city: 'Pune', budget: '80 lakh' },
 };
 
+const CLOCK_TICKS_PER_SECOND = 100;
+
+/** /proc/<pid>/stat fields after the command name: [ppid, utime, stime, cutime, cstime]. */
+function procStat(pid: number): { ppid: number; own: number; children: number } | undefined {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return { ppid: Number(fields[1]), own: (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS_PER_SECOND, children: (Number(fields[13]) + Number(fields[14])) / CLOCK_TICKS_PER_SECOND };
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * CPU seconds used so far by the service process and by PostgreSQL (the postmaster, its live processes, and
+ * the processes it has reaped): what a request costs the machine, whatever else runs on it (throughput on
+ * these shared cores moves with the other users' load; CPU per request much less).
+ */
+function cpuMeter(servicePid: number, postmasterPid: number): () => { service: number; postgres: number } {
+  return () => {
+    const postmaster = procStat(postmasterPid)!;
+    let postgres = postmaster.own + postmaster.children;
+    for (const entry of fs.readdirSync('/proc')) {
+      if (!/^\d+$/.test(entry)) continue;
+      const stat = procStat(Number(entry));
+      if (stat?.ppid === postmasterPid) postgres += stat.own;
+    }
+    return { service: procStat(servicePid)!.own, postgres };
+  };
+}
+
 interface ReceiverReport {
   count: number;
   first: number | null;
@@ -180,7 +211,7 @@ async function drained(client: Client, accountId: number): Promise<number> {
   for (;;) {
     const { rows } = await client.query<{ n: number }>(`SELECT count(*)::int AS n FROM webhook_deliveries WHERE account_id = $1 AND status = 'pending'`, [accountId]);
     if (rows[0].n === 0) return now();
-    await sleep(100);
+    await sleep(250);
   }
 }
 
@@ -193,6 +224,7 @@ type Variant = 'without' | 'with' | 'stuck';
  */
 async function outboxCost(
   databaseUrl: string,
+  cpu: ReturnType<typeof cpuMeter>,
   baseUrl: string,
   receiver: ReceiverProcess,
   plain: { apiKey: string },
@@ -209,6 +241,9 @@ async function outboxCost(
   await postCalls(baseUrl, subscribed.apiKey, 5, connections);
   await drained(client, subscribed.accountId);
   const results: Record<Variant, number[]> = { without: [], with: [], stuck: [] };
+  /** CPU milliseconds (service + PostgreSQL) per call created during the run; and until its deliveries drained. */
+  const cpuPerCall: Record<Variant, number[]> = { without: [], with: [], stuck: [] };
+  const cpuPerCallDrained: Record<Variant, number[]> = { without: [], with: [], stuck: [] };
   const drainSeconds: Record<'with' | 'stuck', number[]> = { with: [], stuck: [] };
   const orders: Variant[][] = [
     ['without', 'with', 'stuck'],
@@ -217,17 +252,33 @@ async function outboxCost(
   ];
   for (let index = 0; index < rounds; index++) {
     for (const variant of orders[index % orders.length]) {
+      const before = cpu();
+      let created: number;
+      let afterRun: ReturnType<typeof cpu>;
       if (variant === 'without') {
-        results.without.push((await postCalls(baseUrl, plain.apiKey, seconds, connections)).perSecond);
+        const run = await postCalls(baseUrl, plain.apiKey, seconds, connections);
+        afterRun = cpu();
+        results.without.push(run.perSecond);
+        created = run.created;
       } else {
         if (variant === 'stuck') await receiver.hang(true);
         const run = await postCalls(baseUrl, subscribed.apiKey, seconds, connections);
+        afterRun = cpu();
         const endedAt = now();
         await receiver.hang(false);
         results[variant].push(run.perSecond);
+        created = run.created;
         drainSeconds[variant].push(round(((await drained(client, subscribed.accountId)) - endedAt) / 1000, 1));
       }
-      log(`POST /calls, ${variant}: ${results[variant].at(-1)}/s`);
+      const afterDrain = cpu();
+      const perCall = (from: typeof before, to: typeof before) => round(((to.service - from.service + to.postgres - from.postgres) * 1000) / created, 3);
+      cpuPerCall[variant].push(perCall(before, afterRun));
+      cpuPerCallDrained[variant].push(perCall(before, afterDrain));
+      log(
+        `POST /calls, ${variant}: ${results[variant].at(-1)}/s; CPU per call ${cpuPerCall[variant].at(-1)} ms during the run ` +
+          `(service ${round(((afterRun.service - before.service) * 1000) / created, 3)}, PostgreSQL ${round(((afterRun.postgres - before.postgres) * 1000) / created, 3)}), ` +
+          `${cpuPerCallDrained[variant].at(-1)} ms with the drain`,
+      );
     }
   }
   await client.end();
@@ -242,6 +293,15 @@ async function outboxCost(
     deliveriesDrainedSecondsAfterRun: drainSeconds,
     ratioAnswering: round(median(results.with) / median(results.without), 3),
     ratioStuck: round(median(results.stuck) / median(results.without), 3),
+    cpuMsPerCallDuringRun: cpuPerCall,
+    cpuMsPerCallUntilDrained: cpuPerCallDrained,
+    /**
+     * The throughput ratios that CPU-bound cores give, from CPU per call (steadier than throughput on shared
+     * cores): answering, with the deliveries' own work counted (until drained); stuck, the outbox write alone
+     * (during the run, while the deliveries wait).
+     */
+    cpuRatioAnswering: round(median(cpuPerCall.without) / median(cpuPerCallDrained.with), 3),
+    cpuRatioOutboxWrite: round(median(cpuPerCall.without) / median(cpuPerCall.stuck), 3),
   };
   log(`outbox cost: ${JSON.stringify(result)}`);
   return result;
@@ -332,9 +392,14 @@ async function main(): Promise<void> {
       // --profile: a CPU profile of the service, written to /tmp/webhooks-bench-profile at exit.
       nodeArgs: process.argv.includes('--profile') ? ['--cpu-prof', '--cpu-prof-dir=/tmp/webhooks-bench-profile'] : [],
     });
-    const throughput = await deliveryThroughput(postgres.url, service.baseUrl, receiver, accounts[0], backlog);
-    const cost = await outboxCost(postgres.url, service.baseUrl, receiver, accounts[1], accounts[2], seconds, rounds, connections);
-    const latencyResult = await latency(service.baseUrl, receiver, accounts[3], rate, latencySeconds);
+    // --only cost (or throughput, latency): one measurement, for experiments; results are written only for all three.
+    const only = process.argv.includes('--only') ? process.argv[process.argv.indexOf('--only') + 1] : undefined;
+    const throughput = !only || only === 'throughput' ? await deliveryThroughput(postgres.url, service.baseUrl, receiver, accounts[0], backlog) : undefined;
+    const postmasterPid = Number(fs.readFileSync(path.join(postgres.dataDir, 'postgres', 'postmaster.pid'), 'utf8').split('\n')[0]);
+    const cpu = cpuMeter(service.pid, postmasterPid);
+    const cost = !only || only === 'cost' ? await outboxCost(postgres.url, cpu, service.baseUrl, receiver, accounts[1], accounts[2], seconds, rounds, connections) : undefined;
+    const latencyResult = !only || only === 'latency' ? await latency(service.baseUrl, receiver, accounts[3], rate, latencySeconds) : undefined;
+    if (!throughput || !cost || !latencyResult) return;
     const loadAtEnd = loadAverage();
     const commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT, encoding: 'utf8' }).trim();
     const results = {

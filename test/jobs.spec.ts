@@ -203,16 +203,19 @@ describe('the job queue (pg-boss)', () => {
   it("queues jobs from a module's own statement (queueSql): none if it rolls back, each once if it commits", async () => {
     const queue = a.jobs.queueSql('test.record');
     const statement = (from: number) =>
-      `WITH rows AS (SELECT jsonb_build_object('value', value) AS data FROM generate_series(${from}, ${from + 9}) AS value),
-            queued AS (${queue.insertJobs('rows')})
-       SELECT ${queue.wakeWorkers}`;
+      `WITH rows AS (SELECT jsonb_build_object('value', value) AS data FROM generate_series(${from}, ${from + 9}) AS value)
+       ${queue.insertJobs('rows')}`;
     await expect(
       a.database.transaction(async (sql) => {
         await sql.query(statement(8000));
+        a.jobs.wakeAfterCommit(sql, 'test.record');
         throw new Error('roll back');
       }),
     ).rejects.toThrow('roll back');
-    await a.database.transaction((sql) => sql.query(statement(8010)));
+    await a.database.transaction(async (sql) => {
+      await sql.query(statement(8010));
+      a.jobs.wakeAfterCommit(sql, 'test.record');
+    });
     await until(() => valuesDone(8010, 8020).length >= 10);
     await sleep(300);
     expect(valuesDone(8000, 8020).map(({ value }) => value).sort()).toEqual(Array.from({ length: 10 }, (_, index) => 8010 + index));

@@ -4,7 +4,7 @@ import PgBoss from 'pg-boss';
 import { DataSource } from 'typeorm';
 import { AppConfig } from '../config/config';
 import { InjectConfig } from '../config/config.module';
-import type { Sql } from '../database/database';
+import type { Sql, TransactionSql } from '../database/database';
 
 /** One job as a batch handler gets it. */
 export interface Job<T> {
@@ -51,21 +51,22 @@ export interface JobDefinition<T> {
 
 export interface SendOptions {
   /** Enqueue inside this transaction: the job exists if and only if the transaction commits. */
-  sql?: Sql;
+  sql?: TransactionSql;
   startAfter?: Date;
   /** At most one job with this key is queued or active (pg-boss singletonKey). */
   singletonKey?: string;
 }
 
-/** SQL with which a module's own statement queues jobs (Jobs.queueSql). */
+/**
+ * SQL with which a module's own statement queues jobs (Jobs.queueSql); the module then calls
+ * `Jobs.wakeAfterCommit` with its transaction.
+ */
 export interface QueueSql {
   /**
    * A data-modifying statement to put in a CTE: one job of the queue per row of `rows`, a subquery with a
    * jsonb `data` column. Defaults as pg-boss's own insert gives them (the queue's retry and expiry settings).
    */
   insertJobs(rows: string): string;
-  /** An expression to evaluate in the statement: idle workers of the queue, on every instance, wake when it commits. */
-  wakeWorkers: string;
 }
 
 const QUEUE_NAME = /^[a-z][a-z0-9_.-]{0,99}$/;
@@ -74,6 +75,9 @@ const QUEUE_NAME = /^[a-z][a-z0-9_.-]{0,99}$/;
  * The SQL of QueueSql for a queue in the job schema. Both names are SQL-safe: the schema is validated by the
  * configuration, queue names by `define`.
  */
+/** pg-boss's `db` option: its statements run on the caller's transaction. */
+const bossDb = (sql: Sql) => ({ executeSql: async (text: string, values: unknown[]) => ({ rows: await sql.query(text, values) }) });
+
 export function queueSql(schema: string, queue: string): QueueSql {
   return {
     insertJobs: (rows) => `INSERT INTO ${schema}.job (name, data, retry_limit, retry_delay, retry_backoff, expire_in, keep_until, policy, dead_letter)
@@ -82,12 +86,18 @@ export function queueSql(schema: string, queue: string): QueueSql {
              COALESCE(q.retry_backoff, false), COALESCE(q.expire_seconds * interval '1 second', interval '15 minutes'),
              now() + COALESCE(q.retention_minutes * interval '1 minute', interval '14 days'), q.policy, q.dead_letter
         FROM ${rows} AS jobs JOIN ${schema}.queue AS q ON q.name = '${queue}'`,
-    wakeWorkers: `pg_notify('${JOB_QUEUED_CHANNEL}', '${queue}')`,
   };
 }
 
 /** pg_notify channel on which every instance hears that a job was queued, so that an idle worker fetches at once. */
 const JOB_QUEUED_CHANNEL = 'job_queued';
+/**
+ * Other instances hear of new jobs at most this often per queue (from each instance). The NOTIFY is sent on
+ * its own, after the commit, never in the transaction that queued the job: PostgreSQL serialises the commits
+ * of notifying transactions (a database-wide lock held through the commit's WAL flush), which would cap
+ * every outbox write at one commit per disk flush.
+ */
+const ANNOUNCE_INTERVAL_MS = 50;
 /** Idle workers still look for work this often (jobs scheduled for later, wake-ups missed while reconnecting). */
 const POLLING_SECONDS = 2;
 const RECONNECT_MS = 1_000;
@@ -98,9 +108,10 @@ const RECONNECT_MS = 1_000;
  * Modules `define` their queues before the application starts; `send` enqueues, optionally inside the
  * caller's transaction (the transactional outbox: the change and its job commit together or not at all).
  *
- * Latency: pg-boss polls. Every `send` also NOTIFYs `job_queued` (in the same transaction), and every
- * instance LISTENs and wakes its workers of that queue at once; a worker that fetched a full batch fetches
- * again without waiting. Polling remains the backstop.
+ * Latency: pg-boss polls. Once a queued job is committed (at once, or after the caller's transaction
+ * commits), this instance wakes an idle worker of the queue, and NOTIFYs `job_queued` to the others (on its
+ * own, at most every 50 ms per queue: see ANNOUNCE_INTERVAL_MS); every instance LISTENs and wakes a worker
+ * too. A worker that fetched a full batch fetches again without waiting. Polling remains the backstop.
  */
 @Injectable()
 export class Jobs implements OnApplicationBootstrap, OnApplicationShutdown {
@@ -113,6 +124,8 @@ export class Jobs implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly busyWorkers = new Set<string>();
   /** Queues with a wake-up already scheduled in this turn of the event loop (notifications come in bursts). */
   private readonly wakeScheduled = new Set<string>();
+  /** Queues whose NOTIFY to the other instances is already scheduled. */
+  private readonly announcing = new Set<string>();
   private listener: Client | null = null;
   private stopped = false;
   private lastErrorLoggedAt = 0;
@@ -153,9 +166,8 @@ export class Jobs implements OnApplicationBootstrap, OnApplicationShutdown {
   async send<T extends object>(name: string, data: T, options: SendOptions = {}): Promise<void> {
     if (!this.definitions.has(name)) throw new Error(`Job ${name} is not defined`);
     const { sql, startAfter, singletonKey } = options;
-    const db = sql && { executeSql: async (text: string, values: unknown[]) => ({ rows: await sql.query(text, values) }) };
-    await this.boss.send(name, data, { startAfter, singletonKey, db });
-    await (sql ?? this.bossSql()).query('SELECT pg_notify($1, $2)', [JOB_QUEUED_CHANNEL, name]);
+    await this.boss.send(name, data, { startAfter, singletonKey, db: sql && bossDb(sql) });
+    this.wakeWhenCommitted(sql, name);
   }
 
   /**
@@ -166,15 +178,35 @@ export class Jobs implements OnApplicationBootstrap, OnApplicationShutdown {
     if (!this.definitions.has(name)) throw new Error(`Job ${name} is not defined`);
     if (jobs.length === 0) return;
     const { sql } = options;
-    const db = sql && { executeSql: async (text: string, values: unknown[]) => ({ rows: await sql.query(text, values) }) };
     await this.boss.insert(
       jobs.map(({ data, startAfter }) => ({ name, data, startAfter: startAfter?.toISOString() })),
-      { db },
+      { db: sql && bossDb(sql) },
     );
     const now = Date.now();
-    if (jobs.some(({ startAfter }) => !startAfter || startAfter.getTime() <= now)) {
-      await (sql ?? this.bossSql()).query('SELECT pg_notify($1, $2)', [JOB_QUEUED_CHANNEL, name]);
-    }
+    if (jobs.some(({ startAfter }) => !startAfter || startAfter.getTime() <= now)) this.wakeWhenCommitted(sql, name);
+  }
+
+  /** After queueing jobs with `queueSql` in `sql`'s transaction: wakes the queue's workers once it commits. */
+  wakeAfterCommit(sql: TransactionSql, name: string): void {
+    this.wakeWhenCommitted(sql, name);
+  }
+
+  private wakeWhenCommitted(sql: TransactionSql | undefined, queue: string): void {
+    if (sql) sql.afterCommit(() => this.announce(queue));
+    else this.announce(queue);
+  }
+
+  /** A job of the queue can be fetched: wake a worker here now, and tell the other instances soon (once per interval). */
+  private announce(queue: string): void {
+    this.wake(queue);
+    if (this.announcing.has(queue)) return;
+    this.announcing.add(queue);
+    setTimeout(() => {
+      this.announcing.delete(queue);
+      this.bossSql()
+        .query('SELECT pg_notify($1, $2)', [JOB_QUEUED_CHANNEL, queue])
+        .catch((error: unknown) => this.logError('Cannot announce queued jobs (other instances poll meanwhile)', error));
+    }, ANNOUNCE_INTERVAL_MS).unref();
   }
 
   async onApplicationBootstrap(): Promise<void> {

@@ -236,11 +236,7 @@ WITH
 SELECT
   count(*)::int AS deliveries
 FROM
-  deliveries,
-  LATERAL (
-    SELECT
-      pg_notify ('job_queued', 'webhooks.deliver')
-  ) AS woken;
+  deliveries;
 
 -- WebhooksRepository.recordPing
 WITH

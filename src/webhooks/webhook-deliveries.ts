@@ -1,7 +1,7 @@
 import { Injectable, Logger, OnModuleInit } from '@nestjs/common';
 import { AppConfig } from '../config/config';
 import { InjectConfig } from '../config/config.module';
-import { Database, Sql } from '../database/database';
+import { Database, TransactionSql } from '../database/database';
 import { Job, Jobs, QueueSql } from '../jobs/jobs.service';
 import { publicEventId } from './webhook-payload';
 import { signatureHeader } from './webhook-signature';
@@ -75,12 +75,17 @@ export class WebhookDeliveries implements OnModuleInit {
   }
 
   /** Queues an attempt at deliveries (a ping, a retry by hand), inside the transaction that recorded them. */
-  async enqueue(sql: Sql, accountId: number, deliveries: QueuedDelivery[]): Promise<void> {
+  async enqueue(sql: TransactionSql, accountId: number, deliveries: QueuedDelivery[]): Promise<void> {
     await this.jobs.sendMany<DeliverJob>(
       DELIVER_JOB,
       deliveries.map(({ id, attempts }) => ({ data: { accountId, deliveryId: id, attempts } })),
       { sql },
     );
+  }
+
+  /** After the outbox write (WebhookEvents): the delivery workers start once the transaction commits. */
+  wakeAfterCommit(sql: TransactionSql): void {
+    this.jobs.wakeAfterCommit(sql, DELIVER_JOB);
   }
 
   private async deliverBatch(jobs: Job<DeliverJob>[]): Promise<void> {

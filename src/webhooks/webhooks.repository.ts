@@ -205,8 +205,7 @@ export class WebhooksRepository {
   /**
    * The outbox write, in the caller's transaction and in one statement: the event, one delivery per enabled
    * webhook of the account that subscribes to its type, and one delivery job each (`queue`: the deliveries'
-   * job queue), waking the delivery workers at commit. Nothing is written when no webhook subscribes.
-   * Returns the number of deliveries.
+   * job queue). Nothing is written when no webhook subscribes. Returns the number of deliveries.
    */
   @AccountQuery([1, EXAMPLE_EVENT, EXAMPLE_QUEUE])
   async recordEvent(accountId: number, event: NewEvent, queue: QueueSql, sql: Sql = this.db): Promise<number> {
@@ -224,7 +223,7 @@ export class WebhooksRepository {
        ), jobs AS (
          ${queue.insertJobs(`(SELECT jsonb_build_object('accountId', $1::int, 'deliveryId', id, 'attempts', attempts) AS data FROM deliveries)`)}
        )
-       SELECT count(*)::int AS deliveries FROM deliveries, LATERAL (SELECT ${queue.wakeWorkers}) AS woken`,
+       SELECT count(*)::int AS deliveries FROM deliveries`,
       [accountId, event.id, event.type, event.callId, event.body, event.createdAt],
     );
     return deliveries;
