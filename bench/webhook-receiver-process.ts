@@ -2,22 +2,20 @@
  * The webhooks benchmark's receiver, in its own process (so that its work is not counted against the load
  * generator's): answers every POST with 204 at once and records when each request's headers arrived
  * (performance.timeOrigin + performance.now(), comparable across processes) and which call it was about.
- * Driven over IPC by bench/webhooks.ts: `reset`, `report`, `hang` (stop answering: a stuck receiver), `answer`.
+ * Driven over IPC by bench/webhooks.ts: `reset`, `report`.
  */
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 let arrivals: number[] = [];
 let callIds: (string | null)[] = [];
-/** In hang mode requests are read and never answered (a receiver that is stuck). */
-let hang = false;
 
 const server = http.createServer((request, response) => {
   const arrivedAt = performance.timeOrigin + performance.now();
   const chunks: Buffer[] = [];
   request.on('data', (chunk: Buffer) => chunks.push(chunk));
   request.on('end', () => {
-    if (!hang) response.writeHead(204).end();
+    response.writeHead(204).end();
     const body = Buffer.concat(chunks).toString('utf8');
     // The call's id is the first "id" inside "data" (every benchmark event is a call event).
     const match = /"data":\{"id":"([0-9a-f-]{36})"/.exec(body);
@@ -29,11 +27,8 @@ server.keepAliveTimeout = 60_000;
 
 server.listen(0, '127.0.0.1', () => process.send!({ port: (server.address() as AddressInfo).port }));
 
-process.on('message', (message: { command: 'reset' | 'report' | 'hang' | 'answer'; withCalls?: boolean }) => {
-  if (message.command === 'hang' || message.command === 'answer') {
-    hang = message.command === 'hang';
-    process.send!({ hang });
-  } else if (message.command === 'reset') {
+process.on('message', (message: { command: 'reset' | 'report'; withCalls?: boolean }) => {
+  if (message.command === 'reset') {
     arrivals = [];
     callIds = [];
     process.send!({ reset: true });

@@ -70,8 +70,8 @@ class TestJobs implements OnModuleInit {
 }
 
 /** One service instance's job queue (its own pool and workers) on the schema given. */
-async function instance(name: string, schema: string) {
-  const config = { ...loadConfig({ ...process.env, LOG_LEVEL: 'silent' }), jobQueueSchema: schema, jobMaintenanceIntervalSeconds: 1 };
+async function instance(name: string, schema: string, jobWorkers = true) {
+  const config = { ...loadConfig({ ...process.env, LOG_LEVEL: 'silent' }), jobQueueSchema: schema, jobMaintenanceIntervalSeconds: 1, jobWorkers };
   @Module({ providers: [TestJobs] })
   class TestModule {}
   const module = await Test.createTestingModule({
@@ -225,6 +225,23 @@ describe('the job queue (pg-boss)', () => {
   it('refuses a definition with both kinds of handler, or neither', () => {
     expect(() => a.jobs.define({ name: 'test.both', expireInSeconds: 1, handler: async () => undefined, batchHandler: async () => undefined })).toThrow('not both');
     expect(() => a.jobs.define({ name: 'test.neither', expireInSeconds: 1 })).toThrow('not both');
+  });
+
+  it('leaves the jobs an instance without workers (JOB_WORKERS=false) queues to the instances with workers', async () => {
+    const otherSchema = `jobs_${randomBytes(6).toString('hex')}`;
+    const queuing = await instance('queuing', otherSchema, false);
+    try {
+      await queuing.jobs.send('test.record', { value: 9000 });
+      const working = await instance('working', otherSchema);
+      try {
+        await until(() => valuesDone(9000, 9001).length === 1);
+        expect(valuesDone(9000, 9001)).toEqual([{ instance: 'working', value: 9000 }]);
+      } finally {
+        await working.app.close();
+      }
+    } finally {
+      await queuing.app.close();
+    }
   });
 
   it('refuses to send to a queue no module defined', async () => {

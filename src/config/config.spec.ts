@@ -43,6 +43,12 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ CORS_ORIGINS: '*' })).toThrow('CORS_ORIGINS');
   });
 
+  it('reads JOB_WORKERS (default true)', () => {
+    expect(loadConfig({}).jobWorkers).toBe(true);
+    expect(loadConfig({ JOB_WORKERS: 'false' }).jobWorkers).toBe(false);
+    expect(() => loadConfig({ JOB_WORKERS: 'sometimes' })).toThrow('JOB_WORKERS');
+  });
+
   it('reads the webhook settings, with their defaults, and refuses bad ones', () => {
     expect(loadConfig({}).webhooks).toEqual({ allowPrivateTargets: false, timeoutMs: 10_000, retrySeconds: [10, 60, 300, 1800, 7200, 21600, 43200] });
     expect(loadConfig({ WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', WEBHOOK_TIMEOUT_MS: '500', WEBHOOK_RETRY_SECONDS: '1, 2,3' }).webhooks).toEqual({

@@ -35,6 +35,8 @@ export interface AppConfig {
   jobQueueSchema: string;
   /** How often pg-boss's maintenance runs: it retries jobs whose instance died mid-job (after their expiry). */
   jobMaintenanceIntervalSeconds: number;
+  /** Whether this instance works the job queues (false: it only queues jobs, for other instances to do). */
+  jobWorkers: boolean;
   /** Webhook deliveries (see WebhooksConfig below). */
   webhooks: WebhooksConfig;
 }
@@ -147,6 +149,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     storage: readStorageConfig(env),
     jobQueueSchema: readMatching(env, 'JOB_QUEUE_SCHEMA', /^[a-z_][a-z0-9_]{0,62}$/, 'must be a lowercase PostgreSQL identifier (letters, digits, _)') ?? 'pgboss',
     jobMaintenanceIntervalSeconds: readInt(env, 'JOB_MAINTENANCE_INTERVAL_SECONDS', 30, 1, 3600),
+    jobWorkers: readBoolean(env, 'JOB_WORKERS', true),
     webhooks: readWebhooksConfig(env),
   };
 }

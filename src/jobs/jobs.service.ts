@@ -130,10 +130,13 @@ export class Jobs implements OnApplicationBootstrap, OnApplicationShutdown {
   private stopped = false;
   private lastErrorLoggedAt = 0;
 
+  private readonly working: boolean;
+
   constructor(
     private readonly dataSource: DataSource,
     @InjectConfig() config: AppConfig,
   ) {
+    this.working = config.jobWorkers;
     this.schema = config.jobQueueSchema;
     this.boss = new PgBoss({
       connectionString: this.databaseUrl(),
@@ -217,10 +220,12 @@ export class Jobs implements OnApplicationBootstrap, OnApplicationShutdown {
       await this.boss.createQueue(name, options);
       await this.boss.updateQueue(name, options);
       if (definition.cron) await this.boss.schedule(name, definition.cron, {}, { tz: 'UTC' });
+      // JOB_WORKERS=false: an instance that only queues jobs (an API-only instance beside worker instances).
+      if (!this.working) continue;
       const workers = Array.from({ length: definition.workers ?? 1 }, () => this.work(definition));
       this.workerIds.set(name, await Promise.all(workers));
     }
-    await this.listen();
+    if (this.working) await this.listen();
   }
 
   async onApplicationShutdown(): Promise<void> {
