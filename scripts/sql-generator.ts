@@ -11,7 +11,7 @@ import * as path from 'node:path';
 import { Client } from 'pg';
 import { format } from 'sql-formatter';
 import { loadConfig } from '../src/config/config';
-import { clientSql, Sql } from '../src/database/database';
+import { clientSql, Sql, TransactionSql } from '../src/database/database';
 import { runMigrations } from '../src/database/migrate';
 import { queryMethods } from '../src/database/query.decorator';
 
@@ -54,12 +54,12 @@ class RecordingDatabase implements Sql {
     return this.sql.query<R>(text, values);
   }
 
-  /** Nested in the generator's transaction: a savepoint. */
-  async transaction<T>(work: (sql: Sql) => Promise<T>): Promise<T> {
+  /** Nested in the generator's transaction: a savepoint (never committed: nothing runs after a commit). */
+  async transaction<T>(work: (sql: TransactionSql) => Promise<T>): Promise<T> {
     const name = `tx${++this.savepoints}`;
     await this.sql.query(`SAVEPOINT ${name}`);
     try {
-      const result = await work(this);
+      const result = await work({ query: <R>(text: string, values?: readonly unknown[]) => this.query<R>(text, values), afterCommit: () => undefined });
       await this.sql.query(`RELEASE SAVEPOINT ${name}`);
       return result;
     } catch (error) {

@@ -5,12 +5,13 @@ import { ErrorResponse } from './common/error-response.dto';
 import pluginMetadata from './metadata';
 import { AppModule } from './app.module';
 import { AppConfig } from './config/config';
+import { WEBHOOK_EVENT_SCHEMAS } from './webhooks/dto/webhook-event-payload.dto';
 
 export const API_VERSION = '1.0.0';
 export const API_KEY_SCHEME = 'api-key';
 
-const DESCRIPTION = `REST API of the voice-agent platform: agents, knowledge bases, call history with recordings and
-website widget sites. Every request carries an API key in the \`X-Api-Key\` header; a key only ever sees its own
+const DESCRIPTION = `REST API of the voice-agent platform: agents, knowledge bases, call history with recordings,
+website widget sites and webhooks. Every request carries an API key in the \`X-Api-Key\` header; a key only ever sees its own
 account, and another account's resource is always a 404. Errors have one shape: \`{statusCode, error, message}\`,
 plus \`details\` for validation failures. Lists are plain JSON arrays.`;
 
@@ -51,6 +52,36 @@ function documentCommonResponses(document: OpenAPIObject): void {
   }
 }
 
+/**
+ * The requests the service sends to webhooks, one per event type, as an `x-webhooks` section (the OpenAPI 3.1
+ * `webhooks` of a 3.0 document, which Redoc and other tools read) pointing at the event schemas in components.
+ */
+function documentWebhooks(document: OpenAPIObject): void {
+  const signatureHeaders = {
+    'webhook-id': { description: 'The event id (the body\'s `id`), the same on every attempt: deduplicate on it.', schema: { type: 'string' } },
+    'webhook-timestamp': { description: 'When this attempt was made, in seconds since the Unix epoch.', schema: { type: 'string' } },
+    'webhook-signature': {
+      description: '`v1,<base64 HMAC-SHA256 of id.timestamp.body>` with each active secret, space-separated (two for 24 hours after a rotation). Verify with any Standard Webhooks library.',
+      schema: { type: 'string' },
+    },
+  };
+  (document as OpenAPIObject & { 'x-webhooks': object })['x-webhooks'] = Object.fromEntries(
+    Object.entries(WEBHOOK_EVENT_SCHEMAS).map(([type, schema]) => [
+      type,
+      {
+        post: {
+          summary: `The \`${type}\` event`,
+          parameters: Object.entries(signatureHeaders).map(([name, header]) => ({ name, in: 'header', required: true, ...header })),
+          requestBody: { required: true, content: { 'application/json': { schema: { $ref: `#/components/schemas/${schema.name}` } } } },
+          responses: {
+            '2XX': { description: 'Received. Anything else (or no answer within WEBHOOK_TIMEOUT_MS) is retried; 410 disables the webhook.' },
+          },
+        },
+      },
+    ]),
+  );
+}
+
 export async function buildOpenApiDocument(app: INestApplication): Promise<OpenAPIObject> {
   await SwaggerModule.loadPluginMetadata(pluginMetadata);
   const config = new DocumentBuilder()
@@ -60,8 +91,9 @@ export async function buildOpenApiDocument(app: INestApplication): Promise<OpenA
     .addApiKey({ type: 'apiKey', in: 'header', name: 'X-Api-Key' }, API_KEY_SCHEME)
     .addSecurityRequirements(API_KEY_SCHEME)
     .build();
-  const document = SwaggerModule.createDocument(app, config, { extraModels: [ErrorResponse] });
+  const document = SwaggerModule.createDocument(app, config, { extraModels: [ErrorResponse, ...Object.values(WEBHOOK_EVENT_SCHEMAS)] });
   documentCommonResponses(document);
+  documentWebhooks(document);
   return sortKeys(document) as OpenAPIObject;
 }
 

@@ -281,10 +281,10 @@ describe('calls', () => {
       const call = await record(owner);
       const recordings = context.app.get(RecordingsRepository);
       expect(await recordings.swapKey(other.id, call.id, 'stolen')).toBeUndefined();
-      expect(await recordings.swapKey(owner.id, call.id, 'recordings/abc.mp3')).toEqual({ previous: null });
+      expect(await recordings.swapKey(owner.id, call.id, 'recordings/abc.mp3')).toEqual({ previous: null, isTest: false });
       expect(await recordings.find(owner.id, call.id)).toEqual({ id: call.id, name: call.name, recordingKey: 'recordings/abc.mp3' });
       expect(await recordings.find(other.id, call.id)).toBeUndefined();
-      expect(await recordings.swapKey(owner.id, call.id, null)).toEqual({ previous: 'recordings/abc.mp3' });
+      expect(await recordings.swapKey(owner.id, call.id, null)).toEqual({ previous: 'recordings/abc.mp3', isTest: false });
       expect((await context.as(owner).get(`/calls/${call.id}`).expect(200)).body.hasRecording).toBe(false);
     });
   });

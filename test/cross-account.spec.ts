@@ -80,6 +80,23 @@ const widgetSiteFixture: FixtureFactory = async (context, owner, marker) => {
   return { params: { siteId: String(site.id) }, snapshot: () => body(context.as(owner).get(`/widget/sites/${site.id}`)) };
 };
 
+/**
+ * A webhook with one delivery (a ping). The snapshot leaves out what the delivery's own attempts change (its
+ * target does not resolve, so it is being retried meanwhile): only B's requests must not change A's data.
+ */
+const webhookFixture: FixtureFactory = async (context, owner, marker) => {
+  const webhook = (await context.as(owner).post('/webhooks').send({ url: `https://${marker}.invalid/hooks`, events: ['call.created'], description: marker }).expect(201)).body;
+  const delivery = (await context.as(owner).post(`/webhooks/${webhook.id}/test`).expect(202)).body;
+  const deliveries = async () => {
+    const { status, body: rows } = await context.as(owner).get(`/webhooks/${webhook.id}/deliveries`);
+    return { status, rows: (rows as { id: string; eventId: string; event: string }[]).map(({ id, eventId, event }) => ({ id, eventId, event })) };
+  };
+  return {
+    params: { webhookId: String(webhook.id), deliveryId: delivery.id },
+    snapshot: async () => [await body(context.as(owner).get(`/webhooks/${webhook.id}`)), await deliveries()],
+  };
+};
+
 /** Every route path with parameters → how to create the resource it names, for account A. */
 export const FIXTURES: Record<string, FixtureFactory> = {
   '/agents/:agentId': agentFixture,
@@ -93,6 +110,11 @@ export const FIXTURES: Record<string, FixtureFactory> = {
   '/calls/:callId/recording/download': recordingFixture,
   '/widget/sites/:siteId': widgetSiteFixture,
   '/widget/sites/:siteId/rotate-key': widgetSiteFixture,
+  '/webhooks/:webhookId': webhookFixture,
+  '/webhooks/:webhookId/rotate-secret': webhookFixture,
+  '/webhooks/:webhookId/test': webhookFixture,
+  '/webhooks/:webhookId/deliveries': webhookFixture,
+  '/webhooks/:webhookId/deliveries/:deliveryId/retry': webhookFixture,
 };
 
 /** Extra query strings tried on list routes, built from A's resources (a filter must never widen the scope). */

@@ -15,6 +15,11 @@ import { JobsModule } from '../src/jobs/jobs.module';
 /** What the test jobs did, by instance. */
 const done: { instance: string; value: number }[] = [];
 const attempts = new Map<number, number>();
+/** Jobs of test.gated wait for their value's gate to open; `started` records that they began. */
+const gates = new Map<number, () => void>();
+const started: number[] = [];
+/** The values of each batch test.batch got. */
+const batches: number[][] = [];
 
 @Injectable()
 class TestJobs implements OnModuleInit {
@@ -37,12 +42,36 @@ class TestJobs implements OnModuleInit {
       },
     });
     this.jobs.define({ name: 'test.expiring', handler: record, retryLimit: 1, retryDelay: 0, expireInSeconds: 1 });
+    this.jobs.define<{ value: number }>({
+      name: 'test.batch',
+      concurrency: 50,
+      expireInSeconds: 30,
+      retryLimit: 2,
+      retryDelay: 1,
+      batchHandler: async (jobs) => {
+        batches.push(jobs.map(({ data }) => data.value));
+        for (const { data } of jobs) attempts.set(data.value, (attempts.get(data.value) ?? 0) + 1);
+        // A batch holding a job's first attempt at a value of 5000 or more fails whole.
+        if (jobs.some(({ data }) => data.value >= 5000 && attempts.get(data.value) === 1)) throw new Error('the batch fails');
+        for (const { data } of jobs) done.push({ instance, value: data.value });
+      },
+    });
+    this.jobs.define<{ value: number }>({
+      name: 'test.gated',
+      workers: 2,
+      expireInSeconds: 30,
+      handler: async ({ value }) => {
+        started.push(value);
+        await new Promise<void>((open) => gates.set(value, open));
+        done.push({ instance, value });
+      },
+    });
   }
 }
 
 /** One service instance's job queue (its own pool and workers) on the schema given. */
-async function instance(name: string, schema: string) {
-  const config = { ...loadConfig({ ...process.env, LOG_LEVEL: 'silent' }), jobQueueSchema: schema, jobMaintenanceIntervalSeconds: 1 };
+async function instance(name: string, schema: string, jobWorkers = true) {
+  const config = { ...loadConfig({ ...process.env, LOG_LEVEL: 'silent' }), jobQueueSchema: schema, jobMaintenanceIntervalSeconds: 1, jobWorkers };
   @Module({ providers: [TestJobs] })
   class TestModule {}
   const module = await Test.createTestingModule({
@@ -125,6 +154,94 @@ describe('the job queue (pg-boss)', () => {
       await until(() => valuesDone(3000, 3001).length === 1);
     } finally {
       await dead.stop({ graceful: false, wait: true });
+    }
+  });
+
+  it('sends many jobs in one statement, inside a transaction: none if it rolls back, each once if it commits', async () => {
+    const values = Array.from({ length: 100 }, (_, index) => 4000 + index);
+    await expect(
+      a.database.transaction(async (sql) => {
+        await a.jobs.sendMany('test.batch', values.map((value) => ({ data: { value } })), { sql });
+        throw new Error('roll back');
+      }),
+    ).rejects.toThrow('roll back');
+    await a.database.transaction((sql) => a.jobs.sendMany('test.batch', values.slice(0, 50).map((value) => ({ data: { value } })), { sql }));
+    await b.jobs.sendMany('test.batch', values.slice(50).map((value) => ({ data: { value } })));
+    await until(() => valuesDone(4000, 4100).length >= 100);
+    await sleep(300);
+    expect(valuesDone(4000, 4100).map(({ value }) => value).sort()).toEqual(values);
+  });
+
+  it('hands a batch handler its jobs together, and retries every job of a batch that failed', async () => {
+    await a.jobs.sendMany('test.batch', [{ data: { value: 5000 } }, { data: { value: 5001 } }]);
+    await until(() => valuesDone(5000, 5002).length >= 2);
+    expect(valuesDone(5000, 5002).map(({ value }) => value).sort()).toEqual([5000, 5001]);
+    // Sent in one statement, fetched in one batch, which failed: both jobs were attempted twice.
+    expect(batches.some((batch) => batch.includes(5000) && batch.includes(5001))).toBe(true);
+    expect([attempts.get(5000), attempts.get(5001)]).toEqual([2, 2]);
+  });
+
+  it('starts a job sent for later only when it is due', async () => {
+    const startAfter = new Date(Date.now() + 2_000);
+    await a.jobs.sendMany('test.batch', [{ data: { value: 6000 }, startAfter }]);
+    await until(() => valuesDone(6000, 6001).length === 1);
+    expect(Date.now()).toBeGreaterThanOrEqual(startAfter.getTime());
+  });
+
+  it('keeps working a queue with several workers while one job is held up', async () => {
+    await a.jobs.send('test.gated', { value: 7000 });
+    await until(() => started.includes(7000));
+    // Instance a's first worker is held by job 7000; b's workers and a's second one take the next.
+    await a.jobs.send('test.gated', { value: 7001 });
+    await until(() => started.includes(7001));
+    gates.get(7001)!();
+    await until(() => valuesDone(7001, 7002).length === 1);
+    expect(valuesDone(7000, 7001)).toEqual([]);
+    gates.get(7000)!();
+    await until(() => valuesDone(7000, 7001).length === 1);
+  });
+
+  it("queues jobs from a module's own statement (queueSql): none if it rolls back, each once if it commits", async () => {
+    const queue = a.jobs.queueSql('test.record');
+    const statement = (from: number) =>
+      `WITH rows AS (SELECT jsonb_build_object('value', value) AS data FROM generate_series(${from}, ${from + 9}) AS value)
+       ${queue.insertJobs('rows')}`;
+    await expect(
+      a.database.transaction(async (sql) => {
+        await sql.query(statement(8000));
+        a.jobs.wakeAfterCommit(sql, 'test.record');
+        throw new Error('roll back');
+      }),
+    ).rejects.toThrow('roll back');
+    await a.database.transaction(async (sql) => {
+      await sql.query(statement(8010));
+      a.jobs.wakeAfterCommit(sql, 'test.record');
+    });
+    await until(() => valuesDone(8010, 8020).length >= 10);
+    await sleep(300);
+    expect(valuesDone(8000, 8020).map(({ value }) => value).sort()).toEqual(Array.from({ length: 10 }, (_, index) => 8010 + index));
+    expect(() => a.jobs.queueSql('test.unknown')).toThrow('not defined');
+  });
+
+  it('refuses a definition with both kinds of handler, or neither', () => {
+    expect(() => a.jobs.define({ name: 'test.both', expireInSeconds: 1, handler: async () => undefined, batchHandler: async () => undefined })).toThrow('not both');
+    expect(() => a.jobs.define({ name: 'test.neither', expireInSeconds: 1 })).toThrow('not both');
+  });
+
+  it('leaves the jobs an instance without workers (JOB_WORKERS=false) queues to the instances with workers', async () => {
+    const otherSchema = `jobs_${randomBytes(6).toString('hex')}`;
+    const queuing = await instance('queuing', otherSchema, false);
+    try {
+      await queuing.jobs.send('test.record', { value: 9000 });
+      const working = await instance('working', otherSchema);
+      try {
+        await until(() => valuesDone(9000, 9001).length === 1);
+        expect(valuesDone(9000, 9001)).toEqual([{ instance: 'working', value: 9000 }]);
+      } finally {
+        await working.app.close();
+      }
+    } finally {
+      await queuing.app.close();
     }
   });
 

@@ -43,7 +43,7 @@ interface Limit {
   min: number;
   max: number;
   /** A format or pattern restricts the characters: such a field is filled with what it allows. */
-  restricted?: 'email' | 'pattern';
+  restricted?: 'email' | 'pattern' | 'uri';
 }
 
 function limitsOf(document: OpenAPIObject): Limit[] {
@@ -56,7 +56,7 @@ function limitsOf(document: OpenAPIObject): Limit[] {
         field,
         min: (property.minLength as number | undefined) ?? 0,
         max: property.maxLength as number,
-        restricted: property.format === 'email' ? ('email' as const) : property.pattern ? ('pattern' as const) : undefined,
+        restricted: property.format === 'email' ? ('email' as const) : property.format === 'uri' ? ('uri' as const) : property.pattern ? ('pattern' as const) : undefined,
       })),
   );
 }
@@ -114,12 +114,26 @@ const TARGETS: Record<string, Target> = {
       context.as(account).patch(`/widget/sites/${await parent(context, account, '/widget/sites', { name: 'Site' })}`).send({ [field]: value }),
     read: async (context, account, written, field) => (await context.as(account).get(`/widget/sites/${written.body.id}`).expect(200)).body[field],
   },
+  CreateWebhookDto: {
+    // A public address written as an IP literal: nothing to resolve, and nothing is delivered to it here.
+    write: (context, account, field, value) => context.as(account).post('/webhooks').send({ url: 'https://8.8.8.8/hook', events: ['call.deleted'], [field]: value }),
+    read: async (context, account, written, field) => (await context.as(account).get(`/webhooks/${written.body.id}`).expect(200)).body[field],
+  },
+  UpdateWebhookDto: {
+    write: async (context, account, field, value) =>
+      context
+        .as(account)
+        .patch(`/webhooks/${await parent(context, account, '/webhooks', { url: 'https://8.8.8.8/hook', events: ['call.deleted'] })}`)
+        .send({ [field]: value }),
+    read: async (context, account, written, field) => (await context.as(account).get(`/webhooks/${written.body.id}`).expect(200)).body[field],
+  },
 };
 
 /** The values of `count` code points to try for a field: every kind, or what its format or pattern allows. */
 function valuesOf(limit: Limit, count: number): [string, string][] {
   if (limit.restricted === 'email') return [['ascii', emailOf(count)]];
   if (limit.restricted === 'pattern') return [['digits', '1'.repeat(count)]]; // phone
+  if (limit.restricted === 'uri') return [['url', `https://8.8.8.8/${'p'.repeat(Math.max(0, count - 16))}`]]; // a webhook's public address
   return Object.entries(KINDS).map(([kind, unit]) => [kind, textOf(unit, count)]);
 }
 

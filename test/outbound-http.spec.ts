@@ -2,7 +2,7 @@ import * as http from 'node:http';
 import { AddressInfo } from 'node:net';
 import * as zlib from 'node:zlib';
 import { refusalReason } from '../src/outbound/address-policy';
-import { OutboundError, OutboundRequestOptions, outboundRequest, Resolver } from '../src/outbound/outbound-http';
+import { OutboundError, OutboundRequestOptions, outboundRequest, PinnedAgents, Resolver } from '../src/outbound/outbound-http';
 
 /**
  * The SSRF defences of src/outbound against real HTTP servers on loopback. The refusal cases run with private
@@ -348,5 +348,49 @@ describe('outbound HTTP (SSRF defences)', () => {
       expect(refusalReason('127.0.0.2', policy)).toBe('a loopback address');
       expect(refusalReason('::1', policy)).toBe('a loopback address');
     });
+  });
+});
+
+describe('outbound HTTP keep-alive (PinnedAgents)', () => {
+  const connections = new Map<string, number>();
+  const servers: http.Server[] = [];
+  let port = 0;
+
+  beforeAll(async () => {
+    // The same port on two loopback addresses, standing for the two addresses a name resolves to in turn.
+    for (const host of ['127.0.0.1', '127.0.0.3']) {
+      const server = http.createServer((_req, res) => res.end(host));
+      server.on('connection', () => connections.set(host, (connections.get(host) ?? 0) + 1));
+      await new Promise<void>((resolve) => server.listen(port, host, resolve));
+      port = (server.address() as AddressInfo).port;
+      servers.push(server);
+    }
+  });
+  afterAll(async () => {
+    for (const server of servers) {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+
+  it('reuses a connection for the address it was opened to, and opens another when the name resolves elsewhere', async () => {
+    const agents = new PinnedAgents();
+    let answer = '127.0.0.1';
+    const resolver: Resolver = async () => [{ address: answer, family: 4 }];
+    const options = base({ policy: { allowPrivateAddresses: true }, resolver, agents });
+    try {
+      const bodies: string[] = [];
+      for (let index = 0; index < 3; index++) bodies.push((await outboundRequest(`http://hooks.example.com:${port}/`, options)).body.toString());
+      answer = '127.0.0.3';
+      bodies.push((await outboundRequest(`http://hooks.example.com:${port}/`, options)).body.toString());
+      expect(bodies).toEqual(['127.0.0.1', '127.0.0.1', '127.0.0.1', '127.0.0.3']);
+      expect(Object.fromEntries(connections)).toEqual({ '127.0.0.1': 1, '127.0.0.3': 1 });
+      // The check still runs on every request: a reused agent does not skip it.
+      answer = '127.0.0.1';
+      const refused = await failure(`http://hooks.example.com:${port}/`, { ...options, policy: refusing });
+      expect(refused.code).toBe('forbidden-address');
+    } finally {
+      agents.destroy();
+    }
   });
 });

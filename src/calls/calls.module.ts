@@ -1,11 +1,12 @@
 import { Module } from '@nestjs/common';
 import { AgentsModule } from '../agents/agents.module';
+import { WebhooksModule } from '../webhooks/webhooks.module';
 import { CallsController } from './calls.controller';
 import { CallsRepository } from './calls.repository';
 import { CallsService } from './calls.service';
 
 @Module({
-  imports: [AgentsModule],
+  imports: [AgentsModule, WebhooksModule],
   controllers: [CallsController],
   providers: [CallsService, CallsRepository],
   exports: [CallsService, CallsRepository],

@@ -130,9 +130,10 @@ export class CallsRepository {
     return this.db.query<CallRow>(sql, values);
   }
 
+  /** One call; inside `sql`'s transaction when given (a webhook event's payload, read where the change was made). */
   @AccountQuery([1, EXAMPLE_ID])
-  async get(accountId: number, id: string): Promise<CallDetailRow | undefined> {
-    const [call] = await this.db.query<CallDetailRow>(`SELECT ${DETAIL_COLUMNS} FROM calls WHERE account_id = $1 AND id = $2`, [accountId, id]);
+  async get(accountId: number, id: string, sql: Sql = this.db): Promise<CallDetailRow | undefined> {
+    const [call] = await sql.query<CallDetailRow>(`SELECT ${DETAIL_COLUMNS} FROM calls WHERE account_id = $1 AND id = $2`, [accountId, id]);
     return call;
   }
 

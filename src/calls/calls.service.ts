@@ -3,9 +3,12 @@ import { AgentsService } from '../agents/agents.service';
 import { isUuid } from '../common/id.pipes';
 import { AppConfig } from '../config/config';
 import { InjectConfig } from '../config/config.module';
-import { CallDetailRow, CallRow, CallsRepository } from './calls.repository';
+import { Database, Sql } from '../database/database';
+import { WebhookEvents } from '../webhooks/webhook-events.service';
+import { AgentRow } from '../agents/agents.repository';
+import { CallDetailRow, CallRow, CallsRepository, NewCall } from './calls.repository';
 import { creditsUsed } from './credits';
-import { CallDetail } from './dto/call-response.dto';
+import { CallDetail, toCallResponse } from './dto/call-response.dto';
 import { CreateCallDto } from './dto/create-call.dto';
 import { ListCallsQuery } from './dto/list-calls-query.dto';
 
@@ -17,6 +20,8 @@ export class CallsService {
   constructor(
     private readonly calls: CallsRepository,
     private readonly agents: AgentsService,
+    private readonly database: Database,
+    private readonly webhookEvents: WebhookEvents,
     @InjectConfig() private readonly config: AppConfig,
   ) {}
 
@@ -27,15 +32,24 @@ export class CallsService {
   }
 
   /** One call of the account with the credits it used; 404 if absent, another account's, or not even a UUID. */
-  async getDetail(accountId: number, callId: string): Promise<CallDetail> {
-    const call = isUuid(callId) ? await this.calls.get(accountId, callId.toLowerCase()) : undefined;
+  async getDetail(accountId: number, callId: string, sql?: Sql): Promise<CallDetail> {
+    const call = isUuid(callId) ? await this.calls.get(accountId, callId.toLowerCase(), sql) : undefined;
     if (!call) throw callNotFound(callId);
     return this.withCredits(call);
   }
 
+  /** Records the call and, unless it is a test call, its `call.created` event: in one transaction (the outbox). */
   async create(accountId: number, dto: CreateCallDto): Promise<CallDetail> {
     const agent = dto.agentId == null ? null : await this.agents.getReferenced(accountId, dto.agentId);
-    const call = await this.calls.insert(accountId, {
+    return this.database.transaction(async (sql) => {
+      const detail = this.withCredits(await this.calls.insert(accountId, this.newCall(dto, agent), sql));
+      if (!dto.isTest) await this.webhookEvents.record(sql, accountId, { type: 'call.created', data: toCallResponse(detail) });
+      return detail;
+    });
+  }
+
+  private newCall(dto: CreateCallDto, agent: AgentRow | null): NewCall {
+    return {
       name: dto.name!,
       phone: dto.phone!,
       email: dto.email!,
@@ -54,8 +68,7 @@ export class CallsService {
       extractedData: dto.extractedData!,
       transcript: dto.transcript!.map(({ speaker, text }) => ({ speaker, text })),
       isTest: dto.isTest!,
-    });
-    return this.withCredits(call);
+    };
   }
 
   private withCredits(call: CallDetailRow): CallDetail {

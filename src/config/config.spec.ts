@@ -91,6 +91,33 @@ describe('loadConfig', () => {
     expect(loadConfig({ UNAUTHENTICATED_RATE_LIMIT: '0' }).unauthenticatedRateLimit).toBe(0);
   });
 
+  it('reads JOB_WORKERS (default true)', () => {
+    expect(loadConfig({}).jobWorkers).toBe(true);
+    expect(loadConfig({ JOB_WORKERS: 'false' }).jobWorkers).toBe(false);
+    expect(() => loadConfig({ JOB_WORKERS: 'sometimes' })).toThrow('JOB_WORKERS');
+  });
+
+  it('reads the webhook settings, with their defaults, and refuses bad ones', () => {
+    expect(loadConfig({}).webhooks).toEqual({ allowPrivateTargets: false, timeoutMs: 10_000, retrySeconds: [10, 60, 300, 1800, 7200, 21600, 43200] });
+    expect(loadConfig({ WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', WEBHOOK_TIMEOUT_MS: '500', WEBHOOK_RETRY_SECONDS: '1, 2,3' }).webhooks).toEqual({
+      allowPrivateTargets: true,
+      timeoutMs: 500,
+      retrySeconds: [1, 2, 3],
+    });
+    for (const [variable, value] of [
+      ['WEBHOOK_ALLOW_PRIVATE_TARGETS', 'maybe'],
+      ['WEBHOOK_TIMEOUT_MS', '50'],
+      ['WEBHOOK_TIMEOUT_MS', 'ten'],
+      ['WEBHOOK_RETRY_SECONDS', '10,,60'],
+      ['WEBHOOK_RETRY_SECONDS', '10,-1'],
+      ['WEBHOOK_RETRY_SECONDS', '1.5'],
+      ['WEBHOOK_RETRY_SECONDS', '999999999'],
+      ['WEBHOOK_RETRY_SECONDS', Array(21).fill('1').join(',')],
+    ]) {
+      expect(() => loadConfig({ [variable]: value })).toThrow(variable);
+    }
+  });
+
   it('accepts postgres:// and postgresql:// URLs', () => {
     expect(loadConfig({ DATABASE_URL: 'postgres://u:p@db:5432/app' }).databaseUrl).toBe('postgres://u:p@db:5432/app');
     expect(loadConfig({ DATABASE_URL: 'postgresql://db/app' }).databaseUrl).toBe('postgresql://db/app');

@@ -44,6 +44,10 @@ export interface AppConfig {
   jobMaintenanceIntervalSeconds: number;
   /** URL sources may be fetched from loopback, private and link-local addresses (development only; src/outbound). */
   fetchAllowPrivateAddresses: boolean;
+  /** Whether this instance works the job queues (false: it only queues jobs, for other instances to do). */
+  jobWorkers: boolean;
+  /** Webhook deliveries (see WebhooksConfig below). */
+  webhooks: WebhooksConfig;
 }
 
 export class ConfigError extends StartupError {
@@ -183,6 +187,42 @@ export function loadConfig(env: Env = process.env): AppConfig {
     jobQueueSchema: readMatching(env, 'JOB_QUEUE_SCHEMA', /^[a-z_][a-z0-9_]{0,62}$/, 'must be a lowercase PostgreSQL identifier (letters, digits, _)') ?? 'pgboss',
     jobMaintenanceIntervalSeconds: readInt(env, 'JOB_MAINTENANCE_INTERVAL_SECONDS', 30, 1, 3600),
     fetchAllowPrivateAddresses: readBoolean(env, 'FETCH_ALLOW_PRIVATE_ADDRESSES', false),
+    jobWorkers: readBoolean(env, 'JOB_WORKERS', true),
+    webhooks: readWebhooksConfig(env),
+  };
+}
+
+// ---- Webhooks (owned by src/webhooks) ----
+
+export interface WebhooksConfig {
+  /** Allow http: URLs and loopback, private, link-local targets (development, tests); cloud metadata stays refused. */
+  allowPrivateTargets: boolean;
+  /** One delivery attempt, from resolving the name to the end of the answer. */
+  timeoutMs: number;
+  /** Delays before each retry after a failed attempt; the attempt after the last one is the last. */
+  retrySeconds: number[];
+}
+
+export const DEFAULT_WEBHOOK_RETRY_SECONDS = [10, 60, 300, 1800, 7200, 21600, 43200];
+const MAX_WEBHOOK_RETRIES = 20;
+const MAX_WEBHOOK_RETRY_DELAY_SECONDS = 7 * 24 * 3600;
+
+function readSecondsList(env: Env, name: string, fallback: number[]): number[] {
+  const raw = env[name]?.trim();
+  if (raw === undefined || raw === '') return fallback;
+  const entries = raw.split(',').map((entry) => entry.trim());
+  const rule = `must be a comma-separated list of at most ${MAX_WEBHOOK_RETRIES} whole numbers of seconds (0-${MAX_WEBHOOK_RETRY_DELAY_SECONDS}), got "${raw}"`;
+  if (entries.length > MAX_WEBHOOK_RETRIES || entries.some((entry) => !/^\d{1,7}$/.test(entry))) throw new ConfigError(name, rule);
+  const delays = entries.map(Number);
+  if (delays.some((delay) => delay > MAX_WEBHOOK_RETRY_DELAY_SECONDS)) throw new ConfigError(name, rule);
+  return delays;
+}
+
+function readWebhooksConfig(env: Env): WebhooksConfig {
+  return {
+    allowPrivateTargets: readBoolean(env, 'WEBHOOK_ALLOW_PRIVATE_TARGETS', false),
+    timeoutMs: readInt(env, 'WEBHOOK_TIMEOUT_MS', 10_000, 100, 120_000),
+    retrySeconds: readSecondsList(env, 'WEBHOOK_RETRY_SECONDS', DEFAULT_WEBHOOK_RETRY_SECONDS),
   };
 }
 

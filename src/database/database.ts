@@ -6,6 +6,15 @@ export interface Sql {
   query<R>(text: string, values?: readonly unknown[]): Promise<R[]>;
 }
 
+/** The SQL of one transaction (Database.transaction). */
+export interface TransactionSql extends Sql {
+  /**
+   * Runs `callback` once the transaction has committed (never if it rolls back): for what must follow the
+   * commit without being part of it, such as waking the workers of a job it queued.
+   */
+  afterCommit(callback: () => void): void;
+}
+
 /**
  * The one way to the database: every repository runs its SQL through this, on the pool that TypeORM opened
  * with the service's settings (statement timeout, pool size, type parsers). TypeORM keeps the entities (the
@@ -27,13 +36,15 @@ export class Database implements Sql {
    * Runs `work` in one transaction on one client: committed when it resolves, rolled back when it throws.
    * Repository methods that take part accept the transaction as their last argument (`sql: Sql = this.db`).
    */
-  async transaction<T>(work: (sql: Sql) => Promise<T>): Promise<T> {
+  async transaction<T>(work: (sql: TransactionSql) => Promise<T>): Promise<T> {
     const client = await this.pool.connect();
+    const committed: (() => void)[] = [];
     let broken = false;
     try {
       await client.query('BEGIN');
-      const result = await work(clientSql(client));
+      const result = await work({ ...clientSql(client), afterCommit: (callback) => committed.push(callback) });
       await client.query('COMMIT');
+      for (const callback of committed) callback();
       return result;
     } catch (error) {
       await client.query('ROLLBACK').catch(() => (broken = true));

@@ -8,6 +8,9 @@ import { Account } from '../auth/account.entity';
 import { Call } from '../calls/call.entity';
 import { ApiKey } from '../auth/api-key.entity';
 import { WidgetSite } from '../widget-sites/widget-site.entity';
+import { Webhook } from '../webhooks/webhook.entity';
+import { WebhookEvent } from '../webhooks/webhook-event.entity';
+import { WebhookDelivery } from '../webhooks/webhook-delivery.entity';
 
 /** Every entity of the application: the app, the CLI, migrations and the drift test all use this list. */
-export const ENTITIES = [Account, ApiKey, Agent, KnowledgeBase, KnowledgeBaseSource, KnowledgePassage, KnowledgeTokenStat, KnowledgeCorpus, AgentKnowledgeBase, Call, WidgetSite];
+export const ENTITIES = [Account, ApiKey, Agent, KnowledgeBase, KnowledgeBaseSource, KnowledgePassage, KnowledgeTokenStat, KnowledgeCorpus, AgentKnowledgeBase, Call, WidgetSite, Webhook, WebhookEvent, WebhookDelivery];

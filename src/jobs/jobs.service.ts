@@ -4,16 +4,38 @@ import PgBoss from 'pg-boss';
 import { DataSource } from 'typeorm';
 import { AppConfig } from '../config/config';
 import { InjectConfig } from '../config/config.module';
-import type { Sql } from '../database/database';
+import type { Sql, TransactionSql } from '../database/database';
+
+/** One job as a batch handler gets it. */
+export interface Job<T> {
+  id: string;
+  data: T;
+}
 
 /** What a module declares for one kind of background work. */
 export interface JobDefinition<T> {
   /** The queue's name (`<module>.<work>`, e.g. `webhooks.deliver`). */
   name: string;
-  /** Does one job. Throwing fails the job, which pg-boss retries up to `retryLimit` times. */
-  handler: (data: T, job: { id: string }) => Promise<void>;
-  /** Jobs of this queue one instance runs at once (one batch, run in parallel). Default 1. */
+  /** Does one job. Throwing fails the job, which pg-boss retries up to `retryLimit` times. Give this or `batchHandler`. */
+  handler?: (data: T, job: { id: string }) => Promise<void>;
+  /**
+   * Does a whole batch at once (so that it can read and write the batch's rows in one statement each).
+   * Throwing fails every job of the batch.
+   */
+  batchHandler?: (jobs: Job<T>[]) => Promise<void>;
+  /** Jobs of this queue one worker runs at once (one batch, run in parallel). Default 1. */
   concurrency?: number;
+  /**
+   * Workers of this queue on each instance, each fetching and running its own batch: a batch waits for its
+   * slowest job, so several workers keep one slow job from holding up the rest of the queue. Default 1.
+   */
+  workers?: number;
+  /**
+   * How long a wake-up (a job was queued) waits before a worker fetches, so that the jobs queued meanwhile
+   * come in the same batch: under a steady stream of jobs, batches grow and the cost per job falls, for this
+   * much latency. Default 0 (the next turn of the event loop).
+   */
+  wakeDelayMs?: number;
   /** Retries after a failure (default 2), `retryDelay` seconds apart (doubling with `retryBackoff`). */
   retryLimit?: number;
   retryDelay?: number;
@@ -34,14 +56,53 @@ export interface JobDefinition<T> {
 
 export interface SendOptions {
   /** Enqueue inside this transaction: the job exists if and only if the transaction commits. */
-  sql?: Sql;
+  sql?: TransactionSql;
   startAfter?: Date;
   /** pg-boss singletonKey: what it dedupes depends on the queue's policy (see JobDefinition.policy). */
   singletonKey?: string;
 }
 
+/**
+ * SQL with which a module's own statement queues jobs (Jobs.queueSql); the module then calls
+ * `Jobs.wakeAfterCommit` with its transaction.
+ */
+export interface QueueSql {
+  /**
+   * A data-modifying statement to put in a CTE: one job of the queue per row of `rows`, a subquery with a
+   * jsonb `data` column. Defaults as pg-boss's own insert gives them (the queue's retry and expiry settings).
+   */
+  insertJobs(rows: string): string;
+}
+
+const QUEUE_NAME = /^[a-z][a-z0-9_.-]{0,99}$/;
+
+/**
+ * The SQL of QueueSql for a queue in the job schema. Both names are SQL-safe: the schema is validated by the
+ * configuration, queue names by `define`.
+ */
+/** pg-boss's `db` option: its statements run on the caller's transaction. */
+const bossDb = (sql: Sql) => ({ executeSql: async (text: string, values: unknown[]) => ({ rows: await sql.query(text, values) }) });
+
+export function queueSql(schema: string, queue: string): QueueSql {
+  return {
+    insertJobs: (rows) => `INSERT INTO ${schema}.job (name, data, retry_limit, retry_delay, retry_backoff, expire_in, keep_until, policy, dead_letter)
+      SELECT q.name, jobs.data, COALESCE(q.retry_limit, 2),
+             CASE WHEN COALESCE(q.retry_backoff, false) THEN GREATEST(COALESCE(q.retry_delay, 0), 1) ELSE COALESCE(q.retry_delay, 0) END,
+             COALESCE(q.retry_backoff, false), COALESCE(q.expire_seconds * interval '1 second', interval '15 minutes'),
+             now() + COALESCE(q.retention_minutes * interval '1 minute', interval '14 days'), q.policy, q.dead_letter
+        FROM ${rows} AS jobs JOIN ${schema}.queue AS q ON q.name = '${queue}'`,
+  };
+}
+
 /** pg_notify channel on which every instance hears that a job was queued, so that an idle worker fetches at once. */
 const JOB_QUEUED_CHANNEL = 'job_queued';
+/**
+ * Other instances hear of new jobs at most this often per queue (from each instance). The NOTIFY is sent on
+ * its own, after the commit, never in the transaction that queued the job: PostgreSQL serialises the commits
+ * of notifying transactions (a database-wide lock held through the commit's WAL flush), which would cap
+ * every outbox write at one commit per disk flush.
+ */
+const ANNOUNCE_INTERVAL_MS = 50;
 /** Idle workers still look for work this often (jobs scheduled for later, wake-ups missed while reconnecting). */
 const POLLING_SECONDS = 2;
 const RECONNECT_MS = 1_000;
@@ -52,9 +113,10 @@ const RECONNECT_MS = 1_000;
  * Modules `define` their queues before the application starts; `send` enqueues, optionally inside the
  * caller's transaction (the transactional outbox: the change and its job commit together or not at all).
  *
- * Latency: pg-boss polls. Every `send` also NOTIFYs `job_queued` (in the same transaction), and every
- * instance LISTENs and wakes its workers of that queue at once; a worker that fetched a full batch fetches
- * again without waiting. Polling remains the backstop.
+ * Latency: pg-boss polls. Once a queued job is committed (at once, or after the caller's transaction
+ * commits), this instance wakes an idle worker of the queue, and NOTIFYs `job_queued` to the others (on its
+ * own, at most every 50 ms per queue: see ANNOUNCE_INTERVAL_MS); every instance LISTENs and wakes a worker
+ * too. A worker that fetched a full batch fetches again without waiting. Polling remains the backstop.
  */
 @Injectable()
 export class Jobs implements OnApplicationBootstrap, OnApplicationShutdown {
@@ -62,14 +124,25 @@ export class Jobs implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly definitions = new Map<string, JobDefinition<any>>();
   private readonly workerIds = new Map<string, string[]>();
   private readonly boss: PgBoss;
+  private readonly schema: string;
+  /** Workers running a batch now: a wake-up goes to one that is not. */
+  private readonly busyWorkers = new Set<string>();
+  /** Queues with a wake-up already scheduled in this turn of the event loop (notifications come in bursts). */
+  private readonly wakeScheduled = new Set<string>();
+  /** Queues whose NOTIFY to the other instances is already scheduled. */
+  private readonly announcing = new Set<string>();
   private listener: Client | null = null;
   private stopped = false;
   private lastErrorLoggedAt = 0;
+
+  private readonly working: boolean;
 
   constructor(
     private readonly dataSource: DataSource,
     @InjectConfig() config: AppConfig,
   ) {
+    this.working = config.jobWorkers;
+    this.schema = config.jobQueueSchema;
     this.boss = new PgBoss({
       connectionString: this.databaseUrl(),
       schema: config.jobQueueSchema,
@@ -84,15 +157,64 @@ export class Jobs implements OnApplicationBootstrap, OnApplicationShutdown {
   /** Declares a queue and its handler; call from a module's constructor or onModuleInit. */
   define<T>(definition: JobDefinition<T>): void {
     if (this.definitions.has(definition.name)) throw new Error(`Job ${definition.name} is defined twice`);
+    if (!definition.handler === !definition.batchHandler) throw new Error(`Job ${definition.name} needs a handler or a batchHandler, not both`);
+    if (!QUEUE_NAME.test(definition.name)) throw new Error(`Job name ${definition.name} must be lowercase letters, digits and . _ -`);
     this.definitions.set(definition.name, definition);
+  }
+
+  /**
+   * For a module whose outbox write is one statement: the SQL that queues this queue's jobs from within it
+   * (its transaction decides, as with `send({ sql })`), instead of a round trip of its own.
+   */
+  queueSql(name: string): QueueSql {
+    if (!this.definitions.has(name)) throw new Error(`Job ${name} is not defined`);
+    return queueSql(this.schema, name);
   }
 
   async send<T extends object>(name: string, data: T, options: SendOptions = {}): Promise<void> {
     if (!this.definitions.has(name)) throw new Error(`Job ${name} is not defined`);
     const { sql, startAfter, singletonKey } = options;
-    const db = sql && { executeSql: async (text: string, values: unknown[]) => ({ rows: await sql.query(text, values) }) };
-    await this.boss.send(name, data, { startAfter, singletonKey, db });
-    await (sql ?? this.bossSql()).query('SELECT pg_notify($1, $2)', [JOB_QUEUED_CHANNEL, name]);
+    await this.boss.send(name, data, { startAfter, singletonKey, db: sql && bossDb(sql) });
+    this.wakeWhenCommitted(sql, name);
+  }
+
+  /**
+   * Enqueues several jobs of one queue in one statement (pg-boss `insert`), inside `sql`'s transaction when
+   * given. Idle workers are woken only when one of the jobs is due now.
+   */
+  async sendMany<T extends object>(name: string, jobs: { data: T; startAfter?: Date }[], options: Pick<SendOptions, 'sql'> = {}): Promise<void> {
+    if (!this.definitions.has(name)) throw new Error(`Job ${name} is not defined`);
+    if (jobs.length === 0) return;
+    const { sql } = options;
+    await this.boss.insert(
+      jobs.map(({ data, startAfter }) => ({ name, data, startAfter: startAfter?.toISOString() })),
+      { db: sql && bossDb(sql) },
+    );
+    const now = Date.now();
+    if (jobs.some(({ startAfter }) => !startAfter || startAfter.getTime() <= now)) this.wakeWhenCommitted(sql, name);
+  }
+
+  /** After queueing jobs with `queueSql` in `sql`'s transaction: wakes the queue's workers once it commits. */
+  wakeAfterCommit(sql: TransactionSql, name: string): void {
+    this.wakeWhenCommitted(sql, name);
+  }
+
+  private wakeWhenCommitted(sql: TransactionSql | undefined, queue: string): void {
+    if (sql) sql.afterCommit(() => this.announce(queue));
+    else this.announce(queue);
+  }
+
+  /** A job of the queue can be fetched: wake a worker here now, and tell the other instances soon (once per interval). */
+  private announce(queue: string): void {
+    this.wake(queue);
+    if (this.announcing.has(queue)) return;
+    this.announcing.add(queue);
+    setTimeout(() => {
+      this.announcing.delete(queue);
+      this.bossSql()
+        .query('SELECT pg_notify($1, $2)', [JOB_QUEUED_CHANNEL, queue])
+        .catch((error: unknown) => this.logError('Cannot announce queued jobs (other instances poll meanwhile)', error));
+    }, ANNOUNCE_INTERVAL_MS).unref();
   }
 
   async onApplicationBootstrap(): Promise<void> {
@@ -103,9 +225,12 @@ export class Jobs implements OnApplicationBootstrap, OnApplicationShutdown {
       await this.boss.createQueue(name, options);
       await this.boss.updateQueue(name, options);
       if (definition.cron) await this.boss.schedule(name, definition.cron, {}, { tz: 'UTC' });
-      this.workerIds.set(name, [await this.work(definition)]);
+      // JOB_WORKERS=false: an instance that only queues jobs (an API-only instance beside worker instances).
+      if (!this.working) continue;
+      const workers = Array.from({ length: definition.workers ?? 1 }, () => this.work(definition));
+      this.workerIds.set(name, await Promise.all(workers));
     }
-    await this.listen();
+    if (this.working) await this.listen();
   }
 
   async onApplicationShutdown(): Promise<void> {
@@ -119,17 +244,56 @@ export class Jobs implements OnApplicationBootstrap, OnApplicationShutdown {
     const batchSize = definition.concurrency ?? 1;
     let workerId = '';
     workerId = await this.boss.work<T>(definition.name, { batchSize }, async (jobs) => {
-      const results = await Promise.allSettled(jobs.map((job) => definition.handler(job.data, { id: job.id })));
-      const failed = jobs.filter((_job, index) => results[index].status === 'rejected');
-      for (const [index, result] of results.entries()) {
-        if (result.status === 'rejected') this.logError(`Job ${definition.name} failed`, result.reason, jobs[index].id);
+      this.busyWorkers.add(workerId);
+      // A full batch: there is probably more, for another idle worker too.
+      if (jobs.length === batchSize) this.wake(definition.name);
+      try {
+        await this.runBatch(definition, jobs);
+      } finally {
+        this.busyWorkers.delete(workerId);
       }
-      // Failed jobs are failed (and retried) one by one; pg-boss then completes the rest of the batch.
-      if (failed.length) await this.boss.fail(definition.name, failed.map((job) => job.id));
       // A full batch: there is probably more, so fetch again at once instead of after the polling interval.
       if (jobs.length === batchSize) this.boss.notifyWorker(workerId);
     });
     return workerId;
+  }
+
+  private async runBatch<T>(definition: JobDefinition<T>, jobs: PgBoss.Job<T>[]): Promise<void> {
+    if (definition.batchHandler) {
+      // A failed batch throws: pg-boss fails (and retries) every job of it.
+      await definition.batchHandler(jobs.map(({ id, data }) => ({ id, data }))).catch((error: unknown) => {
+        this.logError(`Job batch ${definition.name} failed`, error, jobs[0].id);
+        throw error;
+      });
+      return;
+    }
+    const handler = definition.handler!;
+    const results = await Promise.allSettled(jobs.map((job) => handler(job.data, { id: job.id })));
+    const failed = jobs.filter((_job, index) => results[index].status === 'rejected');
+    for (const [index, result] of results.entries()) {
+      if (result.status === 'rejected') this.logError(`Job ${definition.name} failed`, result.reason, jobs[index].id);
+    }
+    // Failed jobs are failed (and retried) one by one; pg-boss then completes the rest of the batch.
+    if (failed.length) await this.boss.fail(definition.name, failed.map((job) => job.id));
+  }
+
+  /**
+   * A job of the queue was queued: wake one idle worker of it (every worker would fetch, and all but one find
+   * nothing). A burst of notifications (in one turn of the event loop, or within the queue's `wakeDelayMs`)
+   * wakes one worker, which fetches them as one batch.
+   * When every worker is busy, one is told to fetch again as soon as its batch is done.
+   */
+  private wake(queue: string): void {
+    const workers = this.workerIds.get(queue);
+    if (!workers || this.wakeScheduled.has(queue)) return;
+    this.wakeScheduled.add(queue);
+    const notify = () => {
+      this.wakeScheduled.delete(queue);
+      this.boss.notifyWorker(workers.find((id) => !this.busyWorkers.has(id)) ?? workers[0]);
+    };
+    const delay = this.definitions.get(queue)?.wakeDelayMs ?? 0;
+    if (delay > 0) setTimeout(notify, delay).unref();
+    else setImmediate(notify);
   }
 
   /** The LISTEN connection that wakes idle workers; reconnects, since polling covers any gap. */
@@ -142,9 +306,7 @@ export class Jobs implements OnApplicationBootstrap, OnApplicationShutdown {
       client.end().catch(() => undefined);
       if (!this.stopped) setTimeout(() => void this.listen(), RECONNECT_MS).unref();
     };
-    client.on('notification', ({ payload }) => {
-      for (const id of this.workerIds.get(payload ?? '') ?? []) this.boss.notifyWorker(id);
-    });
+    client.on('notification', ({ payload }) => this.wake(payload ?? ''));
     client.on('error', reconnect);
     client.on('end', reconnect);
     this.listener = client;

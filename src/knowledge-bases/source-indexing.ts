@@ -2,7 +2,7 @@ import { Injectable, Logger, OnModuleInit } from '@nestjs/common';
 import { codePointLength } from '../common/code-points';
 import { AppConfig } from '../config/config';
 import { InjectConfig } from '../config/config.module';
-import type { Sql } from '../database/database';
+import type { TransactionSql } from '../database/database';
 import { Jobs } from '../jobs/jobs.service';
 import { Resolver } from '../outbound/outbound-http';
 import { MAX_TEXT_CONTENT_LENGTH } from './dto/create-source.dto';
@@ -77,7 +77,7 @@ export class SourceIndexing implements OnModuleInit {
   }
 
   /** Queues the indexing of a source, in the transaction that made it pending when `sql` is given. */
-  send(job: IndexSourceJob, sql?: Sql): Promise<void> {
+  send(job: IndexSourceJob, sql?: TransactionSql): Promise<void> {
     return this.jobs.send(INDEX_SOURCE_JOB, job, { sql, singletonKey: String(job.sourceId) });
   }
 

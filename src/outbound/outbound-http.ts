@@ -46,6 +46,49 @@ export interface OutboundRequestOptions {
   resolver?: Resolver;
   /** Aborts the request from outside (a shutdown). */
   signal?: AbortSignal;
+  /** Keep-alive connections, reused per pinned address (PinnedAgents). Default: a new connection per request. */
+  agents?: PinnedAgents;
+}
+
+/**
+ * Keep-alive connections for a caller that sends many requests to a few targets (webhook deliveries), where
+ * a TCP (and TLS) handshake per request would cost more than the request. One agent per checked address, so
+ * that a connection is only ever reused for the address it was opened to: a name that resolves elsewhere
+ * now gets a new connection, pinned to the new (checked) address. The least recently used agents beyond
+ * `maxAgents` are closed; idle connections close after `idleMs` (below the usual 5 s of servers' own
+ * keep-alive, so that a connection is not reused just as the server closes it).
+ */
+export class PinnedAgents {
+  private readonly agents = new Map<string, http.Agent>();
+
+  constructor(private readonly options: { maxAgents?: number; idleMs?: number; maxSocketsPerAddress?: number } = {}) {}
+
+  agentFor(protocol: string, address: string): http.Agent {
+    const key = `${protocol}//${address}`;
+    const known = this.agents.get(key);
+    if (known) {
+      // Most recently used last: the Map's order is the eviction order.
+      this.agents.delete(key);
+      this.agents.set(key, known);
+      return known;
+    }
+    const { maxAgents = 256, idleMs = 4_000, maxSocketsPerAddress = 64 } = this.options;
+    const settings = { keepAlive: true, timeout: idleMs, maxSockets: maxSocketsPerAddress, maxFreeSockets: maxSocketsPerAddress, scheduling: 'lifo' as const };
+    const agent = protocol === 'https:' ? new https.Agent(settings) : new http.Agent(settings);
+    this.agents.set(key, agent);
+    if (this.agents.size > maxAgents) {
+      const [oldestKey, oldest] = this.agents.entries().next().value!;
+      this.agents.delete(oldestKey);
+      oldest.destroy();
+    }
+    return agent;
+  }
+
+  /** Closes every connection. */
+  destroy(): void {
+    for (const agent of this.agents.values()) agent.destroy();
+    this.agents.clear();
+  }
 }
 
 export interface OutboundResponse {
@@ -105,7 +148,7 @@ async function follow(target: string, options: OutboundRequestOptions, signal: A
     const parsed = checkedUrl(url, options);
     const address = await checkedAddress(parsed.hostname, options, signal);
     const headers = parsed.origin === origin ? options.headers : undefined;
-    const response = await send(parsed, address, { method, headers, body }, signal);
+    const response = await send(parsed, address, { method, headers, body }, signal, options.agents);
     const location = response.headers.location;
     if (maxRedirects === 0 || !REDIRECT_STATUSES.has(response.statusCode ?? 0) || !location) {
       const { body: content, truncated } = await readBody(response, method, options);
@@ -172,6 +215,7 @@ function send(
   address: { address: string; family: number },
   request: { method: string; headers?: Record<string, string>; body?: string | Uint8Array },
   signal: AbortSignal,
+  agents: PinnedAgents | undefined,
 ): Promise<http.IncomingMessage> {
   const pinned: LookupFunction = (_hostname, lookupOptions, callback) => {
     if (lookupOptions.all) (callback as (error: null, addresses: { address: string; family: number }[]) => void)(null, [address]);
@@ -187,7 +231,7 @@ function send(
       method: request.method,
       headers: { 'user-agent': USER_AGENT, 'accept-encoding': 'gzip, br', ...request.headers },
       lookup: pinned,
-      agent: false,
+      agent: agents?.agentFor(url.protocol, address.address) ?? false,
       signal,
       ...(isHttps && !isIP(host) ? { servername: host } : {}),
     });

@@ -35,9 +35,11 @@ WITH
       AND c.account_id = old.account_id
       AND c.id = old.id
     RETURNING
-      old.recording_key AS previous
+      old.recording_key AS previous,
+      c.is_test AS "isTest"
   )
 SELECT
-  previous
+  previous,
+  "isTest"
 FROM
   swapped;

@@ -1,5 +1,7 @@
 import { Inject, Module, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
+import { CallsModule } from '../calls/calls.module';
 import { AppConfig } from '../config/config';
+import { WebhooksModule } from '../webhooks/webhooks.module';
 import { APP_CONFIG } from '../config/config.module';
 import { LocalRecordingStorage } from './local-recording-storage';
 import { PLAYBACK_SIGNER, PlaybackController } from './playback.controller';
@@ -25,6 +27,7 @@ export function createRecordingStorage(config: AppConfig, signer: PlaybackUrlSig
 
 /** Owns the /calls/{callId}/recording* routes and the local driver's signed playback route. */
 @Module({
+  imports: [CallsModule, WebhooksModule],
   controllers: [RecordingsController, PlaybackController],
   providers: [
     RecordingsService,

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { Database } from '../database/database';
+import { Database, Sql } from '../database/database';
 import { AccountQuery } from '../database/query.decorator';
 
 /** What the recording routes need of a call: its storage key (never shown) and the caller's name (the download's file name). */
@@ -29,19 +29,20 @@ export class RecordingsRepository {
   /**
    * Sets the key and returns the one it replaced (`{ previous }`), atomically: the row is locked while the old
    * key is read, so two concurrent uploads, or an upload racing a delete, each get the key they really
-   * replaced and no object is orphaned. Undefined when the call does not exist on the account.
+   * replaced and no object is orphaned. Undefined when the call does not exist on the account. `isTest` says
+   * whether webhooks hear of it (test calls have no events). Inside `sql`'s transaction when given.
    */
   @AccountQuery([1, EXAMPLE_ID, EXAMPLE_KEY])
-  async swapKey(accountId: number, callId: string, key: string | null): Promise<{ previous: string | null } | undefined> {
-    const [row] = await this.db.query<{ previous: string | null }>(
+  async swapKey(accountId: number, callId: string, key: string | null, sql: Sql = this.db): Promise<{ previous: string | null; isTest: boolean } | undefined> {
+    const [row] = await sql.query<{ previous: string | null; isTest: boolean }>(
       // In a WITH, so that the driver returns the rows as for a SELECT.
       `WITH swapped AS (
          UPDATE calls AS c SET recording_key = $3
            FROM (SELECT account_id, id, recording_key FROM calls WHERE account_id = $1 AND id = $2 FOR UPDATE) AS old
           WHERE c.account_id = $1 AND c.account_id = old.account_id AND c.id = old.id
-          RETURNING old.recording_key AS previous
+          RETURNING old.recording_key AS previous, c.is_test AS "isTest"
        )
-       SELECT previous FROM swapped`,
+       SELECT previous, "isTest" FROM swapped`,
       [accountId, callId, key],
     );
     return row;

@@ -1,9 +1,12 @@
 import { Injectable, Logger, NotFoundException } from '@nestjs/common';
 import type { IncomingMessage } from 'node:http';
-import { callNotFound } from '../calls/calls.service';
+import { toCallResponse } from '../calls/dto/call-response.dto';
+import { callNotFound, CallsService } from '../calls/calls.service';
 import { isUuid } from '../common/id.pipes';
 import { AppConfig } from '../config/config';
 import { InjectConfig } from '../config/config.module';
+import { Database } from '../database/database';
+import { WebhookEvents } from '../webhooks/webhook-events.service';
 import { limitedBody } from './byte-limit';
 import { contentDisposition } from './content-disposition';
 import { newRecordingKey, OpenedRecording, RecordingStorage } from './recording-storage';
@@ -30,6 +33,9 @@ export class RecordingsService {
   constructor(
     private readonly recordings: RecordingsRepository,
     private readonly storage: RecordingStorage,
+    private readonly calls: CallsService,
+    private readonly database: Database,
+    private readonly webhookEvents: WebhookEvents,
     @InjectConfig() private readonly config: AppConfig,
   ) {}
 
@@ -43,14 +49,22 @@ export class RecordingsService {
    * it replaced. A failure at any step leaves the call as it was, and nothing new in storage. The key swap
    * is atomic, so concurrent uploads (or an upload racing a delete) orphan no object. The caller checked the
    * call first (assertCall, before reading any of the body); if it is deleted meanwhile, the swap finds nothing,
-   * the new object is removed and the answer is a 404.
+   * the new object is removed and the answer is a 404. The swap and the `call.recording.ready` event commit
+   * together (the webhooks' outbox).
    */
   async upload(accountId: number, callId: string, body: IncomingMessage): Promise<void> {
     const key = newRecordingKey();
     await this.storage.write(key, limitedBody(body, this.config.storage.maxRecordingBytes));
     let swapped: { previous: string | null } | undefined;
     try {
-      swapped = await this.recordings.swapKey(accountId, callId.toLowerCase(), key);
+      swapped = await this.database.transaction(async (sql) => {
+        const swap = await this.recordings.swapKey(accountId, callId.toLowerCase(), key, sql);
+        if (swap && !swap.isTest) {
+          const call = await this.calls.getDetail(accountId, callId, sql);
+          await this.webhookEvents.record(sql, accountId, { type: 'call.recording.ready', data: toCallResponse(call) });
+        }
+        return swap;
+      });
     } catch (error) {
       await this.removeQuietly(key);
       throw error;

@@ -323,6 +323,114 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/webhooks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the account's webhooks, by id (never their secrets) */
+        get: operations["WebhooksController_list"];
+        put?: never;
+        /**
+         * Create a webhook; the answer carries its signing secret, shown this once
+         * @description Deliveries are POSTed as JSON, signed as the Standard Webhooks specification says (`webhook-id`, `webhook-timestamp`, `webhook-signature`); the event schemas are `CallCreatedEvent`, `CallRecordingReadyEvent`, `CallDeletedEvent` and `PingEvent` (see `x-webhooks`). A 2xx answer is a success; anything else, a timeout or a refused connection is retried on the schedule of `WEBHOOK_RETRY_SECONDS`; a 410 disables the webhook.
+         */
+        post: operations["WebhooksController_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/{webhookId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get one webhook */
+        get: operations["WebhooksController_get"];
+        put?: never;
+        post?: never;
+        /** Delete a webhook and its deliveries log */
+        delete: operations["WebhooksController_remove"];
+        options?: never;
+        head?: never;
+        /** Change some of a webhook's fields; disabling it cancels its pending deliveries */
+        patch: operations["WebhooksController_update"];
+        trace?: never;
+    };
+    "/webhooks/{webhookId}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The webhook's deliveries, newest first: status, attempts, last answer or error, next attempt */
+        get: operations["WebhooksController_listDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/{webhookId}/deliveries/{deliveryId}/retry": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Attempt a delivery again now (a failed one, a pending one brought forward, or a succeeded one replayed, with the same `webhook-id`) */
+        post: operations["WebhooksController_retryDelivery"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/{webhookId}/rotate-secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Replace the signing secret; for 24 hours deliveries carry signatures made with the new and the previous secret */
+        post: operations["WebhooksController_rotateSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/{webhookId}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Send a `ping` event to the webhook now (enabled or not); the answer is its delivery, pending */
+        post: operations["WebhooksController_test"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/widget/config/{siteKey}": {
         parameters: {
             query?: never;
@@ -447,6 +555,36 @@ export interface components {
             /** @example shubh */
             voice: string;
         };
+        CallCreatedEvent: {
+            /**
+             * @description When the event happened (retries keep it).
+             * @example 2026-11-22T09:15:02.123Z
+             */
+            createdAt: string;
+            data: components["schemas"]["CallResponse"];
+            /**
+             * @description The event's id, also sent as `webhook-id`: deduplicate on it.
+             * @example evt_0b8e3c1a3f5e4a8e9d1c6f2b7a9e4c21
+             */
+            id: string;
+            /** @enum {string} */
+            type: "call.created";
+        };
+        CallDeletedEvent: {
+            /**
+             * @description When the event happened (retries keep it).
+             * @example 2026-11-22T09:15:02.123Z
+             */
+            createdAt: string;
+            data: components["schemas"]["DeletedCallData"];
+            /**
+             * @description The event's id, also sent as `webhook-id`: deduplicate on it.
+             * @example evt_0b8e3c1a3f5e4a8e9d1c6f2b7a9e4c21
+             */
+            id: string;
+            /** @enum {string} */
+            type: "call.deleted";
+        };
         CallListItemResponse: {
             /**
              * @description Name of the agent that handled the call (kept after the agent is deleted).
@@ -519,6 +657,21 @@ export interface components {
             status: string;
             /** @example https://shop.example.in/contact */
             website: string;
+        };
+        CallRecordingReadyEvent: {
+            /**
+             * @description When the event happened (retries keep it).
+             * @example 2026-11-22T09:15:02.123Z
+             */
+            createdAt: string;
+            data: components["schemas"]["CallResponse"];
+            /**
+             * @description The event's id, also sent as `webhook-id`: deduplicate on it.
+             * @example evt_0b8e3c1a3f5e4a8e9d1c6f2b7a9e4c21
+             */
+            id: string;
+            /** @enum {string} */
+            type: "call.recording.ready";
         };
         CallResponse: {
             /**
@@ -757,6 +910,33 @@ export interface components {
              */
             website?: string;
         };
+        CreatedWebhookResponse: {
+            /** @example 2026-11-22T09:15:02.123Z */
+            createdAt: string;
+            /** @example CRM sync */
+            description: string;
+            /** @example true */
+            enabled: boolean;
+            /**
+             * @example [
+             *       "call.created",
+             *       "call.deleted"
+             *     ]
+             */
+            events: ("call.created" | "call.recording.ready" | "call.deleted")[];
+            /** @example 7 */
+            id: number;
+            /**
+             * @description The signing secret (`whsec_` + base64 of 32 random bytes): verify deliveries with it (Standard Webhooks).
+             *     Shown only here and by rotate-secret; keep it safe.
+             * @example whsec_C2FVsBQIhrscChlQIMV+b5sSYspob7oD6MnAWTVRhDE=
+             */
+            secret: string;
+            /** @example 2026-11-22T09:15:02.123Z */
+            updatedAt: string;
+            /** @example https://crm.example.com/hooks/voice */
+            url: string;
+        };
         CreateKnowledgeBaseDto: {
             /**
              * @description 1–200 characters after trimming.
@@ -786,6 +966,34 @@ export interface components {
              * @enum {string}
              */
             type?: "text" | "url";
+        };
+        CreateWebhookDto: {
+            /**
+             * @description At most 2,000 characters.
+             * @default
+             * @example CRM sync
+             */
+            description?: string;
+            /**
+             * @description A disabled webhook gets no new events, and disabling one cancels its pending deliveries.
+             * @default true
+             * @example true
+             */
+            enabled?: boolean;
+            /**
+             * @example [
+             *       "call.created",
+             *       "call.deleted"
+             *     ]
+             */
+            events: ("call.created" | "call.recording.ready" | "call.deleted")[];
+            /**
+             * Format: uri
+             * @description Where events are POSTed: an https URL of a public address, at most 2,000 characters, without credentials
+             *     (http and private addresses only when the service runs with WEBHOOK_ALLOW_PRIVATE_TARGETS=true).
+             * @example https://crm.example.com/hooks/voice
+             */
+            url: string;
         };
         CreateWidgetSiteDto: {
             /**
@@ -848,6 +1056,13 @@ export interface components {
              * @enum {string}
              */
             widgetPosition?: "bottom-right" | "bottom-left";
+        };
+        DeletedCallData: {
+            /**
+             * @description The deleted call's id.
+             * @example 5f0c2a7e-8d3b-4c1e-9a6f-2b7d4e8c1a90
+             */
+            id: string;
         };
         ErrorDetail: {
             /** @description The body field or query parameter at fault, as a dotted path (`transcript.0.speaker`). */
@@ -924,6 +1139,28 @@ export interface components {
              * @enum {string}
              */
             status: "ok";
+        };
+        PingData: {
+            /**
+             * @description The webhook tested.
+             * @example 7
+             */
+            webhookId: number;
+        };
+        PingEvent: {
+            /**
+             * @description When the event happened (retries keep it).
+             * @example 2026-11-22T09:15:02.123Z
+             */
+            createdAt: string;
+            data: components["schemas"]["PingData"];
+            /**
+             * @description The event's id, also sent as `webhook-id`: deduplicate on it.
+             * @example evt_0b8e3c1a3f5e4a8e9d1c6f2b7a9e4c21
+             */
+            id: string;
+            /** @enum {string} */
+            type: "ping";
         };
         RecordingUrlResponse: {
             /**
@@ -1049,6 +1286,32 @@ export interface components {
              */
             voice?: "shubh" | "anushka" | "manisha" | "vidya" | "arya" | "abhilash" | "karun" | "hitesh" | "ritu-preview" | "aditya-preview" | "shubh-ng" | "anushka-ng";
         };
+        UpdateWebhookDto: {
+            /**
+             * @description At most 2,000 characters.
+             * @example CRM sync
+             */
+            description?: string;
+            /**
+             * @description A disabled webhook gets no new events, and disabling one cancels its pending deliveries.
+             * @example true
+             */
+            enabled?: boolean;
+            /**
+             * @example [
+             *       "call.created",
+             *       "call.deleted"
+             *     ]
+             */
+            events?: ("call.created" | "call.recording.ready" | "call.deleted")[];
+            /**
+             * Format: uri
+             * @description Where events are POSTed: an https URL of a public address, at most 2,000 characters, without credentials
+             *     (http and private addresses only when the service runs with WEBHOOK_ALLOW_PRIVATE_TARGETS=true).
+             * @example https://crm.example.com/hooks/voice
+             */
+            url?: string;
+        };
         UpdateWidgetSiteDto: {
             /**
              * @description An agent of this account that answers the site, or null for none.
@@ -1117,6 +1380,77 @@ export interface components {
              * @enum {string}
              */
             tier: "stable" | "preview" | "next-generation";
+        };
+        WebhookDeliveryResponse: {
+            /**
+             * @description Attempts made so far (automatic and by hand).
+             * @example 2
+             */
+            attempts: number;
+            /** @example 2026-11-22T09:15:02.123Z */
+            createdAt: string;
+            /**
+             * @example call.created
+             * @enum {string}
+             */
+            event: "call.created" | "call.recording.ready" | "call.deleted" | "ping";
+            /**
+             * @description The event's id: the `webhook-id` header and the body's `id`, the same on every attempt.
+             * @example evt_0b8e3c1a3f5e4a8e9d1c6f2b7a9e4c21
+             */
+            eventId: string;
+            /** @example 7d1e0f4a-2b3c-4d5e-8f9a-0b1c2d3e4f5a */
+            id: string;
+            /**
+             * @description Why the last attempt failed (a short, sanitised excerpt of the answer, or what went wrong); null otherwise.
+             * @example HTTP 500: upstream unavailable
+             */
+            lastError: string | null;
+            /**
+             * @description The HTTP status of the last answer; null before the first answer, or when the last attempt got none.
+             * @example 500
+             */
+            lastStatusCode: number | null;
+            /**
+             * Format: date-time
+             * @description When the next attempt is due, while pending; null once succeeded or failed.
+             * @example 2026-11-22T09:16:02.123Z
+             */
+            nextAttemptAt: string | null;
+            /**
+             * @example pending
+             * @enum {string}
+             */
+            status: "pending" | "succeeded" | "failed";
+        };
+        WebhookResponse: {
+            /** @example 2026-11-22T09:15:02.123Z */
+            createdAt: string;
+            /** @example CRM sync */
+            description: string;
+            /** @example true */
+            enabled: boolean;
+            /**
+             * @example [
+             *       "call.created",
+             *       "call.deleted"
+             *     ]
+             */
+            events: ("call.created" | "call.recording.ready" | "call.deleted")[];
+            /** @example 7 */
+            id: number;
+            /** @example 2026-11-22T09:15:02.123Z */
+            updatedAt: string;
+            /** @example https://crm.example.com/hooks/voice */
+            url: string;
+        };
+        WebhookSecretResponse: {
+            /**
+             * @description The new signing secret, shown this once. For 24 hours deliveries carry signatures made with both the
+             *     new and the previous secret.
+             * @example whsec_C2FVsBQIhrscChlQIMV+b5sSYspob7oD6MnAWTVRhDE=
+             */
+            secret: string;
         };
         WidgetConfigResponse: {
             /**
@@ -2780,6 +3114,581 @@ export interface operations {
             };
             /** @description Missing, unknown or revoked API key */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Over the rate limit of this account (all its keys together), or too many requests without a valid key from this address; see `Retry-After` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database (or recording storage) is unavailable; try again shortly */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    WebhooksController_list: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookResponse"][];
+                };
+            };
+            /** @description Missing, unknown or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Over the rate limit of this account (all its keys together), or too many requests without a valid key from this address; see `Retry-After` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database (or recording storage) is unavailable; try again shortly */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    WebhooksController_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateWebhookDto"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CreatedWebhookResponse"];
+                };
+            };
+            /** @description Invalid field (a URL that is not https, has credentials or points at a private address; an unknown or empty list of events), or the account already has 20 webhooks */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Over the rate limit of this account (all its keys together), or too many requests without a valid key from this address; see `Retry-After` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database (or recording storage) is unavailable; try again shortly */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    WebhooksController_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                webhookId: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookResponse"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No such resource on this account (another account's resource is a 404 too) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Over the rate limit of this account (all its keys together), or too many requests without a valid key from this address; see `Retry-After` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database (or recording storage) is unavailable; try again shortly */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    WebhooksController_remove: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                webhookId: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done; the body is empty */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Missing, unknown or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No such resource on this account (another account's resource is a 404 too) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Over the rate limit of this account (all its keys together), or too many requests without a valid key from this address; see `Retry-After` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database (or recording storage) is unavailable; try again shortly */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    WebhooksController_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                webhookId: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateWebhookDto"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookResponse"];
+                };
+            };
+            /** @description Invalid body field, unknown field, malformed JSON or bad query parameter (with `details`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No such resource on this account (another account's resource is a 404 too) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Over the rate limit of this account (all its keys together), or too many requests without a valid key from this address; see `Retry-After` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database (or recording storage) is unavailable; try again shortly */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    WebhooksController_listDeliveries: {
+        parameters: {
+            query?: {
+                /** @description Deliveries returned, newest first, 1–200. */
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                webhookId: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDeliveryResponse"][];
+                };
+            };
+            /** @description Bad query parameter value (with `details`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No such resource on this account (another account's resource is a 404 too) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Over the rate limit of this account (all its keys together), or too many requests without a valid key from this address; see `Retry-After` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database (or recording storage) is unavailable; try again shortly */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    WebhooksController_retryDelivery: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Anything that is not a UUID is a 404, like an unknown id */
+                deliveryId: string;
+                webhookId: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDeliveryResponse"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No such resource on this account (another account's resource is a 404 too) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The delivery's call was deleted and its payload erased */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Over the rate limit of this account (all its keys together), or too many requests without a valid key from this address; see `Retry-After` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database (or recording storage) is unavailable; try again shortly */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    WebhooksController_rotateSecret: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                webhookId: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookSecretResponse"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No such resource on this account (another account's resource is a 404 too) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Over the rate limit of this account (all its keys together), or too many requests without a valid key from this address; see `Retry-After` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database (or recording storage) is unavailable; try again shortly */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    WebhooksController_test: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                webhookId: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDeliveryResponse"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No such resource on this account (another account's resource is a 404 too) */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -9,5 +9,6 @@ import { CallsNameSearchKey1795342800000 } from './1795342800000-CallsNameSearch
 import { AllowedDomainLength1795428461087 } from './1795428461087-AllowedDomainLength';
 import { KnowledgeRetrieval1795429671494 } from './1795429671494-KnowledgeRetrieval';
 import { ApiKeysNotifyRevocation1795430000000 } from './1795430000000-ApiKeysNotifyRevocation';
+import { Webhooks1795430249942 } from './1795430249942-Webhooks';
 
-export const MIGRATIONS = [Initial1795327392008, Agents1795327686619, KnowledgeBases1795327849133, Calls1795327895093, WidgetSites1795328182287, CallsSearchStatistics1795335600000, CallsNameSearchKey1795342800000, AllowedDomainLength1795428461087, KnowledgeRetrieval1795429671494, ApiKeysNotifyRevocation1795430000000];
+export const MIGRATIONS = [Initial1795327392008, Agents1795327686619, KnowledgeBases1795327849133, Calls1795327895093, WidgetSites1795328182287, CallsSearchStatistics1795335600000, CallsNameSearchKey1795342800000, AllowedDomainLength1795428461087, KnowledgeRetrieval1795429671494, ApiKeysNotifyRevocation1795430000000, Webhooks1795430249942];

@@ -1,0 +1,36 @@
+import { Column, CreateDateColumn, Entity, Index, JoinColumn, ManyToOne, PrimaryColumn } from 'typeorm';
+import { Account } from '../auth/account.entity';
+
+/**
+ * One event (the outbox row), written in the transaction of the change that caused it, only when at least
+ * one of the account's enabled webhooks subscribes to its type. `body` is the exact JSON text every delivery
+ * of it sends (and signs), so that retries send the same bytes.
+ */
+@Entity('webhook_events')
+@Index(['accountId', 'callId'], { where: '"call_id" IS NOT NULL' })
+export class WebhookEvent {
+  @PrimaryColumn({ type: 'integer' })
+  accountId: number;
+
+  /** Shown as `evt_` + its 32 hex digits (the `webhook-id` header). */
+  @PrimaryColumn({ type: 'uuid' })
+  id: string;
+
+  @ManyToOne(() => Account, { onDelete: 'CASCADE' })
+  @JoinColumn({ name: 'account_id' })
+  account?: Account;
+
+  @Column({ type: 'varchar', length: 40 })
+  type: string;
+
+  /** The call the event is about (its payload is erased when the call is deleted); null for a ping. */
+  @Column({ type: 'uuid', nullable: true })
+  callId: string | null;
+
+  /** Null once erased (the call was deleted). */
+  @Column({ type: 'text', nullable: true })
+  body: string | null;
+
+  @CreateDateColumn({ type: 'timestamptz' })
+  createdAt: Date;
+}

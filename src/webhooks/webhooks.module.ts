@@ -1,0 +1,15 @@
+import { Module } from '@nestjs/common';
+import { WebhookDeliveries } from './webhook-deliveries';
+import { WebhookEvents } from './webhook-events.service';
+import { WebhookTargets } from './webhook-targets';
+import { WebhooksController } from './webhooks.controller';
+import { WebhooksRepository } from './webhooks.repository';
+import { WebhooksService } from './webhooks.service';
+
+/** Webhooks: the management API, the event outbox other modules write to (WebhookEvents), and delivery. */
+@Module({
+  controllers: [WebhooksController],
+  providers: [WebhooksService, WebhooksRepository, WebhookTargets, WebhookDeliveries, WebhookEvents],
+  exports: [WebhookEvents],
+})
+export class WebhooksModule {}

@@ -1,0 +1,506 @@
+import { spawn } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { Webhook as StandardWebhook } from 'standardwebhooks';
+import { DataSource } from 'typeorm';
+import { AppConfig, WebhooksConfig } from '../src/config/config';
+import { Database } from '../src/database/database';
+import { WebhookEvents } from '../src/webhooks/webhook-events.service';
+import { generateWebhookSecret } from '../src/webhooks/webhook-signature';
+import { WebhookTargets } from '../src/webhooks/webhook-targets';
+import { WebhooksRepository } from '../src/webhooks/webhooks.repository';
+import { createTestContext, TestAccount, TestContext } from './helpers';
+import { answerOk, eventually, Receiver, startReceiver } from './webhook-receiver';
+
+const webhooksConfig = (overrides: Partial<WebhooksConfig> = {}): Partial<AppConfig> => ({
+  webhooks: { allowPrivateTargets: true, timeoutMs: 2_000, retrySeconds: [1, 1], ...overrides },
+  jobMaintenanceIntervalSeconds: 1,
+});
+
+const CALL = {
+  name: 'Priya Sharma',
+  phone: '+91-98765-43210',
+  status: 'qualified',
+  durationSeconds: 95,
+  transcript: [{ speaker: 'user', text: 'मुझे 2BHK फ्लैट चाहिए' }],
+  feedback: { rating: 5 },
+};
+
+/** The receiver's view: the delivery verified as a receiver would, with the standardwebhooks package. */
+function verified(secret: string, delivery: { headers: Record<string, unknown>; body: string }) {
+  return new StandardWebhook(secret).verify(delivery.body, delivery.headers as Record<string, string>) as {
+    id: string;
+    type: string;
+    createdAt: string;
+    data: Record<string, unknown>;
+  };
+}
+
+describe('webhooks', () => {
+  let context: TestContext;
+  let receiver: Receiver;
+  let account: TestAccount;
+
+  beforeAll(async () => {
+    context = await createTestContext(webhooksConfig());
+    receiver = await startReceiver();
+  });
+  afterAll(async () => {
+    await receiver?.close();
+    await context?.close();
+  });
+  beforeEach(async () => {
+    account = await context.createAccount();
+    receiver.deliveries.length = 0;
+    receiver.respond = answerOk;
+  });
+
+  const createWebhook = async (body: object = {}, who = account) =>
+    (await context.as(who).post('/webhooks').send({ url: receiver.url(), events: ['call.created', 'call.recording.ready', 'call.deleted'], ...body }).expect(201))
+      .body;
+  /** Waits until no job of the delivery is queued or running: whatever it was going to do is done. */
+  const jobsSettled = (deliveryId: string) =>
+    eventually(
+      () =>
+        context.app
+          .get(DataSource)
+          .query(`SELECT count(*)::int AS n FROM ${context.config.jobQueueSchema}.job WHERE name = 'webhooks.deliver' AND data->>'deliveryId' = $1 AND state < 'completed'`, [
+            deliveryId,
+          ]),
+      (rows: { n: number }[]) => rows[0].n === 0,
+    );
+  const deliveries = (webhookId: number, who = account) =>
+    context
+      .as(who)
+      .get(`/webhooks/${webhookId}/deliveries`)
+      .expect(200)
+      .then((response) => response.body as Record<string, unknown>[]);
+
+  describe('management', () => {
+    it('creates a webhook with a secret shown once, then lists, reads, changes and deletes it', async () => {
+      const created = await createWebhook({ description: 'CRM sync' });
+      expect(created).toEqual({
+        id: expect.any(Number),
+        url: receiver.url(),
+        events: ['call.created', 'call.recording.ready', 'call.deleted'],
+        description: 'CRM sync',
+        enabled: true,
+        secret: expect.stringMatching(/^whsec_[A-Za-z0-9+/]{43}=$/),
+        createdAt: expect.any(String),
+        updatedAt: expect.any(String),
+      });
+      expect(Buffer.from(created.secret.slice('whsec_'.length), 'base64').length).toBeGreaterThanOrEqual(24);
+      const { secret: _secret, ...shown } = created;
+      expect((await context.as(account).get('/webhooks').expect(200)).body).toEqual([shown]);
+      expect((await context.as(account).get(`/webhooks/${created.id}`).expect(200)).body).toEqual(shown);
+
+      const changed = (await context.as(account).patch(`/webhooks/${created.id}`).send({ events: ['call.deleted', 'call.created', 'call.deleted'], enabled: false }).expect(200)).body;
+      expect(changed).toMatchObject({ events: ['call.created', 'call.deleted'], enabled: false, description: 'CRM sync' });
+      expect(changed).not.toHaveProperty('secret');
+
+      await context.as(account).delete(`/webhooks/${created.id}`).expect(204);
+      await context.as(account).get(`/webhooks/${created.id}`).expect(404);
+      await context.as(account).delete(`/webhooks/${created.id}`).expect(404);
+    });
+
+    it.each([
+      ['no url', { url: undefined }],
+      ['a url that is not one', { url: 'not a url' }],
+      ['a relative url', { url: '/hooks' }],
+      ['an ftp url', { url: 'ftp://example.com/hooks' }],
+      ['credentials', { url: 'https://user:secret@example.com/hooks' }],
+      ['a url over 2,000 characters', { url: `https://example.com/${'a'.repeat(2000)}` }],
+      ['the cloud metadata address', { url: 'http://169.254.169.254/latest/meta-data' }],
+      ['no events', { events: undefined }],
+      ['an empty list of events', { events: [] }],
+      ['an unknown event', { events: ['call.created', 'call.exploded'] }],
+      ['events that are not a list', { events: 'call.created' }],
+      ['an unknown field', { secret: 'whsec_mine' }],
+      ['a description over 2,000 characters', { description: 'x'.repeat(2001) }],
+      ['enabled that is not a boolean', { enabled: 'yes' }],
+    ])('refuses %s with a 400 in the error shape, creating nothing', async (_case, change) => {
+      const response = await context
+        .as(account)
+        .post('/webhooks')
+        .send({ url: receiver.url(), events: ['call.created'], ...change })
+        .expect(400);
+      expect(response.body).toEqual({ statusCode: 400, error: 'Bad Request', message: expect.any(String), details: expect.any(Array) });
+      expect((await context.as(account).get('/webhooks').expect(200)).body).toEqual([]);
+    });
+
+    it('refuses a changed url the same way, and leaves the webhook as it was', async () => {
+      const created = await createWebhook();
+      await context.as(account).patch(`/webhooks/${created.id}`).send({ url: 'ftp://example.com/' }).expect(400);
+      await context.as(account).patch(`/webhooks/${created.id}`).send({ events: [] }).expect(400);
+      expect((await context.as(account).get(`/webhooks/${created.id}`).expect(200)).body).toMatchObject({ url: created.url, events: created.events });
+    });
+
+    it('allows 20 webhooks per account and refuses the 21st with a 400, even when they are created at once', async () => {
+      const statuses = await Promise.all(
+        Array.from({ length: 24 }, () => context.as(account).post('/webhooks').send({ url: receiver.url(), events: ['call.created'] }).then((r) => r.status)),
+      );
+      expect(statuses.filter((status) => status === 201)).toHaveLength(20);
+      expect(statuses.filter((status) => status === 400)).toHaveLength(4);
+      expect((await context.as(account).get('/webhooks').expect(200)).body).toHaveLength(20);
+      const refused = await context.as(account).post('/webhooks').send({ url: receiver.url(), events: ['call.created'] }).expect(400);
+      expect(refused.body.message).toContain('at most 20 webhooks');
+      // Another account has its own 20.
+      await createWebhook({}, await context.createAccount());
+    });
+
+    it('hides every webhook and delivery of another account: 404, and nothing changes', async () => {
+      const created = await createWebhook();
+      await context.as(account).post('/calls').send(CALL).expect(201);
+      const [delivery] = await eventually(() => deliveries(created.id), (rows) => rows.length === 1);
+      const intruder = await context.createAccount();
+      await context.as(intruder).get(`/webhooks/${created.id}`).expect(404);
+      await context.as(intruder).patch(`/webhooks/${created.id}`).send({ enabled: false }).expect(404);
+      await context.as(intruder).patch(`/webhooks/${created.id}`).send({ url: 'ftp://nowhere' }).expect(404);
+      await context.as(intruder).post(`/webhooks/${created.id}/rotate-secret`).expect(404);
+      await context.as(intruder).post(`/webhooks/${created.id}/test`).expect(404);
+      await context.as(intruder).get(`/webhooks/${created.id}/deliveries`).expect(404);
+      await context.as(intruder).post(`/webhooks/${created.id}/deliveries/${delivery.id}/retry`).expect(404);
+      await context.as(intruder).delete(`/webhooks/${created.id}`).expect(404);
+      expect((await context.as(intruder).get('/webhooks').expect(200)).body).toEqual([]);
+      // The intruder's own webhook cannot reach A's delivery either.
+      const own = await createWebhook({}, intruder);
+      await context.as(intruder).post(`/webhooks/${own.id}/deliveries/${delivery.id}/retry`).expect(404);
+      expect((await context.as(account).get(`/webhooks/${created.id}`).expect(200)).body).toMatchObject({ enabled: true });
+      expect(await deliveries(created.id)).toHaveLength(1);
+    });
+
+    it('lists deliveries newest first, 50 by default, at most 200; a bad limit is a 400', async () => {
+      const created = await createWebhook();
+      for (let index = 0; index < 3; index++) await context.as(account).post(`/webhooks/${created.id}/test`).expect(202);
+      const rows = await eventually(() => deliveries(created.id), (list) => list.length === 3 && list.every((row) => row.status === 'succeeded'));
+      const times = rows.map((row) => Date.parse(row.createdAt as string));
+      expect([...times].sort((a, b) => b - a)).toEqual(times);
+      expect((await context.as(account).get(`/webhooks/${created.id}/deliveries?limit=2`).expect(200)).body).toEqual(rows.slice(0, 2));
+      for (const limit of ['0', '201', 'abc', '1.5']) await context.as(account).get(`/webhooks/${created.id}/deliveries?limit=${limit}`).expect(400);
+      await context.as(account).get(`/webhooks/${created.id}/deliveries?limit=200`).expect(200);
+      await context.as(account).get('/webhooks/999999/deliveries').expect(404);
+    });
+  });
+
+  describe('events', () => {
+    it('delivers call.created, signed, with the call exactly as GET /calls/{callId} returns it', async () => {
+      const { id, secret } = await createWebhook({ events: ['call.created'] });
+      const call = (await context.as(account).post('/calls').send(CALL).expect(201)).body;
+      const [delivery] = await receiver.waitFor(1);
+      const event = verified(secret, delivery);
+      expect(event).toEqual({ id: expect.stringMatching(/^evt_[0-9a-f]{32}$/), type: 'call.created', createdAt: expect.any(String), data: call });
+      expect(event.data).toEqual((await context.as(account).get(`/calls/${call.id}`).expect(200)).body);
+      expect(delivery.headers['webhook-id']).toBe(event.id);
+      expect(delivery.headers['content-type']).toBe('application/json');
+      const [row] = await eventually(() => deliveries(id), (rows) => rows[0]?.status === 'succeeded');
+      expect(row).toEqual({
+        id: expect.any(String),
+        event: 'call.created',
+        eventId: event.id,
+        status: 'succeeded',
+        attempts: 1,
+        lastStatusCode: 204,
+        lastError: null,
+        nextAttemptAt: null,
+        createdAt: expect.any(String),
+      });
+    });
+
+    it('sends nothing for a test call, nor to a webhook that is disabled or subscribes to other events', async () => {
+      await createWebhook({ events: ['call.deleted'] });
+      const disabled = await createWebhook({ enabled: false });
+      await context.as(account).post('/calls').send({ ...CALL, isTest: true }).expect(201);
+      await context.as(account).post('/calls').send(CALL).expect(201);
+      // A ping to the disabled webhook, sent after the calls, arrives: nothing else came before it.
+      await context.as(account).post(`/webhooks/${disabled.id}/test`).expect(202);
+      const [delivery] = await receiver.waitFor(1);
+      expect(JSON.parse(delivery.body)).toMatchObject({ type: 'ping', data: { webhookId: disabled.id } });
+      const events = await context.app.get(DataSource).query(`SELECT type FROM webhook_events WHERE account_id = $1`, [account.id]);
+      expect(events).toEqual([{ type: 'ping' }]);
+    });
+
+    it('delivers call.recording.ready when an upload commits, with hasRecording true', async () => {
+      const { secret } = await createWebhook({ events: ['call.recording.ready'] });
+      const call = (await context.as(account).post('/calls').send(CALL).expect(201)).body;
+      await context.as(account).put(`/calls/${call.id}/recording`).set('Content-Type', 'audio/mpeg').send(Buffer.from('ID3 audio')).expect(204);
+      const [delivery] = await receiver.waitFor(1);
+      const event = verified(secret, delivery);
+      expect(event.type).toBe('call.recording.ready');
+      expect(event.data).toEqual({ ...call, hasRecording: true });
+      expect(event.data).toEqual((await context.as(account).get(`/calls/${call.id}`).expect(200)).body);
+    });
+
+    it('delivers call.deleted ({ id }) and erases the stored payloads of the call\'s earlier events, keeping their log lines', async () => {
+      receiver.respond = () => ({ status: 503 });
+      const { id: webhookId, secret } = await createWebhook();
+      const call = (await context.as(account).post('/calls').send(CALL).expect(201)).body;
+      await receiver.waitFor(1);
+      const [created] = await eventually(() => deliveries(webhookId), (rows) => rows[0]?.attempts === 1);
+      expect(created).toMatchObject({ status: 'pending', lastStatusCode: 503 });
+      receiver.respond = answerOk;
+
+      const database = context.app.get(Database);
+      await database.transaction((sql) => context.app.get(WebhookEvents).callDeleted(sql, account.id, { id: call.id, isTest: false }));
+
+      const deleted = (await receiver.waitFor(2))[1];
+      expect(verified(secret, deleted)).toMatchObject({ type: 'call.deleted', data: { id: call.id } });
+      const rows = await eventually(() => deliveries(webhookId), (list) => list.length === 2 && list[0].status === 'succeeded');
+      expect(rows[1]).toMatchObject({ id: created.id, event: 'call.created', status: 'failed', nextAttemptAt: null, lastError: expect.stringContaining('erased') });
+      const stored = await context.app.get(DataSource).query(`SELECT type, body FROM webhook_events WHERE account_id = $1 ORDER BY created_at`, [account.id]);
+      expect(stored).toEqual([
+        { type: 'call.created', body: null },
+        { type: 'call.deleted', body: expect.stringContaining(call.id) },
+      ]);
+      expect(JSON.stringify(stored)).not.toContain('2BHK');
+      // The cancelled delivery is not attempted again (its queued retry finds nothing to do), and cannot be retried.
+      await context.as(account).post(`/webhooks/${webhookId}/deliveries/${created.id}/retry`).expect(409);
+      await jobsSettled(created.id as string);
+      expect(receiver.deliveries).toHaveLength(2);
+      expect((await deliveries(webhookId))[1]).toMatchObject({ status: 'failed', attempts: 1 });
+    });
+
+    it('commits a call and its event together: a failure after the event was recorded leaves neither', async () => {
+      await createWebhook();
+      // The event, its delivery and its job are written (in the request's transaction), then something fails.
+      const repository = context.app.get(WebhooksRepository);
+      const recordEvent = repository.recordEvent.bind(repository);
+      const written: number[] = [];
+      const spy = jest.spyOn(repository, 'recordEvent').mockImplementationOnce(async (...args) => {
+        written.push(await recordEvent(...args));
+        throw new Error('a failure after the event was recorded');
+      });
+      try {
+        await context.as(account).post('/calls').send({ ...CALL, name: 'Rolled back' }).expect(500);
+      } finally {
+        spy.mockRestore();
+      }
+      expect(written).toEqual([1]);
+      const dataSource = context.app.get(DataSource);
+      expect(await dataSource.query(`SELECT id FROM calls WHERE account_id = $1`, [account.id])).toEqual([]);
+      expect(await dataSource.query(`SELECT id FROM webhook_events WHERE account_id = $1`, [account.id])).toEqual([]);
+      expect(await dataSource.query(`SELECT id FROM webhook_deliveries WHERE account_id = $1`, [account.id])).toEqual([]);
+      expect(await dataSource.query(`SELECT id FROM ${context.config.jobQueueSchema}.job WHERE data->>'accountId' = $1`, [String(account.id)])).toEqual([]);
+      // The next call goes through, and only its event is delivered.
+      await context.as(account).post('/calls').send(CALL).expect(201);
+      const [delivery] = await receiver.waitFor(1);
+      expect(JSON.parse(delivery.body).data.name).toBe(CALL.name);
+    });
+
+    it('rolls back an event recorded in a transaction that fails: no row, no job, nothing sent', async () => {
+      const { id } = await createWebhook();
+      await expect(
+        context.app.get(Database).transaction(async (sql) => {
+          await context.app.get(WebhookEvents).callDeleted(sql, account.id, { id: '5f0c2a7e-8d3b-4c1e-9a6f-2b7d4e8c1a90', isTest: false });
+          throw new Error('the deletion failed');
+        }),
+      ).rejects.toThrow('the deletion failed');
+      await context.as(account).post(`/webhooks/${id}/test`).expect(202);
+      const [delivery] = await receiver.waitFor(1);
+      expect(JSON.parse(delivery.body).type).toBe('ping');
+      expect(await deliveries(id)).toHaveLength(1);
+    });
+  });
+
+  it("the README's receiver verifies a real delivery", async () => {
+    const readme = fs.readFileSync(path.join(__dirname, '..', 'README.md'), 'utf8');
+    const snippet = /## Webhooks[\s\S]*?```js\n([\s\S]*?)```/.exec(readme)![1].replace(/^ {2}/gm, '');
+    // The secret is the process's from the start, as in production; the webhook's URL comes once the port is known.
+    const { id, secret } = await createWebhook({ url: 'http://127.0.0.1:9/', events: ['call.created'] });
+    const child = spawn(process.execPath, ['-e', snippet.replace('.listen(8080)', '.listen(0, function () { process.stderr.write(`${this.address().port}\\n`); })')], {
+      cwd: path.join(__dirname, '..'),
+      env: { ...process.env, WEBHOOK_SECRET: secret },
+    });
+    let output = '';
+    child.stdout.on('data', (chunk) => (output += chunk));
+    const port = await new Promise<number>((resolve) => child.stderr.once('data', (chunk) => resolve(Number(String(chunk).trim()))));
+    try {
+      await context.as(account).patch(`/webhooks/${id}`).send({ url: `http://127.0.0.1:${port}/` }).expect(200);
+      const call = (await context.as(account).post('/calls').send(CALL).expect(201)).body;
+      await eventually(() => deliveries(id), (rows) => rows[0]?.status === 'succeeded');
+      expect(output).toBe(`call.created ${call.id}\n`);
+      // A delivery signed with another secret is refused.
+      const forger = new StandardWebhook(generateWebhookSecret());
+      const body = JSON.stringify({ id: 'evt_forged', type: 'call.created', createdAt: new Date().toISOString(), data: call });
+      const headers = { 'webhook-id': 'evt_forged', 'webhook-timestamp': String(Math.floor(Date.now() / 1000)), 'webhook-signature': forger.sign('evt_forged', new Date(), body) };
+      expect((await fetch(`http://127.0.0.1:${port}/`, { method: 'POST', headers, body })).status).toBe(400);
+      expect(output).toBe(`call.created ${call.id}\n`);
+    } finally {
+      child.kill();
+    }
+  });
+
+  describe('delivery', () => {
+    it('retries a receiver that answers 500 twice then 200: three attempts, one webhook-id, and the log shows each step', async () => {
+      receiver.respond = (_delivery, index) => (index < 2 ? { status: 500, body: 'database\u0000 down\n\tretry later' } : { status: 200 });
+      const { id } = await createWebhook({ events: ['call.created'] });
+      await context.as(account).post('/calls').send(CALL).expect(201);
+      await receiver.waitFor(1);
+      const [afterFirst] = await eventually(() => deliveries(id), (rows) => rows[0]?.attempts === 1);
+      expect(afterFirst).toMatchObject({ status: 'pending', lastStatusCode: 500, lastError: 'HTTP 500: database down retry later', nextAttemptAt: expect.any(String) });
+      const received = await receiver.waitFor(3);
+      const [row] = await eventually(() => deliveries(id), (rows) => rows[0]?.status === 'succeeded');
+      expect(row).toMatchObject({ attempts: 3, lastStatusCode: 200, lastError: null, nextAttemptAt: null });
+      expect(new Set(received.map((delivery) => delivery.headers['webhook-id'])).size).toBe(1);
+      expect(new Set(received.map((delivery) => delivery.body)).size).toBe(1);
+      expect(received).toHaveLength(3);
+    });
+
+    it('fails a delivery once the retry delays are used up, keeping only a short excerpt of the answer', async () => {
+      receiver.respond = () => ({ status: 502, body: `<html>${'x'.repeat(100_000)}</html>` });
+      const { id } = await createWebhook();
+      await context.as(account).post(`/webhooks/${id}/test`).expect(202);
+      const [row] = await eventually(() => deliveries(id), (rows) => rows[0]?.status === 'failed');
+      expect(row).toMatchObject({ attempts: 3, lastStatusCode: 502, nextAttemptAt: null });
+      expect((row.lastError as string).length).toBeLessThanOrEqual(220);
+      expect(row.lastError).toMatch(/^HTTP 502: <html>x+…$/);
+      expect(receiver.deliveries).toHaveLength(3);
+    });
+
+    it('disables the webhook when the receiver answers 410 Gone, and cancels its other pending deliveries', async () => {
+      receiver.respond = (_delivery, index) => (index === 0 ? { status: 503 } : { status: 410 });
+      const { id } = await createWebhook();
+      await context.as(account).post(`/webhooks/${id}/test`).expect(202);
+      await eventually(() => deliveries(id), (rows) => rows[0]?.attempts === 1);
+      await context.as(account).post(`/webhooks/${id}/test`).expect(202);
+      const rows = await eventually(() => deliveries(id), (list) => list.length === 2 && list.every((row) => row.status === 'failed'));
+      expect(rows[0]).toMatchObject({ lastStatusCode: 410, lastError: 'HTTP 410 (the webhook was disabled)' });
+      expect(rows[1]).toMatchObject({ attempts: 1, lastError: expect.stringContaining('410 Gone') });
+      expect((await context.as(account).get(`/webhooks/${id}`).expect(200)).body.enabled).toBe(false);
+      await context.as(account).post('/calls').send(CALL).expect(201);
+      expect(await deliveries(id)).toHaveLength(2);
+    });
+
+    it('retries by hand: a failed delivery is attempted again with the same webhook-id, and a succeeded one replayed', async () => {
+      receiver.respond = () => ({ status: 500 });
+      const { id } = await createWebhook();
+      await context.as(account).post(`/webhooks/${id}/test`).expect(202);
+      const [failed] = await eventually(() => deliveries(id), (rows) => rows[0]?.status === 'failed');
+      receiver.respond = answerOk;
+      const retried = (await context.as(account).post(`/webhooks/${id}/deliveries/${failed.id}/retry`).expect(202)).body;
+      expect(retried).toMatchObject({ id: failed.id, status: 'pending', attempts: 3 });
+      const [done] = await eventually(() => deliveries(id), (rows) => rows[0]?.status === 'succeeded');
+      expect(done).toMatchObject({ attempts: 4, lastStatusCode: 204 });
+      await context.as(account).post(`/webhooks/${id}/deliveries/${failed.id}/retry`).expect(202);
+      await receiver.waitFor(5);
+      expect(new Set(receiver.deliveries.map((delivery) => delivery.headers['webhook-id'])).size).toBe(1);
+      await context.as(account).post(`/webhooks/${id}/deliveries/7d1e0f4a-2b3c-4d5e-8f9a-0b1c2d3e4f5a/retry`).expect(404);
+      await context.as(account).post(`/webhooks/${id}/deliveries/not-a-uuid/retry`).expect(404);
+    });
+
+    it('signs with both secrets for 24 hours after a rotation, then with the new one only', async () => {
+      const { id, secret: oldSecret } = await createWebhook();
+      const { secret: newSecret } = (await context.as(account).post(`/webhooks/${id}/rotate-secret`).expect(200)).body;
+      expect(newSecret).toMatch(/^whsec_/);
+      expect(newSecret).not.toBe(oldSecret);
+      await context.as(account).post(`/webhooks/${id}/test`).expect(202);
+      const [during] = await receiver.waitFor(1);
+      expect((during.headers['webhook-signature'] as string).split(' ')).toHaveLength(2);
+      expect(verified(newSecret, during).type).toBe('ping');
+      expect(verified(oldSecret, during).type).toBe('ping');
+
+      // 24 hours later (the overlap is moved into the past rather than waited for).
+      await context.app.get(DataSource).query(`UPDATE webhooks SET previous_secret_expires_at = now() - interval '1 second' WHERE account_id = $1 AND id = $2`, [account.id, id]);
+      await context.as(account).post(`/webhooks/${id}/test`).expect(202);
+      const after = (await receiver.waitFor(2))[1];
+      expect((after.headers['webhook-signature'] as string).split(' ')).toHaveLength(1);
+      expect(verified(newSecret, after).type).toBe('ping');
+      expect(() => verified(oldSecret, after)).toThrow('No matching signature');
+    });
+
+    it('gives a receiver that hangs one attempt of WEBHOOK_TIMEOUT_MS, before or after its headers', async () => {
+      const server = await startReceiver();
+      const http = await import('node:http');
+      // Headers sent, then the body never finishes.
+      const halfAnswer = http.createServer((_request, response) => {
+        response.writeHead(200, { 'content-length': '100' });
+        response.write('partial');
+      });
+      await new Promise<void>((resolve) => halfAnswer.listen(0, '127.0.0.1', resolve));
+      server.respond = () => 'hang';
+      try {
+        const hanging = await createWebhook({ url: server.url() });
+        const half = await createWebhook({ url: `http://127.0.0.1:${(halfAnswer.address() as { port: number }).port}/` });
+        await context.as(account).post(`/webhooks/${hanging.id}/test`).expect(202);
+        await context.as(account).post(`/webhooks/${half.id}/test`).expect(202);
+        for (const webhook of [hanging, half]) {
+          const [row] = await eventually(() => deliveries(webhook.id), (rows) => rows[0]?.attempts === 1);
+          expect(row).toMatchObject({ status: 'pending', lastStatusCode: null, lastError: 'no complete answer within 2 s' });
+        }
+      } finally {
+        halfAnswer.closeAllConnections();
+        halfAnswer.close();
+        await server.close();
+      }
+    });
+
+    it('records a refused connection as a failed attempt and retries it', async () => {
+      const gone = await startReceiver();
+      const url = gone.url();
+      await gone.close();
+      const { id } = await createWebhook({ url });
+      await context.as(account).post(`/webhooks/${id}/test`).expect(202);
+      const [row] = await eventually(() => deliveries(id), (rows) => rows[0]?.attempts === 1);
+      expect(row).toMatchObject({ status: 'pending', lastStatusCode: null, lastError: expect.stringContaining('connection refused') });
+    });
+
+    it('cancels the pending deliveries of a webhook that is disabled', async () => {
+      receiver.respond = () => ({ status: 500 });
+      const { id } = await createWebhook();
+      await context.as(account).post(`/webhooks/${id}/test`).expect(202);
+      await eventually(() => deliveries(id), (rows) => rows[0]?.attempts === 1);
+      await context.as(account).patch(`/webhooks/${id}`).send({ enabled: false }).expect(200);
+      const [row] = await deliveries(id);
+      expect(row).toMatchObject({ status: 'failed', nextAttemptAt: null, lastError: 'Not delivered: the webhook was disabled' });
+    });
+  });
+});
+
+describe('webhook targets (SSRF)', () => {
+  let context: TestContext;
+  let account: TestAccount;
+  let receiver: Receiver;
+
+  beforeAll(async () => {
+    context = await createTestContext(webhooksConfig({ allowPrivateTargets: false }));
+    account = await context.createAccount();
+    receiver = await startReceiver();
+  });
+  afterAll(async () => {
+    await receiver?.close();
+    await context?.close();
+  });
+
+  it.each([
+    ['http', 'http://hooks.example.com/'],
+    ['loopback', 'https://127.0.0.1/hooks'],
+    ['loopback in another spelling', 'https://2130706433/hooks'],
+    ['IPv6 loopback', 'https://[::1]/hooks'],
+    ['IPv4-mapped loopback', 'https://[::ffff:127.0.0.1]/hooks'],
+    ['private', 'https://10.1.2.3/hooks'],
+    ['link-local', 'https://169.254.1.1/hooks'],
+    ['metadata', 'https://169.254.169.254/hooks'],
+    ['localhost', 'https://localhost/hooks'],
+  ])('refuses a %s target with a 400', async (_case, url) => {
+    const response = await context.as(account).post('/webhooks').send({ url, events: ['call.created'] }).expect(400);
+    expect(response.body.details).toEqual([{ field: 'url', message: expect.stringMatching(/^url must/) }]);
+  });
+
+  it('refuses at delivery a name that resolves to a loopback address then, though it resolved to a public one when saved', async () => {
+    const targets = context.app.get(WebhookTargets);
+    let answer = '93.184.216.34';
+    targets.resolver = async () => [{ address: answer, family: 4 }];
+    try {
+      const { id } = (await context.as(account).post('/webhooks').send({ url: `https://hooks.example.com:${receiver.port}/`, events: ['call.created'] }).expect(201)).body;
+      answer = '127.0.0.1';
+      await context.as(account).post(`/webhooks/${id}/test`).expect(202);
+      const [row] = await eventually(
+        () => context.as(account).get(`/webhooks/${id}/deliveries`).then((response) => response.body),
+        (rows: { attempts: number }[]) => rows[0]?.attempts === 1,
+      );
+      expect(row).toMatchObject({ status: 'pending', lastStatusCode: null, lastError: 'hooks.example.com resolves to a loopback address' });
+      expect(receiver.connections).toBe(0);
+    } finally {
+      targets.resolver = undefined;
+    }
+  });
+});
