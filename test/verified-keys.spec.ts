@@ -72,6 +72,21 @@ describe('VerifiedKeys (the cache of verified API keys)', () => {
     }
   });
 
+  it("never answers a key past the key's own expiry, even within the 10 seconds", () => {
+    const cache = cacheWith(true);
+    const now = Date.now();
+    const clock = jest.spyOn(Date, 'now').mockReturnValue(now);
+    try {
+      cache.remember(cache.startLookup(), 'hash', ACCOUNT, new Date(now + 3_000));
+      clock.mockReturnValue(now + 2_999);
+      expect(cache.get('hash')).toBe(ACCOUNT);
+      clock.mockReturnValue(now + 3_000);
+      expect(cache.get('hash')).toBeUndefined();
+    } finally {
+      clock.mockRestore();
+    }
+  });
+
   it('forgets a key after 10 seconds', () => {
     const cache = cacheWith(true);
     const now = Date.now();

@@ -38,6 +38,41 @@ export interface paths {
         patch: operations["AgentsController_update"];
         trace?: never;
     };
+    "/api-keys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the account's API keys, by id, revoked and expired ones included (never the keys themselves) */
+        get: operations["ApiKeysController_list"];
+        put?: never;
+        /** Create an API key; the answer holds the key itself, shown this once */
+        post: operations["ApiKeysController_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api-keys/{keyId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Revoke an API key at once (the key of the request itself too) */
+        delete: operations["ApiKeysController_revoke"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/calls": {
         parameters: {
             query?: never;
@@ -396,6 +431,42 @@ export interface components {
             /** @example shubh */
             voice: string;
         };
+        ApiKeyResponse: {
+            /** @example 2026-11-22T09:15:02.123Z */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @description When the key stops working; null if never.
+             * @example 2027-06-30T23:59:59.000Z
+             */
+            expiresAt: string | null;
+            /** @example 7 */
+            id: number;
+            /**
+             * Format: date-time
+             * @description When the key was last used (recorded at most once a minute, so up to a minute behind); null if never.
+             * @example 2026-11-23T08:41:10.519Z
+             */
+            lastUsedAt: string | null;
+            /** @example Reporting (read only) */
+            name: string;
+            /**
+             * @description The key's first characters, to tell keys apart.
+             * @example vak_3q2-7wVh
+             */
+            prefix: string;
+            /**
+             * Format: date-time
+             * @description When the key was revoked; null while it is not.
+             */
+            revokedAt: string | null;
+            /**
+             * @example [
+             *       "read"
+             *     ]
+             */
+            scopes: ("read" | "write")[];
+        };
         CallListItemResponse: {
             /**
              * @description Name of the agent that handled the call (kept after the agent is deleted).
@@ -585,6 +656,27 @@ export interface components {
              */
             voice?: "shubh" | "anushka" | "manisha" | "vidya" | "arya" | "abhilash" | "karun" | "hitesh" | "ritu-preview" | "aditya-preview" | "shubh-ng" | "anushka-ng";
         };
+        CreateApiKeyDto: {
+            /**
+             * Format: date-time
+             * @description When the key stops working (a 401 from then on): RFC 3339 with an offset, in the future; null or left out
+             *     for a key that does not expire.
+             * @example 2027-06-30T23:59:59Z
+             */
+            expiresAt?: string | null;
+            /**
+             * @description What the key is for, so that a person can tell keys apart: 1–100 characters after trimming.
+             * @example Reporting (read only)
+             */
+            name: string;
+            /**
+             * @description A non-empty subset of `read` (GET) and `write` (everything else); default both.
+             * @example [
+             *       "read"
+             *     ]
+             */
+            scopes?: ("read" | "write")[];
+        };
         CreateCallDto: {
             /**
              * @description An agent of this account (400 otherwise), or null; the call's `agent` name is taken from it.
@@ -695,6 +787,47 @@ export interface components {
              * @example https://shop.example.in/contact
              */
             website?: string;
+        };
+        CreatedApiKeyResponse: {
+            /**
+             * @description The key to send as `X-Api-Key`; not shown again.
+             * @example vak_3q2-7wVhZ0kq9yXb1mT4cR8sLdE6uJfA
+             */
+            apiKey: string;
+            /** @example 2026-11-22T09:15:02.123Z */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @description When the key stops working; null if never.
+             * @example 2027-06-30T23:59:59.000Z
+             */
+            expiresAt: string | null;
+            /** @example 7 */
+            id: number;
+            /**
+             * Format: date-time
+             * @description When the key was last used (recorded at most once a minute, so up to a minute behind); null if never.
+             * @example 2026-11-23T08:41:10.519Z
+             */
+            lastUsedAt: string | null;
+            /** @example Reporting (read only) */
+            name: string;
+            /**
+             * @description The key's first characters, to tell keys apart.
+             * @example vak_3q2-7wVh
+             */
+            prefix: string;
+            /**
+             * Format: date-time
+             * @description When the key was revoked; null while it is not.
+             */
+            revokedAt: string | null;
+            /**
+             * @example [
+             *       "read"
+             *     ]
+             */
+            scopes: ("read" | "write")[];
         };
         CreateKnowledgeBaseDto: {
             /**
@@ -1103,9 +1236,21 @@ export interface components {
         };
     };
     responses: never;
-    parameters: never;
+    parameters: {
+        /** @description Makes the POST safe to retry: 1–255 printable ASCII characters (a UUID, say), per account. The same key with the same method, path and body within 24 hours gets the first answer again (status and body, with `Idempotent-Replayed: true`) and does nothing again; with another request, 422; while the first is still running, 409. Answers 5xx and 429 are not kept: the key may be retried. */
+        "Idempotency-Key": string;
+    };
     requestBodies: never;
-    headers: never;
+    headers: {
+        /** @description `true` when this is the stored answer of an earlier request with the same `Idempotency-Key` (nothing was done again). */
+        "Idempotent-Replayed": "true";
+        /** @description The account's budget after this request (the address's, for a request without a valid key): `limit=<requests per window>, remaining=<n>, reset=<seconds until it is whole again>`. Absent when `RATE_LIMIT=0`. */
+        RateLimit: string;
+        /** @description The limit and its window in seconds: `<limit>;w=<window>`. Absent when `RATE_LIMIT=0`. */
+        "RateLimit-Policy": string;
+        /** @description Seconds to wait before trying again. */
+        "Retry-After": number;
+    };
     pathItems: never;
 }
 export type $defs = Record<string, never>;
@@ -1121,15 +1266,30 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["AgentResponse"][];
                 };
             };
-            /** @description Missing, unknown or revoked API key */
+            /** @description Missing, unknown, revoked or expired API key */
             401: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The API key does not have the scope this needs (`read` for GET, `write` for the others) */
+            403: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1139,6 +1299,9 @@ export interface operations {
             /** @description Over the rate limit of this account (all its keys together), or too many requests without a valid key from this address; see `Retry-After` */
             429: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1159,7 +1322,10 @@ export interface operations {
     AgentsController_create: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes the POST safe to retry: 1–255 printable ASCII characters (a UUID, say), per account. The same key with the same method, path and body within 24 hours gets the first answer again (status and body, with `Idempotent-Replayed: true`) and does nothing again; with another request, 422; while the first is still running, 409. Answers 5xx and 429 are not kept: the key may be retried. */
+                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -1171,33 +1337,53 @@ export interface operations {
         responses: {
             201: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["AgentResponse"];
                 };
             };
-            /** @description Invalid body field, unknown field, malformed JSON or bad query parameter (with `details`) */
+            /** @description Invalid body field, unknown field, malformed JSON or bad query parameter (with `details`); or: An `Idempotency-Key` that is not 1–255 printable ASCII characters */
             400: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Missing, unknown or revoked API key */
+            /** @description Missing, unknown, revoked or expired API key */
             401: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Preview or next-generation voice on an account other than the platform's */
+            /** @description Preview or next-generation voice on an account other than the platform's; or: The API key does not have the scope this needs (`read` for GET, `write` for the others) */
             403: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A request with this `Idempotency-Key` is still in progress */
+            409: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1207,6 +1393,8 @@ export interface operations {
             /** @description Request body too large */
             413: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1216,6 +1404,19 @@ export interface operations {
             /** @description Body is not application/json */
             415: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description This `Idempotency-Key` was used with another request (method, path or body) in the last 24 hours */
+            422: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1225,6 +1426,9 @@ export interface operations {
             /** @description Over the rate limit of this account (all its keys together), or too many requests without a valid key from this address; see `Retry-After` */
             429: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1255,15 +1459,30 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["AgentResponse"];
                 };
             };
-            /** @description Missing, unknown or revoked API key */
+            /** @description Missing, unknown, revoked or expired API key */
             401: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The API key does not have the scope this needs (`read` for GET, `write` for the others) */
+            403: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1273,6 +1492,8 @@ export interface operations {
             /** @description No such resource on this account (another account's resource is a 404 too) */
             404: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1282,6 +1503,9 @@ export interface operations {
             /** @description Over the rate limit of this account (all its keys together), or too many requests without a valid key from this address; see `Retry-After` */
             429: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1313,13 +1537,28 @@ export interface operations {
             /** @description Done; the body is empty */
             204: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content?: never;
             };
-            /** @description Missing, unknown or revoked API key */
+            /** @description Missing, unknown, revoked or expired API key */
             401: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The API key does not have the scope this needs (`read` for GET, `write` for the others) */
+            403: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1329,6 +1568,8 @@ export interface operations {
             /** @description No such resource on this account (another account's resource is a 404 too) */
             404: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1338,6 +1579,9 @@ export interface operations {
             /** @description Over the rate limit of this account (all its keys together), or too many requests without a valid key from this address; see `Retry-After` */
             429: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1372,6 +1616,8 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1381,24 +1627,30 @@ export interface operations {
             /** @description Invalid body field, unknown field, malformed JSON or bad query parameter (with `details`) */
             400: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Missing, unknown or revoked API key */
+            /** @description Missing, unknown, revoked or expired API key */
             401: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Preview or next-generation voice on an account other than the platform's */
+            /** @description Preview or next-generation voice on an account other than the platform's; or: The API key does not have the scope this needs (`read` for GET, `write` for the others) */
             403: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1408,6 +1660,8 @@ export interface operations {
             /** @description No such resource on this account (another account's resource is a 404 too) */
             404: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1417,6 +1671,8 @@ export interface operations {
             /** @description Request body too large */
             413: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1426,6 +1682,8 @@ export interface operations {
             /** @description Body is not application/json */
             415: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1435,6 +1693,276 @@ export interface operations {
             /** @description Over the rate limit of this account (all its keys together), or too many requests without a valid key from this address; see `Retry-After` */
             429: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database (or recording storage) is unavailable; try again shortly */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    ApiKeysController_list: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiKeyResponse"][];
+                };
+            };
+            /** @description Missing, unknown, revoked or expired API key */
+            401: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The API key does not have the `write` scope */
+            403: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Over the rate limit of this account (all its keys together), or too many requests without a valid key from this address; see `Retry-After` */
+            429: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database (or recording storage) is unavailable; try again shortly */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    ApiKeysController_create: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the POST safe to retry: 1–255 printable ASCII characters (a UUID, say), per account. The same key with the same method, path and body within 24 hours gets the first answer again (status and body, with `Idempotent-Replayed: true`) and does nothing again; with another request, 422; while the first is still running, 409. Answers 5xx and 429 are not kept: the key may be retried. */
+                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateApiKeyDto"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CreatedApiKeyResponse"];
+                };
+            };
+            /** @description Invalid body field, unknown field, malformed JSON or bad query parameter (with `details`); or: An `Idempotency-Key` that is not 1–255 printable ASCII characters */
+            400: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing, unknown, revoked or expired API key */
+            401: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The API key does not have the `write` scope */
+            403: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A request with this `Idempotency-Key` is still in progress */
+            409: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Body is not application/json */
+            415: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description This `Idempotency-Key` was used with another request (method, path or body) in the last 24 hours */
+            422: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Over the rate limit of this account (all its keys together), or too many requests without a valid key from this address; see `Retry-After` */
+            429: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database (or recording storage) is unavailable; try again shortly */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    ApiKeysController_revoke: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                keyId: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Revoked, on every instance at once (again: 204, the first revocation time kept) */
+            204: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Missing, unknown, revoked or expired API key */
+            401: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The API key does not have the `write` scope */
+            403: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No such resource on this account (another account's resource is a 404 too) */
+            404: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Over the rate limit of this account (all its keys together), or too many requests without a valid key from this address; see `Retry-After` */
+            429: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1480,6 +2008,8 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1489,15 +2019,30 @@ export interface operations {
             /** @description Bad query parameter value (with `details`) */
             400: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Missing, unknown or revoked API key */
+            /** @description Missing, unknown, revoked or expired API key */
             401: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The API key does not have the scope this needs (`read` for GET, `write` for the others) */
+            403: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1507,6 +2052,9 @@ export interface operations {
             /** @description Over the rate limit of this account (all its keys together), or too many requests without a valid key from this address; see `Retry-After` */
             429: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1527,7 +2075,10 @@ export interface operations {
     CallsController_create: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes the POST safe to retry: 1–255 printable ASCII characters (a UUID, say), per account. The same key with the same method, path and body within 24 hours gets the first answer again (status and body, with `Idempotent-Replayed: true`) and does nothing again; with another request, 422; while the first is still running, 409. Answers 5xx and 429 are not kept: the key may be retried. */
+                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -1539,24 +2090,53 @@ export interface operations {
         responses: {
             201: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["CallResponse"];
                 };
             };
-            /** @description Invalid body field, unknown field, malformed JSON or bad query parameter (with `details`) */
+            /** @description Invalid body field, unknown field, malformed JSON or bad query parameter (with `details`); or: An `Idempotency-Key` that is not 1–255 printable ASCII characters */
             400: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Missing, unknown or revoked API key */
+            /** @description Missing, unknown, revoked or expired API key */
             401: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The API key does not have the scope this needs (`read` for GET, `write` for the others) */
+            403: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A request with this `Idempotency-Key` is still in progress */
+            409: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1566,6 +2146,8 @@ export interface operations {
             /** @description Request body too large */
             413: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1575,6 +2157,19 @@ export interface operations {
             /** @description Body is not application/json */
             415: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description This `Idempotency-Key` was used with another request (method, path or body) in the last 24 hours */
+            422: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1584,6 +2179,9 @@ export interface operations {
             /** @description Over the rate limit of this account (all its keys together), or too many requests without a valid key from this address; see `Retry-After` */
             429: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1615,15 +2213,30 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["CallResponse"];
                 };
             };
-            /** @description Missing, unknown or revoked API key */
+            /** @description Missing, unknown, revoked or expired API key */
             401: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The API key does not have the scope this needs (`read` for GET, `write` for the others) */
+            403: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1633,6 +2246,8 @@ export interface operations {
             /** @description No such resource on this account (another account's resource is a 404 too) */
             404: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1642,6 +2257,9 @@ export interface operations {
             /** @description Over the rate limit of this account (all its keys together), or too many requests without a valid key from this address; see `Retry-After` */
             429: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1674,15 +2292,30 @@ export interface operations {
             /** @description The URL and when it expires */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["RecordingUrlResponse"];
                 };
             };
-            /** @description Missing, unknown or revoked API key */
+            /** @description Missing, unknown, revoked or expired API key */
             401: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The API key does not have the scope this needs (`read` for GET, `write` for the others) */
+            403: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1692,6 +2325,8 @@ export interface operations {
             /** @description No such call on this account, or it has no recording */
             404: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1701,6 +2336,9 @@ export interface operations {
             /** @description Over the rate limit of this account (all its keys together), or too many requests without a valid key from this address; see `Retry-After` */
             429: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1737,6 +2375,8 @@ export interface operations {
             /** @description Stored; `hasRecording` is now true */
             204: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -1744,15 +2384,30 @@ export interface operations {
             /** @description Empty body, or the upload was interrupted */
             400: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Missing, unknown or revoked API key */
+            /** @description Missing, unknown, revoked or expired API key */
             401: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The API key does not have the scope this needs (`read` for GET, `write` for the others) */
+            403: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1762,6 +2417,8 @@ export interface operations {
             /** @description No such resource on this account (another account's resource is a 404 too) */
             404: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1771,6 +2428,8 @@ export interface operations {
             /** @description Over 200 MiB (by Content-Length, or counted while streaming) */
             413: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1780,6 +2439,8 @@ export interface operations {
             /** @description Content-Type is not audio/mpeg */
             415: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1789,6 +2450,9 @@ export interface operations {
             /** @description Over the rate limit of this account (all its keys together), or too many requests without a valid key from this address; see `Retry-After` */
             429: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1821,13 +2485,28 @@ export interface operations {
             /** @description Deleted; `hasRecording` is now false */
             204: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content?: never;
             };
-            /** @description Missing, unknown or revoked API key */
+            /** @description Missing, unknown, revoked or expired API key */
             401: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The API key does not have the scope this needs (`read` for GET, `write` for the others) */
+            403: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1837,6 +2516,8 @@ export interface operations {
             /** @description No such call on this account, or it has no recording */
             404: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1846,6 +2527,9 @@ export interface operations {
             /** @description Over the rate limit of this account (all its keys together), or too many requests without a valid key from this address; see `Retry-After` */
             429: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1878,15 +2562,30 @@ export interface operations {
             /** @description The MP3 */
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
                     "audio/mpeg": string;
                 };
             };
-            /** @description Missing, unknown or revoked API key */
+            /** @description Missing, unknown, revoked or expired API key */
             401: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The API key does not have the scope this needs (`read` for GET, `write` for the others) */
+            403: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1896,6 +2595,8 @@ export interface operations {
             /** @description No such call on this account, or it has no recording */
             404: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1905,6 +2606,9 @@ export interface operations {
             /** @description Over the rate limit of this account (all its keys together), or too many requests without a valid key from this address; see `Retry-After` */
             429: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2017,15 +2721,30 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["KnowledgeBaseResponse"][];
                 };
             };
-            /** @description Missing, unknown or revoked API key */
+            /** @description Missing, unknown, revoked or expired API key */
             401: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The API key does not have the scope this needs (`read` for GET, `write` for the others) */
+            403: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2035,6 +2754,9 @@ export interface operations {
             /** @description Over the rate limit of this account (all its keys together), or too many requests without a valid key from this address; see `Retry-After` */
             429: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2055,7 +2777,10 @@ export interface operations {
     KnowledgeBasesController_create: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes the POST safe to retry: 1–255 printable ASCII characters (a UUID, say), per account. The same key with the same method, path and body within 24 hours gets the first answer again (status and body, with `Idempotent-Replayed: true`) and does nothing again; with another request, 422; while the first is still running, 409. Answers 5xx and 429 are not kept: the key may be retried. */
+                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -2067,24 +2792,53 @@ export interface operations {
         responses: {
             201: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["KnowledgeBaseResponse"];
                 };
             };
-            /** @description Invalid body field, unknown field, malformed JSON or bad query parameter (with `details`) */
+            /** @description Invalid body field, unknown field, malformed JSON or bad query parameter (with `details`); or: An `Idempotency-Key` that is not 1–255 printable ASCII characters */
             400: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Missing, unknown or revoked API key */
+            /** @description Missing, unknown, revoked or expired API key */
             401: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The API key does not have the scope this needs (`read` for GET, `write` for the others) */
+            403: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A request with this `Idempotency-Key` is still in progress */
+            409: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2094,6 +2848,8 @@ export interface operations {
             /** @description Request body too large */
             413: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2103,6 +2859,19 @@ export interface operations {
             /** @description Body is not application/json */
             415: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description This `Idempotency-Key` was used with another request (method, path or body) in the last 24 hours */
+            422: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2112,6 +2881,9 @@ export interface operations {
             /** @description Over the rate limit of this account (all its keys together), or too many requests without a valid key from this address; see `Retry-After` */
             429: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2142,15 +2914,30 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["KnowledgeBaseWithSourcesResponse"];
                 };
             };
-            /** @description Missing, unknown or revoked API key */
+            /** @description Missing, unknown, revoked or expired API key */
             401: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The API key does not have the scope this needs (`read` for GET, `write` for the others) */
+            403: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2160,6 +2947,8 @@ export interface operations {
             /** @description No such resource on this account (another account's resource is a 404 too) */
             404: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2169,6 +2958,9 @@ export interface operations {
             /** @description Over the rate limit of this account (all its keys together), or too many requests without a valid key from this address; see `Retry-After` */
             429: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2200,13 +2992,28 @@ export interface operations {
             /** @description Done; the body is empty */
             204: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content?: never;
             };
-            /** @description Missing, unknown or revoked API key */
+            /** @description Missing, unknown, revoked or expired API key */
             401: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The API key does not have the scope this needs (`read` for GET, `write` for the others) */
+            403: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2216,6 +3023,8 @@ export interface operations {
             /** @description No such resource on this account (another account's resource is a 404 too) */
             404: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2225,6 +3034,9 @@ export interface operations {
             /** @description Over the rate limit of this account (all its keys together), or too many requests without a valid key from this address; see `Retry-After` */
             429: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2255,15 +3067,30 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["SourceResponse"][];
                 };
             };
-            /** @description Missing, unknown or revoked API key */
+            /** @description Missing, unknown, revoked or expired API key */
             401: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The API key does not have the scope this needs (`read` for GET, `write` for the others) */
+            403: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2273,6 +3100,8 @@ export interface operations {
             /** @description No such resource on this account (another account's resource is a 404 too) */
             404: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2282,6 +3111,9 @@ export interface operations {
             /** @description Over the rate limit of this account (all its keys together), or too many requests without a valid key from this address; see `Retry-After` */
             429: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2302,7 +3134,10 @@ export interface operations {
     KnowledgeBasesController_addSource: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes the POST safe to retry: 1–255 printable ASCII characters (a UUID, say), per account. The same key with the same method, path and body within 24 hours gets the first answer again (status and body, with `Idempotent-Replayed: true`) and does nothing again; with another request, 422; while the first is still running, 409. Answers 5xx and 429 are not kept: the key may be retried. */
+                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
+            };
             path: {
                 kbId: number;
             };
@@ -2316,24 +3151,42 @@ export interface operations {
         responses: {
             201: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["SourceResponse"];
                 };
             };
-            /** @description Invalid body field, unknown field, malformed JSON or bad query parameter (with `details`) */
+            /** @description Invalid body field, unknown field, malformed JSON or bad query parameter (with `details`); or: An `Idempotency-Key` that is not 1–255 printable ASCII characters */
             400: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Missing, unknown or revoked API key */
+            /** @description Missing, unknown, revoked or expired API key */
             401: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The API key does not have the scope this needs (`read` for GET, `write` for the others) */
+            403: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2343,6 +3196,19 @@ export interface operations {
             /** @description No such resource on this account (another account's resource is a 404 too) */
             404: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A request with this `Idempotency-Key` is still in progress */
+            409: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2352,6 +3218,8 @@ export interface operations {
             /** @description Request body too large */
             413: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2361,6 +3229,19 @@ export interface operations {
             /** @description Body is not application/json */
             415: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description This `Idempotency-Key` was used with another request (method, path or body) in the last 24 hours */
+            422: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2370,6 +3251,9 @@ export interface operations {
             /** @description Over the rate limit of this account (all its keys together), or too many requests without a valid key from this address; see `Retry-After` */
             429: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2402,13 +3286,28 @@ export interface operations {
             /** @description Done; the body is empty */
             204: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content?: never;
             };
-            /** @description Missing, unknown or revoked API key */
+            /** @description Missing, unknown, revoked or expired API key */
             401: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The API key does not have the scope this needs (`read` for GET, `write` for the others) */
+            403: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2418,6 +3317,8 @@ export interface operations {
             /** @description No such resource on this account (another account's resource is a 404 too) */
             404: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2427,6 +3328,9 @@ export interface operations {
             /** @description Over the rate limit of this account (all its keys together), or too many requests without a valid key from this address; see `Retry-After` */
             429: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2528,15 +3432,30 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["VoiceResponse"][];
                 };
             };
-            /** @description Missing, unknown or revoked API key */
+            /** @description Missing, unknown, revoked or expired API key */
             401: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The API key does not have the scope this needs (`read` for GET, `write` for the others) */
+            403: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2546,6 +3465,9 @@ export interface operations {
             /** @description Over the rate limit of this account (all its keys together), or too many requests without a valid key from this address; see `Retry-After` */
             429: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2731,15 +3653,30 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["WidgetSiteResponse"][];
                 };
             };
-            /** @description Missing, unknown or revoked API key */
+            /** @description Missing, unknown, revoked or expired API key */
             401: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The API key does not have the scope this needs (`read` for GET, `write` for the others) */
+            403: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2749,6 +3686,9 @@ export interface operations {
             /** @description Over the rate limit of this account (all its keys together), or too many requests without a valid key from this address; see `Retry-After` */
             429: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2769,7 +3709,10 @@ export interface operations {
     WidgetSitesController_create: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes the POST safe to retry: 1–255 printable ASCII characters (a UUID, say), per account. The same key with the same method, path and body within 24 hours gets the first answer again (status and body, with `Idempotent-Replayed: true`) and does nothing again; with another request, 422; while the first is still running, 409. Answers 5xx and 429 are not kept: the key may be retried. */
+                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -2781,24 +3724,53 @@ export interface operations {
         responses: {
             201: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["WidgetSiteResponse"];
                 };
             };
-            /** @description Invalid or unknown field (a `siteKey` too), or `agentId` not an agent of this account (with `details`) */
+            /** @description Invalid or unknown field (a `siteKey` too), or `agentId` not an agent of this account (with `details`); or: An `Idempotency-Key` that is not 1–255 printable ASCII characters */
             400: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Missing, unknown or revoked API key */
+            /** @description Missing, unknown, revoked or expired API key */
             401: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The API key does not have the scope this needs (`read` for GET, `write` for the others) */
+            403: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A request with this `Idempotency-Key` is still in progress */
+            409: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2808,6 +3780,8 @@ export interface operations {
             /** @description Request body too large */
             413: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2817,6 +3791,19 @@ export interface operations {
             /** @description Body is not application/json */
             415: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description This `Idempotency-Key` was used with another request (method, path or body) in the last 24 hours */
+            422: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2826,6 +3813,9 @@ export interface operations {
             /** @description Over the rate limit of this account (all its keys together), or too many requests without a valid key from this address; see `Retry-After` */
             429: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2856,15 +3846,30 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["WidgetSiteResponse"];
                 };
             };
-            /** @description Missing, unknown or revoked API key */
+            /** @description Missing, unknown, revoked or expired API key */
             401: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The API key does not have the scope this needs (`read` for GET, `write` for the others) */
+            403: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2874,6 +3879,8 @@ export interface operations {
             /** @description No such resource on this account (another account's resource is a 404 too) */
             404: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2883,6 +3890,9 @@ export interface operations {
             /** @description Over the rate limit of this account (all its keys together), or too many requests without a valid key from this address; see `Retry-After` */
             429: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2914,13 +3924,28 @@ export interface operations {
             /** @description Done; the body is empty */
             204: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content?: never;
             };
-            /** @description Missing, unknown or revoked API key */
+            /** @description Missing, unknown, revoked or expired API key */
             401: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The API key does not have the scope this needs (`read` for GET, `write` for the others) */
+            403: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2930,6 +3955,8 @@ export interface operations {
             /** @description No such resource on this account (another account's resource is a 404 too) */
             404: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2939,6 +3966,9 @@ export interface operations {
             /** @description Over the rate limit of this account (all its keys together), or too many requests without a valid key from this address; see `Retry-After` */
             429: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2973,6 +4003,8 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2982,15 +4014,30 @@ export interface operations {
             /** @description Invalid or unknown field (a `siteKey` too), or `agentId` not an agent of this account (with `details`) */
             400: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Missing, unknown or revoked API key */
+            /** @description Missing, unknown, revoked or expired API key */
             401: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The API key does not have the scope this needs (`read` for GET, `write` for the others) */
+            403: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3000,6 +4047,8 @@ export interface operations {
             /** @description No such resource on this account (another account's resource is a 404 too) */
             404: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3009,6 +4058,8 @@ export interface operations {
             /** @description Request body too large */
             413: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3018,6 +4069,8 @@ export interface operations {
             /** @description Body is not application/json */
             415: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3027,6 +4080,9 @@ export interface operations {
             /** @description Over the rate limit of this account (all its keys together), or too many requests without a valid key from this address; see `Retry-After` */
             429: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3047,7 +4103,10 @@ export interface operations {
     WidgetSitesController_rotateKey: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes the POST safe to retry: 1–255 printable ASCII characters (a UUID, say), per account. The same key with the same method, path and body within 24 hours gets the first answer again (status and body, with `Idempotent-Replayed: true`) and does nothing again; with another request, 422; while the first is still running, 409. Answers 5xx and 429 are not kept: the key may be retried. */
+                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
+            };
             path: {
                 siteId: number;
             };
@@ -3057,15 +4116,42 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["WidgetSiteResponse"];
                 };
             };
-            /** @description Missing, unknown or revoked API key */
+            /** @description An `Idempotency-Key` that is not 1–255 printable ASCII characters */
+            400: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing, unknown, revoked or expired API key */
             401: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The API key does not have the scope this needs (`read` for GET, `write` for the others) */
+            403: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3075,6 +4161,30 @@ export interface operations {
             /** @description No such resource on this account (another account's resource is a 404 too) */
             404: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A request with this `Idempotency-Key` is still in progress */
+            409: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description This `Idempotency-Key` was used with another request (method, path or body) in the last 24 hours */
+            422: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3084,6 +4194,9 @@ export interface operations {
             /** @description Over the rate limit of this account (all its keys together), or too many requests without a valid key from this address; see `Retry-After` */
             429: {
                 headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
