@@ -7,9 +7,10 @@ import { hasWordJoiningMark, nameSearchKey, nameSearchKeySql } from '../src/call
 /** A bad query parameter value (the baseline answers 400). */
 export class QueryParamError extends Error {}
 
-export const AUTH_SQL = `SELECT account.id AS id, account.name AS name, account.is_platform AS "isPlatform"
+/** ApiKeysRepository.findActiveByHash's check (not revoked, not expired), with the columns the baseline reads. */
+export const AUTH_SQL = `SELECT account.id AS id, account.name AS name, account.is_platform AS "isPlatform", key.id AS "keyId", key.scopes
   FROM api_keys key INNER JOIN accounts account ON account.id = key.account_id
-  WHERE key.key_hash = $1 AND key.revoked_at IS NULL`;
+  WHERE key.key_hash = $1 AND key.revoked_at IS NULL AND (key.expires_at IS NULL OR key.expires_at > now())`;
 
 const LIST_COLUMNS = `id, name, phone, email, status, call_status, sentiment, channel, call_type, website, agent_name, agent_id,
   call_date, duration_seconds, reply_language, feedback, extracted_data, recording_key`;
