@@ -27,8 +27,8 @@ async function main(): Promise<void> {
     const app = await createApp(config, postgres.url);
     const server = app.getHttpServer();
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const { key } = await app.get(AccountsService).create('Timing');
-    await app.get(ApiKeysService).revoke(key.keyId);
+    const { account, key } = await app.get(AccountsService).create('Timing');
+    await app.get(ApiKeysService).revoke(account.id, key.key.id);
     const keys = { unknown: generateApiKey().apiKey, malformed: 'not-a-key-at-all', revoked: key.apiKey };
     const timings: Record<string, number[]> = { unknown: [], malformed: [], revoked: [] };
     const agent = request.agent(server);

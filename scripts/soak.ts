@@ -11,10 +11,8 @@ import { ChildProcess, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { DataSource } from 'typeorm';
-import { AccountsService } from '../src/auth/accounts.service';
-import { Account } from '../src/auth/account.entity';
-import { ApiKey } from '../src/auth/api-key.entity';
-import { ApiKeysService } from '../src/auth/api-keys.service';
+import { standaloneAuthServices } from '../src/auth/accounts.service';
+import { Database } from '../src/database/database';
 import { loadConfig } from '../src/config/config';
 import { V8_FLAGS } from '../src/v8-flags';
 import { dataSourceOptions } from '../src/database/data-source-options';
@@ -68,7 +66,7 @@ async function main(): Promise<void> {
   try {
     await runMigrations(postgres.url, config);
     const dataSource = await new DataSource(dataSourceOptions(postgres.url, config)).initialize();
-    const accounts = new AccountsService(dataSource.getRepository(Account), new ApiKeysService(dataSource.getRepository(ApiKey)));
+    const { accounts } = standaloneAuthServices(Database.of(dataSource));
     const reader = (await accounts.create('Soak reader')).key.apiKey;
     const writer = (await accounts.create('Soak writer')).key.apiKey;
     await dataSource.destroy();

@@ -3,6 +3,7 @@ import { APP_FILTER, APP_PIPE } from '@nestjs/core';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AgentsModule } from './agents/agents.module';
 import { AuthModule } from './auth/auth.module';
+import { ScopeModule } from './auth/scope.guard';
 import { AllExceptionsFilter } from './common/all-exceptions.filter';
 import { JsonBodyMiddleware } from './common/json-body.middleware';
 import { createValidationPipe } from './common/validation';
@@ -11,6 +12,7 @@ import { ConfigModule } from './config/config.module';
 import { dataSourceOptions } from './database/data-source-options';
 import { DatabaseModule } from './database/database.module';
 import { HealthModule } from './health/health.module';
+import { IdempotencyModule } from './idempotency/idempotency.module';
 import { JobsModule } from './jobs/jobs.module';
 import { RateLimitModule } from './rate-limit/rate-limit.module';
 import { WidgetSitesModule } from './widget-sites/widget-sites.module';
@@ -39,8 +41,12 @@ export class AppModule implements NestModule {
         TypeOrmModule.forRoot({ ...dataSourceOptions(databaseUrl, config), retryAttempts: 2, retryDelay: 1_000 }),
         DatabaseModule,
         JobsModule,
+        // The global guards run in the order of these modules: the API key (401), the rate limit (429, and the
+        // rate-limit headers from here on), the key's scope (403), then the Idempotency-Key of a POST.
         AuthModule,
         RateLimitModule,
+        ScopeModule,
+        IdempotencyModule,
         ...DOMAIN_MODULES,
       ],
       providers: [

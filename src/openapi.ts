@@ -31,24 +31,100 @@ const isPublicOperation = (security: unknown) =>
 
 const errorContent = { 'application/json': { schema: { $ref: '#/components/schemas/ErrorResponse' } } };
 
+type Responses = Record<string, { description?: string; headers?: Record<string, unknown>; content?: unknown }>;
+interface Operation {
+  security?: unknown;
+  parameters?: unknown[];
+  responses: Responses;
+}
+
+const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
+
+/** Every operation of the document, with its method. */
+function operationsOf(document: OpenAPIObject): { method: string; operation: Operation }[] {
+  return Object.values(document.paths).flatMap((pathItem) =>
+    Object.entries(pathItem)
+      .filter(([method, operation]) => METHODS.includes(method) && operation && typeof operation === 'object' && 'responses' in operation)
+      .map(([method, operation]) => ({ method, operation: operation as Operation })),
+  );
+}
+
+/** The headers documented once, under components.headers, and referred to by the responses. */
+const HEADERS = {
+  RateLimit: {
+    description:
+      'The account\'s budget after this request (the address\'s, for a request without a valid key): `limit=<requests per window>, remaining=<n>, reset=<seconds until it is whole again>`. Absent when `RATE_LIMIT=0`.',
+    schema: { type: 'string', example: 'limit=600, remaining=599, reset=60' },
+  },
+  'RateLimit-Policy': {
+    description: 'The limit and its window in seconds: `<limit>;w=<window>`. Absent when `RATE_LIMIT=0`.',
+    schema: { type: 'string', example: '600;w=60' },
+  },
+  'Retry-After': { description: 'Seconds to wait before trying again.', schema: { type: 'integer', example: 42 } },
+  'Idempotent-Replayed': {
+    description: '`true` when this is the stored answer of an earlier request with the same `Idempotency-Key` (nothing was done again).',
+    schema: { type: 'string', enum: ['true'] },
+  },
+};
+const header = (name: keyof typeof HEADERS) => ({ $ref: `#/components/headers/${name}` });
+
+/** The Idempotency-Key parameter, documented once under components.parameters. */
+const IDEMPOTENCY_KEY_PARAMETER = {
+  name: 'Idempotency-Key',
+  in: 'header',
+  required: false,
+  description:
+    'Makes the POST safe to retry: 1–255 printable ASCII characters (a UUID, say), per account. The same key with the same method, path and body within 24 hours ' +
+    'gets the first answer again (status and body, with `Idempotent-Replayed: true`) and does nothing again; with another request, 422; while the first is still running, 409. ' +
+    'Answers 5xx and 429 are not kept: the key may be retried.',
+  schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x20-\\x7E]+$', example: '5f0c6d9e-2f7a-4c1e-9a51-0d6f3b8e2a47' },
+};
+
+/** Adds `text` to an existing response's description, or documents the response with it. */
+function documentError(responses: Responses, status: string, text: string): void {
+  const existing = responses[status];
+  if (!existing) responses[status] = { description: text, content: errorContent };
+  else if (!existing.description?.includes(text)) existing.description = existing.description ? `${existing.description}; or: ${text}` : text;
+}
+
+const SCOPE_403 = 'The API key does not have the scope this needs (`read` for GET, `write` for the others)';
+
 /**
- * The responses every operation can give, documented once here rather than on each route: 401 and 429 (the
- * per-key rate limit) on every operation that needs a key, and 503 when the database is unavailable. Public
+ * What every operation can answer, documented once here rather than on each route. On every operation that
+ * needs a key: 401 and 429 (the per-account rate limit, with `Retry-After`), 403 (the key's scope), and the
+ * rate-limit headers on every response; on its POSTs, the `Idempotency-Key` header with its 409 and 422 and the
+ * `Idempotent-Replayed` header of a replay. On every operation, 503 when the database is unavailable. Public
  * operations (marked `security: [{}]` by @Public()) are shown as needing no key.
  */
 function documentCommonResponses(document: OpenAPIObject): void {
-  for (const pathItem of Object.values(document.paths)) {
-    for (const operation of Object.values(pathItem)) {
-      if (!operation || typeof operation !== 'object' || !('responses' in operation)) continue;
-      const responses = operation.responses;
-      if (isPublicOperation(operation.security)) {
-        operation.security = [];
-      } else {
-        responses['401'] ??= { description: 'Missing, unknown or revoked API key', content: errorContent };
-        responses['429'] ??= { description: 'Over the rate limit of this account (all its keys together), or too many requests without a valid key from this address; see `Retry-After`', content: errorContent };
-      }
-      responses['503'] ??= { description: 'The database (or recording storage) is unavailable; try again shortly', content: errorContent };
+  document.components ??= {};
+  Object.assign((document.components.headers ??= {}), HEADERS);
+  (document.components.parameters ??= {})['Idempotency-Key'] = IDEMPOTENCY_KEY_PARAMETER as never;
+  for (const { method, operation } of operationsOf(document)) {
+    const responses = operation.responses;
+    if (isPublicOperation(operation.security)) {
+      operation.security = [];
+    } else {
+      responses['401'] ??= { description: 'Missing, unknown, revoked or expired API key', content: errorContent };
+      responses['429'] ??= { description: 'Over the rate limit of this account (all its keys together), or too many requests without a valid key from this address; see `Retry-After`', content: errorContent };
+      responses['429'].headers = { ...responses['429'].headers, 'Retry-After': header('Retry-After') };
+      if (!responses['403']?.description?.includes('scope')) documentError(responses, '403', SCOPE_403); // @RequiresScope documents its own
+      if (method === 'post') documentIdempotency(operation);
+      for (const response of Object.values(responses)) response.headers = { ...response.headers, RateLimit: header('RateLimit'), 'RateLimit-Policy': header('RateLimit-Policy') };
     }
+    responses['503'] ??= { description: 'The database (or recording storage) is unavailable; try again shortly', content: errorContent };
+  }
+}
+
+/** The Idempotency-Key of a POST that needs a key: the parameter, its errors, and the header of a replay. */
+function documentIdempotency(operation: Operation): void {
+  const { responses } = operation;
+  (operation.parameters ??= []).push({ $ref: '#/components/parameters/Idempotency-Key' });
+  documentError(responses, '400', 'An `Idempotency-Key` that is not 1–255 printable ASCII characters');
+  documentError(responses, '409', 'A request with this `Idempotency-Key` is still in progress');
+  documentError(responses, '422', 'This `Idempotency-Key` was used with another request (method, path or body) in the last 24 hours');
+  for (const [status, response] of Object.entries(responses)) {
+    if (status.startsWith('2')) response.headers = { ...response.headers, 'Idempotent-Replayed': header('Idempotent-Replayed') };
   }
 }
 

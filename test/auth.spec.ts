@@ -51,7 +51,7 @@ describe('API keys', () => {
     const second = await keys.create(account.id);
     await context.as(account).get('/agents').expect(200);
     const [first] = await keys.list(account.id);
-    const revoked = await keys.revoke(first.id);
+    const revoked = await keys.revoke(account.id, first.id);
     expect(revoked.revokedAt).toBeInstanceOf(Date);
     const response = await context.as(account).get('/agents').expect(401);
     expect(response.body).toEqual(UNAUTHORIZED_INVALID);
@@ -62,8 +62,8 @@ describe('API keys', () => {
     const account = await context.createAccount();
     const keys = context.app.get(ApiKeysService);
     const [key] = await keys.list(account.id);
-    const first = await keys.revoke(key.id);
-    const second = await keys.revoke(key.id);
+    const first = await keys.revoke(account.id, key.id);
+    const second = await keys.revoke(account.id, key.id);
     expect(second.revokedAt).toEqual(first.revokedAt);
   });
 

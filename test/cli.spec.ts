@@ -55,17 +55,43 @@ describe('CLI', () => {
   it('key:create, key:list and key:revoke', async () => {
     const account = (await runCommand(dataSource, 'account:create', { name: 'Keys' })) as { accountId: number; keyId: number };
     const key = (await runCommand(dataSource, 'key:create', { account: String(account.accountId) })) as Record<string, unknown>;
-    expect(key).toEqual({ keyId: expect.any(Number), accountId: account.accountId, apiKey: expect.stringMatching(/^vak_/) });
+    expect(key).toEqual({ keyId: expect.any(Number), accountId: account.accountId, apiKey: expect.stringMatching(/^vak_/), name: 'CLI key', scopes: ['read', 'write'], expiresAt: null });
 
     const revoked = (await runCommand(dataSource, 'key:revoke', { 'key-id': String(account.keyId) })) as Record<string, unknown>;
     expect(revoked).toEqual({ keyId: account.keyId, revokedAt: expect.stringMatching(/Z$/) });
 
     const list = (await runCommand(dataSource, 'key:list', { account: String(account.accountId) })) as Record<string, unknown>[];
+    const listed = { name: 'CLI key', scopes: ['read', 'write'], lastUsedAt: null, expiresAt: null };
     expect(list).toEqual([
-      { keyId: account.keyId, prefix: expect.stringMatching(/^vak_.{8}$/), createdAt: expect.any(String), revokedAt: revoked.revokedAt },
-      { keyId: key.keyId, prefix: (key.apiKey as string).slice(0, 12), createdAt: expect.any(String), revokedAt: null },
+      { keyId: account.keyId, prefix: expect.stringMatching(/^vak_.{8}$/), createdAt: expect.any(String), revokedAt: revoked.revokedAt, ...listed },
+      { keyId: key.keyId, prefix: (key.apiKey as string).slice(0, 12), createdAt: expect.any(String), revokedAt: null, ...listed },
     ]);
     expect(JSON.stringify(list)).not.toContain(key.apiKey as string);
+  });
+
+  it('key:create --name --scopes --expires-at makes a named, read-only, expiring key (real process)', async () => {
+    const account = (await runCommand(dataSource, 'account:create', { name: 'Scoped' })) as { accountId: number };
+    const expiresAt = new Date(Date.now() + 86_400_000).toISOString();
+    const { lastLine } = await cli('key:create', '--account', String(account.accountId), '--name', 'Reporting ✓', '--scopes', 'read', '--expires-at', expiresAt);
+    expect(lastLine).toEqual({ keyId: expect.any(Number), accountId: account.accountId, apiKey: expect.stringMatching(/^vak_/), name: 'Reporting ✓', scopes: ['read'], expiresAt });
+    const list = (await runCommand(dataSource, 'key:list', { account: String(account.accountId) })) as { name: string; scopes: string[]; expiresAt: string }[];
+    expect(list[1]).toMatchObject({ name: 'Reporting ✓', scopes: ['read'], expiresAt });
+    const both = (await runCommand(dataSource, 'key:create', { account: String(account.accountId), scopes: 'write, read' })) as { scopes: string[] };
+    expect(both.scopes).toEqual(['read', 'write']);
+  }, 30_000);
+
+  it.each([
+    ['an unknown scope', { scopes: 'admin' }],
+    ['a repeated scope', { scopes: 'read,read' }],
+    ['no scope', { scopes: ',' }],
+    ['an empty name', { name: ' ' }],
+    ['a name of 101 characters', { name: '😀'.repeat(101) }],
+    ['an expiry in the past', { 'expires-at': '2020-01-01T00:00:00Z' }],
+    ['an expiry without an offset', { 'expires-at': '2099-01-01T00:00:00' }],
+  ])('key:create refuses %s, creating nothing', async (_, flags) => {
+    const account = (await runCommand(dataSource, 'account:create', { name: 'Refused' })) as { accountId: number };
+    await expect(runCommand(dataSource, 'key:create', { account: String(account.accountId), ...flags })).rejects.toThrow(UsageError);
+    expect(await runCommand(dataSource, 'key:list', { account: String(account.accountId) })).toHaveLength(1);
   });
 
   it.each([

@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
 import { createClient, nextCursor, uploadRecording, type ApiClient } from '../clients/typescript/src';
@@ -15,16 +16,24 @@ describe('the typed client (clients/typescript)', () => {
   describe('against the running service', () => {
     let context: TestContext;
     let api: ApiClient;
+    let baseUrl: string;
 
     beforeAll(async () => {
       // Listening where PUBLIC_BASE_URL says, so that the recording URLs it signs play.
       const port = await freePort();
-      context = await createTestContext({ publicBaseUrl: `http://127.0.0.1:${port}` });
+      context = await createTestContext({ publicBaseUrl: `http://127.0.0.1:${port}`, rateLimit: 10_000, rateLimitWindowSeconds: 60 });
       await new Promise<void>((resolve) => context.app.getHttpServer().listen(port, '127.0.0.1', resolve));
       const account = await context.createAccount();
-      api = createClient({ baseUrl: `http://127.0.0.1:${port}/`, apiKey: account.apiKey });
+      baseUrl = `http://127.0.0.1:${port}/`;
+      api = createClient({ baseUrl, apiKey: account.apiKey });
     });
-    afterAll(() => context.close());
+    afterAll(async () => {
+      // fetch() of the playback URL leaves a second connection open on which no request ever arrives: Node's
+      // server.close() does not count it as idle and waited for its 66 s header timeout (the afterAll timed out in
+      // about half the runs of this file alone). Nothing is in flight any more here.
+      context.app.getHttpServer().closeAllConnections();
+      await context.close();
+    });
 
     it('creates an agent and reads it back, typed', async () => {
       const { data: agent, response } = await api.POST('/agents', { body: { name: 'Reception', language: 'en-IN' } });
@@ -32,6 +41,30 @@ describe('the typed client (clients/typescript)', () => {
       const { data: read } = await api.GET('/agents/{agentId}', { params: { path: { agentId: agent!.id } } });
       expect(read).toEqual(agent);
       expect(read!.language).toBe('en-IN');
+    });
+
+    it('makes a read-only key (safe to retry with an Idempotency-Key), which reads but cannot write, then revokes it', async () => {
+      const idempotencyKey = randomUUID();
+      const create = () => api.POST('/api-keys', { body: { name: 'Dashboard (read only)', scopes: ['read'] }, params: { header: { 'Idempotency-Key': idempotencyKey } } });
+      const { data: created, response } = await create();
+      expect(response.status).toBe(201);
+      expect(response.headers.get('RateLimit-Policy')).toBe('10000;w=60');
+      expect(response.headers.get('RateLimit')).toMatch(/^limit=10000, remaining=\d+, reset=\d+$/);
+      const { data: retried, response: replay } = await create(); // a retry after a timeout, say: the same key, not a second one
+      expect([replay.headers.get('Idempotent-Replayed'), retried]).toEqual(['true', created]);
+
+      const reader = createClient({ baseUrl, apiKey: created!.apiKey });
+      expect((await reader.GET('/agents')).response.status).toBe(200);
+      const { error, response: refused } = await reader.POST('/agents', { body: { name: 'Not allowed' } });
+      expect([refused.status, error?.message]).toEqual([403, 'This API key has the read scope only; this request needs the write scope']);
+
+      const { data: keys } = await api.GET('/api-keys');
+      const listed = keys!.find((key) => key.id === created!.id)!;
+      expect(listed).toMatchObject({ name: 'Dashboard (read only)', scopes: ['read'], revokedAt: null });
+      expect(listed).not.toHaveProperty('apiKey');
+      const { response: revoked } = await api.DELETE('/api-keys/{keyId}', { params: { path: { keyId: created!.id } } });
+      expect(revoked.status).toBe(204);
+      expect((await reader.GET('/agents')).response.status).toBe(401);
     });
 
     it('returns errors in the error shape', async () => {

@@ -97,6 +97,18 @@ const webhookFixture: FixtureFactory = async (context, owner, marker) => {
   };
 };
 
+/** A second key of A's; the snapshot leaves out lastUsedAt, which A's own reads may write (once a minute). */
+const apiKeyFixture: FixtureFactory = async (context, owner, marker) => {
+  const key = (await context.as(owner).post('/api-keys').send({ name: marker }).expect(201)).body;
+  return {
+    params: { keyId: String(key.id) },
+    snapshot: async () => {
+      const { status, body: keys } = await context.as(owner).get('/api-keys');
+      return { status, key: (keys as { id: number; lastUsedAt?: string }[]).filter((listed) => listed.id === key.id).map(({ lastUsedAt, ...rest }) => rest) };
+    },
+  };
+};
+
 /** Every route path with parameters → how to create the resource it names, for account A. */
 export const FIXTURES: Record<string, FixtureFactory> = {
   '/agents/:agentId': agentFixture,
@@ -115,6 +127,7 @@ export const FIXTURES: Record<string, FixtureFactory> = {
   '/webhooks/:webhookId/test': webhookFixture,
   '/webhooks/:webhookId/deliveries': webhookFixture,
   '/webhooks/:webhookId/deliveries/:deliveryId/retry': webhookFixture,
+  '/api-keys/:keyId': apiKeyFixture,
 };
 
 /** Extra query strings tried on list routes, built from A's resources (a filter must never widen the scope). */

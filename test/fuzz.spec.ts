@@ -283,6 +283,8 @@ describe('fuzzing every operation of the OpenAPI document', () => {
   const validIds: string[] = [];
   /** An existing resource of the account for each path parameter, so that focused requests reach validation and the database. */
   const idsByParameter: Record<string, string> = {};
+  /** The id of the key the fuzz sends: a random path id must not revoke it (the rest of the run would be 401s). */
+  let ownKeyId = '';
 
   beforeAll(async () => {
     const document = await generateOpenApiDocument(loadConfig({}));
@@ -300,8 +302,11 @@ describe('fuzzing every operation of the OpenAPI document', () => {
     const urlSource = (await context.as(account).post(`/knowledge-bases/${kb.id}/sources`).send({ type: 'url', content: 'http://127.0.0.1:9/' }).expect(201)).body;
     const site = (await context.as(account).post('/widget/sites').send({ name: 'Fuzz site' }).expect(201)).body;
     const call = (await context.as(account).post('/calls').send({ name: 'Fuzz call' }).expect(201)).body;
+    // A key the focused requests may revoke (DELETE /api-keys/{keyId}); the one the fuzz sends is never a target.
+    const spareKey = (await context.as(account).post('/api-keys').send({ name: 'Fuzz spare' }).expect(201)).body;
+    ownKeyId = String(((await context.as(account).get('/api-keys').expect(200)).body as { id: number }[])[0].id);
     validIds.push(String(agent.id), String(kb.id), String(urlSource.id));
-    Object.assign(idsByParameter, { agentId: agent.id, kbId: kb.id, sourceId: source.id, siteId: site.id, callId: call.id, siteKey: site.siteKey });
+    Object.assign(idsByParameter, { agentId: agent.id, kbId: kb.id, sourceId: source.id, siteId: site.id, callId: call.id, siteKey: site.siteKey, keyId: spareKey.id });
   });
   afterAll(() => context.close());
 
@@ -315,7 +320,7 @@ describe('fuzzing every operation of the OpenAPI document', () => {
       fc.integer({ min: -10, max: 3_000_000_000 }).map(String),
       fc.uuid().map(String),
       hostileString.filter((s) => s.length < 200).map(encode),
-    );
+    ).filter((param) => param !== ownKeyId);
     // Built once per operation, not on every run.
     const requests = ops.map((operation) =>
       fc.record({

@@ -109,6 +109,11 @@ const TARGETS: Record<string, Target> = {
     write: (context, account, field, value) => context.as(account).post('/widget/sites').send({ name: 'Site', [field]: value }),
     read: async (context, account, written, field) => (await context.as(account).get(`/widget/sites/${written.body.id}`).expect(200)).body[field],
   },
+  CreateApiKeyDto: {
+    write: (context, account, field, value) => context.as(account).post('/api-keys').send({ [field]: value }),
+    read: async (context, account, written, field) =>
+      ((await context.as(account).get('/api-keys').expect(200)).body as Record<string, unknown>[]).find((key) => key.id === written.body.id)![field],
+  },
   UpdateWidgetSiteDto: {
     write: async (context, account, field, value) =>
       context.as(account).patch(`/widget/sites/${await parent(context, account, '/widget/sites', { name: 'Site' })}`).send({ [field]: value }),

@@ -31,6 +31,27 @@ describe('OpenAPI document', () => {
     expect(document.paths['/agents'].get?.responses['401']).toBeDefined();
   });
 
+  it('documents on every operation with a key its rate-limit headers and 403, and on every such POST the Idempotency-Key', async () => {
+    const document = await generateOpenApiDocument(loadConfig({}));
+    const missing: string[] = [];
+    for (const [path, item] of Object.entries(document.paths)) {
+      for (const [method, operation] of Object.entries(item) as [string, { security?: unknown[]; parameters?: { $ref?: string }[]; responses: Record<string, { headers?: object }> }][]) {
+        if (operation.security?.length === 0) continue; // public
+        const where = `${method.toUpperCase()} ${path}`;
+        for (const [status, response] of Object.entries(operation.responses)) {
+          if (status !== '503' && !(response.headers && 'RateLimit' in response.headers && 'RateLimit-Policy' in response.headers)) missing.push(`${where} ${status}: rate-limit headers`);
+        }
+        if (!operation.responses['403']) missing.push(`${where}: 403`);
+        if (method !== 'post') continue;
+        if (!operation.parameters?.some((parameter) => parameter.$ref === '#/components/parameters/Idempotency-Key')) missing.push(`${where}: Idempotency-Key`);
+        for (const status of ['409', '422']) if (!operation.responses[status]) missing.push(`${where}: ${status}`);
+      }
+    }
+    expect(missing).toEqual([]);
+    expect(document.paths['/agents'].post?.responses['201']).toMatchObject({ headers: { 'Idempotent-Replayed': { $ref: '#/components/headers/Idempotent-Replayed' } } });
+    expect(document.paths['/health'].get?.responses['200']).not.toHaveProperty('headers.RateLimit');
+  });
+
   it('is served at /openapi.json and Swagger UI at /docs without a key', async () => {
     const context = await createTestContext();
     try {

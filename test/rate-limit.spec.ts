@@ -49,10 +49,88 @@ describe('rate limit per account', () => {
   });
 });
 
+/** The two rate-limit headers of a response, parsed: `RateLimit-Policy: 3;w=60`, `RateLimit: limit=3, remaining=2, reset=60`. */
+function rateLimitHeaders(response: { headers: Record<string, string> }): { policy: string | undefined; limit: number; remaining: number; reset: number } | undefined {
+  const header = response.headers.ratelimit;
+  if (header === undefined) return undefined;
+  const match = /^limit=(\d+), remaining=(\d+), reset=(\d+)$/.exec(header);
+  if (!match) throw new Error(`malformed RateLimit header: ${header}`);
+  return { policy: response.headers['ratelimit-policy'], limit: Number(match[1]), remaining: Number(match[2]), reset: Number(match[3]) };
+}
+
+describe('rate-limit headers (RateLimit-Policy, RateLimit)', () => {
+  let context: TestContext;
+  beforeAll(async () => (context = await createTestContext({ rateLimit: 3, unauthenticatedRateLimit: 2, rateLimitWindowSeconds: 60 })));
+  afterAll(() => context.close());
+
+  it("count the account's budget down on every response, 429 included, and start again in the next window", async () => {
+    const account = await context.createAccount();
+    const seen = [];
+    for (let i = 0; i < 3; i++) seen.push(rateLimitHeaders(await context.as(account).get('/agents').expect(200))!);
+    expect(seen.map(({ policy, limit, remaining }) => [policy, limit, remaining])).toEqual([
+      ['3;w=60', 3, 2],
+      ['3;w=60', 3, 1],
+      ['3;w=60', 3, 0],
+    ]);
+    for (const { reset } of seen) expect(reset).toBeGreaterThanOrEqual(1);
+    expect(seen[0].reset).toBeLessThanOrEqual(60);
+    expect(seen[2].reset).toBeLessThanOrEqual(seen[0].reset);
+    const limited = await context.as(account).get('/agents').expect(429);
+    expect(rateLimitHeaders(limited)).toEqual({ policy: '3;w=60', limit: 3, remaining: 0, reset: Number(limited.headers['retry-after']) });
+
+    const now = Date.now();
+    const clock = jest.spyOn(Date, 'now').mockImplementation(() => now + 61_000); // the window and the block are over
+    try {
+      expect(rateLimitHeaders(await context.as(account).get('/agents').expect(200))).toEqual({ policy: '3;w=60', limit: 3, remaining: 2, reset: 60 });
+    } finally {
+      clock.mockRestore();
+    }
+  });
+
+  it('are on error responses too, which count', async () => {
+    const account = await context.createAccount();
+    const read = await context.app.get(ApiKeysService).create(account.id, { scopes: ['read'] });
+    expect(rateLimitHeaders(await context.as(account).get('/agents/2147483647').expect(404))).toMatchObject({ remaining: 2 });
+    expect(rateLimitHeaders(await context.as(account).post('/agents').send({ name: '' }).expect(400))).toMatchObject({ remaining: 1 });
+    const forbidden = await context.http.post('/agents').set('X-Api-Key', read.apiKey).send({ name: 'Nope' }).expect(403); // the scope is checked after the count
+    expect(rateLimitHeaders(forbidden)).toMatchObject({ remaining: 0 });
+    // Over the limit, a read key's write is a 429 (the limit before the scope), and so is a POST with an Idempotency-Key,
+    // whose key is not claimed: once the budget is back, the same key does the work.
+    await context.http.post('/agents').set('X-Api-Key', read.apiKey).send({ name: 'Nope' }).expect(429);
+    await context.as(account).post('/agents').set('Idempotency-Key', 'after-the-limit').send({ name: 'Later' }).expect(429);
+    const now = Date.now();
+    const clock = jest.spyOn(Date, 'now').mockImplementation(() => now + 61_000);
+    try {
+      const created = await context.as(account).post('/agents').set('Idempotency-Key', 'after-the-limit').send({ name: 'Later' }).expect(201);
+      expect(created.headers['idempotent-replayed']).toBeUndefined();
+    } finally {
+      clock.mockRestore();
+    }
+  });
+
+  it("give a request without a valid key its address's budget", async () => {
+    const attempt = () => context.http.get('/agents'); // the only requests of this context without a valid key
+    const first = rateLimitHeaders(await attempt().expect(401))!;
+    const second = rateLimitHeaders(await attempt().expect(401))!;
+    const limited = await attempt().expect(429);
+    expect([first, second].map(({ policy, limit, remaining }) => [policy, limit, remaining])).toEqual([
+      ['2;w=60', 2, 1],
+      ['2;w=60', 2, 0],
+    ]);
+    expect(rateLimitHeaders(limited)).toEqual({ policy: '2;w=60', limit: 2, remaining: 0, reset: Number(limited.headers['retry-after']) });
+  });
+});
+
 describe('requests without a valid key, per client IP', () => {
   let context: TestContext;
   beforeAll(async () => (context = await createTestContext({ rateLimit: 0, unauthenticatedRateLimit: 3, rateLimitWindowSeconds: 60 })));
   afterAll(() => context.close());
+
+  it('sends no per-account rate-limit headers with RATE_LIMIT=0 (there is no limit to tell)', async () => {
+    const account = await context.createAccount();
+    const response = await context.as(account).get('/agents').expect(200);
+    expect([response.headers.ratelimit, response.headers['ratelimit-policy']]).toEqual([undefined, undefined]);
+  });
 
   it('refuses a malformed key without touching the database', async () => {
     const query = jest.spyOn(context.app.get(DataSource).manager, 'query');

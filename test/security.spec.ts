@@ -44,13 +44,16 @@ describe('security headers and CORS', () => {
       .options('/agents')
       .set('Origin', 'https://dashboard.example.com')
       .set('Access-Control-Request-Method', 'POST')
-      .set('Access-Control-Request-Headers', 'x-api-key, content-type')
+      .set('Access-Control-Request-Headers', 'x-api-key, content-type, idempotency-key')
       .expect(204);
     expect(preflight.headers['access-control-allow-origin']).toBe('https://dashboard.example.com');
-    expect(preflight.headers['access-control-allow-headers']).toContain('X-Api-Key');
+    expect(preflight.headers['access-control-allow-headers'].split(',')).toEqual(expect.arrayContaining(['X-Api-Key', 'Content-Type', 'Idempotency-Key']));
     const response = await context.as(account).get('/agents').set('Origin', 'https://dashboard.example.com').expect(200);
     expect(response.headers['access-control-allow-origin']).toBe('https://dashboard.example.com');
-    expect(response.headers['access-control-expose-headers']).toContain('Retry-After');
+    // The browser lets the dashboard read these: the rate limit (RateLimit, RateLimit-Policy, Retry-After) and a replay.
+    expect(response.headers['access-control-expose-headers'].split(',')).toEqual(
+      expect.arrayContaining(['Retry-After', 'RateLimit', 'RateLimit-Policy', 'Idempotent-Replayed', 'X-Request-Id']),
+    );
   });
 
   it('gives no CORS permission to any other origin', async () => {

@@ -10,7 +10,7 @@ import { VerifiedKeys } from '../src/auth/verified-keys';
 import { FreezableProxy } from './freezable-proxy';
 import { createTestContext, TestAccount, TestContext } from './helpers';
 
-const ACCOUNT = Object.freeze({ id: 1, name: 'Acme', isPlatform: false });
+const ACCOUNT = Object.freeze({ id: 1, name: 'Acme', isPlatform: false, keyId: 1, scopes: ['read', 'write'] as const });
 
 type CacheState = { listening: boolean; confirmedAt: number };
 
@@ -66,6 +66,21 @@ describe('VerifiedKeys (the cache of verified API keys)', () => {
       clock.mockReturnValue(now + 5_001); // a heartbeat is overdue: unsure
       expect(cache.get('hash')).toBeUndefined();
       cache.remember(cache.startLookup(), 'hash', ACCOUNT);
+      expect(cache.get('hash')).toBeUndefined();
+    } finally {
+      clock.mockRestore();
+    }
+  });
+
+  it("never answers a key past the key's own expiry, even within the 10 seconds", () => {
+    const cache = cacheWith(true);
+    const now = Date.now();
+    const clock = jest.spyOn(Date, 'now').mockReturnValue(now);
+    try {
+      cache.remember(cache.startLookup(), 'hash', ACCOUNT, new Date(now + 3_000));
+      clock.mockReturnValue(now + 2_999);
+      expect(cache.get('hash')).toBe(ACCOUNT);
+      clock.mockReturnValue(now + 3_000);
       expect(cache.get('hash')).toBeUndefined();
     } finally {
       clock.mockRestore();

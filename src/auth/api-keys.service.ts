@@ -1,74 +1,107 @@
 import { Injectable, NotFoundException, Optional } from '@nestjs/common';
-import { InjectRepository } from '@nestjs/typeorm';
-import { EntityManager, IsNull, Repository } from 'typeorm';
-import { Account } from './account.entity';
-import { ApiKey } from './api-key.entity';
+import type { Sql } from '../database/database';
+import { ActiveKeyRow, ApiKeyRow, ApiKeysRepository, RevokedKeyRow } from './auth.repository';
 import { generateApiKey, hashApiKey, isWellFormedApiKey } from './api-key-token';
 import { CallerAccount } from './caller-account';
+import { KeyUsage } from './key-usage';
+import { API_KEY_SCOPES, ApiKeyScope, canonicalScopes } from './scopes';
 import { VerifiedKeys } from './verified-keys';
 
-/** The account of an active key, by the key's hash (unique index on key_hash). */
-const AUTHENTICATE_SQL = `SELECT account.id AS id, account.name AS name, account.is_platform AS "isPlatform"
-  FROM api_keys key INNER JOIN accounts account ON account.id = key.account_id
-  WHERE key.key_hash = $1 AND key.revoked_at IS NULL`;
+/** The name of a key made without one (the CLI's, and the keys made before keys had names). */
+export const DEFAULT_KEY_NAME = 'CLI key';
 
+export interface ApiKeyOptions {
+  name?: string;
+  /** Default: every scope. */
+  scopes?: readonly ApiKeyScope[];
+  expiresAt?: Date | null;
+}
+
+/** A new key: its row, and the key itself, which is shown this once and never stored. */
 export interface CreatedApiKey {
-  keyId: number;
-  accountId: number;
+  key: ApiKeyRow;
   apiKey: string;
 }
 
+const FOREIGN_KEY_VIOLATION = '23503';
+const keyNotFound = (keyId: number) => new NotFoundException(`API key ${keyId} not found`);
+
+function toCallerAccount(row: ActiveKeyRow): CallerAccount {
+  return Object.freeze({ id: row.accountId, name: row.accountName, isPlatform: row.isPlatform, keyId: row.keyId, scopes: Object.freeze(row.scopes) });
+}
+
+/** API keys: creation, listing, revocation and the check of every request's key. The SQL is ApiKeysRepository's. */
 @Injectable()
 export class ApiKeysService {
-  /** `verified`: the server's cache of verified keys; the CLI and scripts run without one. */
+  /** `verified` and `usage`: the server's cache of verified keys and its record of their use; the CLI and scripts run without. */
   constructor(
-    @InjectRepository(ApiKey) private readonly keys: Repository<ApiKey>,
+    private readonly keys: ApiKeysRepository,
     @Optional() private readonly verified?: VerifiedKeys,
+    @Optional() private readonly usage?: KeyUsage,
   ) {}
 
-  /** Creates a key; pass the transaction's manager to create it together with its account. */
-  async create(accountId: number, manager: EntityManager = this.keys.manager): Promise<CreatedApiKey> {
-    if (!(await manager.existsBy(Account, { id: accountId }))) throw new NotFoundException(`Account ${accountId} not found`);
+  /** Creates a key; pass a transaction to create it together with its account. An unknown account is a 404. */
+  async create(accountId: number, options: ApiKeyOptions = {}, sql?: Sql): Promise<CreatedApiKey> {
     const { apiKey, prefix, keyHash } = generateApiKey();
-    const key = await manager.save(manager.create(ApiKey, { accountId, prefix, keyHash }));
-    return { keyId: key.id, accountId, apiKey };
+    const fields = {
+      name: options.name ?? DEFAULT_KEY_NAME,
+      scopes: canonicalScopes(options.scopes ?? API_KEY_SCOPES),
+      expiresAt: options.expiresAt ?? null,
+      prefix,
+      keyHash,
+    };
+    try {
+      return { key: await this.keys.insert(accountId, fields, sql), apiKey };
+    } catch (error) {
+      if ((error as { code?: unknown } | null)?.code === FOREIGN_KEY_VIOLATION) throw new NotFoundException(`Account ${accountId} not found`);
+      throw error;
+    }
   }
 
-  list(accountId: number): Promise<ApiKey[]> {
-    return this.keys.find({ where: { accountId }, order: { id: 'ASC' } });
+  list(accountId: number): Promise<ApiKeyRow[]> {
+    return this.keys.list(accountId);
   }
 
   /**
-   * Revokes at once; revoking an already revoked key keeps its first revocation time. A trigger on api_keys
-   * notifies every running server when the revocation commits (they drop their verified keys).
+   * Revokes one of the account's keys at once (the key of the request itself too); revoking it again keeps the
+   * first time. A trigger notifies every running server when the revocation commits; this one forgets its
+   * verified keys at once, without waiting for its own notification.
    */
-  async revoke(keyId: number): Promise<ApiKey> {
-    await this.keys.update({ id: keyId, revokedAt: IsNull() }, { revokedAt: () => 'now()' });
-    this.verified?.invalidate(); // this process at once, without waiting for its own notification
-    const key = await this.keys.findOneBy({ id: keyId });
-    if (!key) throw new NotFoundException(`API key ${keyId} not found`);
-    return key;
+  async revoke(accountId: number, keyId: number): Promise<ApiKeyRow> {
+    const key = await this.keys.revoke(accountId, keyId);
+    this.verified?.invalidate();
+    return key ?? Promise.reject(keyNotFound(keyId));
+  }
+
+  /** The operator's revocation (CLI), by key id alone. */
+  async revokeAsOperator(keyId: number): Promise<RevokedKeyRow> {
+    const key = await this.keys.revokeById(keyId);
+    this.verified?.invalidate();
+    return key ?? Promise.reject(keyNotFound(keyId));
   }
 
   /**
-   * The account of an active key, or null for a malformed, unknown or revoked one. A malformed key is refused
-   * without touching the database; unknown and revoked ones take the same path (hash, one indexed lookup), so
-   * neither the answer nor its timing tells them apart, and the lookup is by hash, so no comparison of secrets
-   * happens in the application. A key verified in the last few seconds is answered from the server's cache (see
-   * VerifiedKeys: revocation empties it at once).
+   * The account of an active key, or null for a malformed, unknown, revoked or expired one. A malformed key is
+   * refused without touching the database; the others take the same path (hash, one indexed lookup), so neither
+   * the answer nor its timing tells them apart, and the lookup is by hash, so no comparison of secrets happens
+   * in the application. A key verified in the last few seconds is answered from the server's cache (see
+   * VerifiedKeys: revocation empties it at once, and an entry never outlives its key). Each use is recorded
+   * (KeyUsage: at most one write a minute per key, not awaited).
    * @param beforeLookup runs before the database is asked (not for a malformed or cached key); may throw
    */
   async authenticate(apiKey: string, beforeLookup?: () => Promise<void>): Promise<CallerAccount | null> {
     if (!isWellFormedApiKey(apiKey)) return null;
     const keyHash = hashApiKey(apiKey);
-    const cached = this.verified?.get(keyHash);
-    if (cached) return cached;
-    await beforeLookup?.();
-    const lookup = this.verified?.startLookup() ?? 0;
-    const [row] = await this.keys.query<CallerAccount[]>(AUTHENTICATE_SQL, [keyHash]);
-    if (!row) return null;
-    const account: CallerAccount = Object.freeze({ id: row.id, name: row.name, isPlatform: row.isPlatform });
-    this.verified?.remember(lookup, keyHash, account);
+    let account = this.verified?.get(keyHash);
+    if (!account) {
+      await beforeLookup?.();
+      const lookup = this.verified?.startLookup() ?? 0;
+      const row = await this.keys.findActiveByHash(keyHash);
+      if (!row) return null;
+      account = toCallerAccount(row);
+      this.verified?.remember(lookup, keyHash, account, row.expiresAt);
+    }
+    this.usage?.record(account);
     return account;
   }
 }

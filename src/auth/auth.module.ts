@@ -1,16 +1,16 @@
 import { Module } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
-import { TypeOrmModule } from '@nestjs/typeorm';
-import { Account } from './account.entity';
 import { AccountsService } from './accounts.service';
-import { ApiKey } from './api-key.entity';
 import { ApiKeyGuard } from './api-key.guard';
+import { ApiKeysController } from './api-keys.controller';
 import { ApiKeysService } from './api-keys.service';
+import { AccountsRepository, ApiKeysRepository } from './auth.repository';
+import { KeyUsage } from './key-usage';
 import { VerifiedKeys } from './verified-keys';
 
 @Module({
-  imports: [TypeOrmModule.forFeature([Account, ApiKey])],
-  providers: [AccountsService, ApiKeysService, VerifiedKeys, { provide: APP_GUARD, useClass: ApiKeyGuard }],
+  controllers: [ApiKeysController],
+  providers: [AccountsRepository, ApiKeysRepository, AccountsService, ApiKeysService, VerifiedKeys, KeyUsage, { provide: APP_GUARD, useClass: ApiKeyGuard }],
   exports: [AccountsService, ApiKeysService],
 })
 export class AuthModule {}

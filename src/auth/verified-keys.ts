@@ -3,7 +3,10 @@ import { Client, QueryConfig } from 'pg';
 import { DataSource } from 'typeorm';
 import { CallerAccount } from './caller-account';
 
-/** A trigger on api_keys sends this when a key is revoked or deleted, however (migration ApiKeysNotifyRevocation); every server LISTENs to it. */
+/**
+ * A trigger on api_keys sends this when a key is revoked or deleted, or its expiry or scopes change, however
+ * (migrations ApiKeysNotifyRevocation, ApiKeysThroughTheApi); every server LISTENs to it.
+ */
 export const API_KEY_REVOKED_CHANNEL = 'api_key_revoked';
 
 /** How long a verified key is trusted without asking the database again (revocation clears it at once). */
@@ -31,7 +34,7 @@ const KEEPALIVE_MS = 5_000;
  * - nothing is cached while the LISTEN connection is down, or not known to be up: it is checked every 2 s with
  *   a `SELECT 1` that must answer within 1 s (and has TCP keepalive), so a connection killed or silently cut is
  *   noticed within about 3 s, and the cache is not trusted once a check is overdue. Entries also expire after
- *   10 s whatever happens.
+ *   10 s whatever happens, and at the key's own expiry if that comes first.
  */
 @Injectable()
 export class VerifiedKeys implements OnModuleInit, OnApplicationShutdown {
@@ -50,7 +53,10 @@ export class VerifiedKeys implements OnModuleInit, OnApplicationShutdown {
 
   constructor(private readonly dataSource: DataSource) {}
 
-  /** The cached account of a key hash, if verified within the TTL, nothing was revoked since and revocations can be heard. */
+  /**
+   * The cached account of a key hash, if verified within the TTL and before the key's expiry, nothing was revoked
+   * since and revocations can be heard.
+   */
   get(keyHash: string): CallerAccount | undefined {
     const entry = this.entries.get(keyHash);
     if (!entry) return undefined;
@@ -68,11 +74,15 @@ export class VerifiedKeys implements OnModuleInit, OnApplicationShutdown {
     return this.generation;
   }
 
-  /** Caches a verified key, unless a revocation arrived since the lookup started or no notification can arrive. */
-  remember(lookup: number, keyHash: string, account: CallerAccount): void {
+  /**
+   * Caches a verified key, unless a revocation arrived since the lookup started or no notification can arrive.
+   * @param keyExpiresAt the key's own expiry: the entry never outlives it
+   */
+  remember(lookup: number, keyHash: string, account: CallerAccount, keyExpiresAt: Date | null = null): void {
     if (!this.trusted() || lookup !== this.generation) return;
     if (this.entries.size >= MAX_ENTRIES) this.entries.clear();
-    this.entries.set(keyHash, { account, expiresAt: Date.now() + TTL_MS });
+    const expiresAt = Math.min(Date.now() + TTL_MS, keyExpiresAt?.getTime() ?? Infinity);
+    this.entries.set(keyHash, { account, expiresAt });
   }
 
   /** Forgets every verified key (a key was revoked, or revocations can no longer be heard). */

@@ -4,20 +4,22 @@
  * notes for people go to stderr.
  *
  *   npm run cli -- account:create --name "Acme" [--platform]
- *   npm run cli -- key:create --account 1
+ *   npm run cli -- key:create --account 1 [--name "Reporting"] [--scopes read] [--expires-at 2027-06-30T23:59:59Z]
  *   npm run cli -- key:list --account 1
  *   npm run cli -- key:revoke --key-id 3
  */
 import 'reflect-metadata';
 import { DataSource } from 'typeorm';
-import { Account } from '../auth/account.entity';
-import { AccountsService } from '../auth/accounts.service';
-import { ApiKey } from '../auth/api-key.entity';
-import { ApiKeysService } from '../auth/api-keys.service';
+import { standaloneAuthServices } from '../auth/accounts.service';
+import { ApiKeyOptions } from '../auth/api-keys.service';
+import type { ApiKeyRow } from '../auth/auth.repository';
+import { API_KEY_SCOPES, ApiKeyScope } from '../auth/scopes';
 import { codePointLength } from '../common/code-points';
+import { parseRfc3339DateTime } from '../common/date-time';
 import { describeStartupFailure, StartupError } from '../common/startup-error';
 import { loadConfig } from '../config/config';
 import { dataSourceOptions } from '../database/data-source-options';
+import { Database } from '../database/database';
 import { runMigrations } from '../database/migrate';
 import { openDatabase } from '../database/open-database';
 
@@ -51,9 +53,46 @@ function requiredId(flags: Flags, name: string): number {
   return Number(value);
 }
 
+/** The optional flags of key:create, checked as POST /api-keys checks its body. */
+function keyOptions(flags: Flags): ApiKeyOptions {
+  const options: ApiKeyOptions = {};
+  if (flags.name !== undefined) {
+    const name = requiredString(flags, 'name');
+    if (codePointLength(name) > 100) throw new UsageError('--name must be 1–100 characters');
+    options.name = name;
+  }
+  if (flags.scopes !== undefined) {
+    const scopes = requiredString(flags, 'scopes').split(',').map((scope) => scope.trim());
+    if (scopes.some((scope) => !(API_KEY_SCOPES as readonly string[]).includes(scope)) || new Set(scopes).size !== scopes.length) {
+      throw new UsageError(`--scopes must be a comma-separated subset of ${API_KEY_SCOPES.join(', ')}`);
+    }
+    options.scopes = scopes as ApiKeyScope[];
+  }
+  if (flags['expires-at'] !== undefined) {
+    const expiresAt = parseRfc3339DateTime(requiredString(flags, 'expires-at'));
+    if (!expiresAt || expiresAt.getTime() <= Date.now()) throw new UsageError('--expires-at must be an RFC 3339 date-time in the future, such as 2027-06-30T23:59:59Z');
+    options.expiresAt = expiresAt;
+  }
+  return options;
+}
+
+const iso = (date: Date | null) => date?.toISOString() ?? null;
+
+/** A key as key:list prints it (contract section 9, plus name, scopes, lastUsedAt and expiresAt). */
+const listedKey = (key: ApiKeyRow) => ({
+  keyId: key.id,
+  prefix: key.prefix,
+  createdAt: key.createdAt.toISOString(),
+  revokedAt: iso(key.revokedAt),
+  name: key.name,
+  scopes: key.scopes,
+  lastUsedAt: iso(key.lastUsedAt),
+  expiresAt: iso(key.expiresAt),
+});
+
 const USAGE = `Usage:
   npm run cli -- account:create --name "Acme" [--platform]
-  npm run cli -- key:create --account <accountId>
+  npm run cli -- key:create --account <accountId> [--name "Reporting"] [--scopes read|write|read,write] [--expires-at <RFC 3339>]
   npm run cli -- key:list --account <accountId>
   npm run cli -- key:revoke --key-id <keyId>`;
 
@@ -65,31 +104,24 @@ const NOTES: Record<string, string> = {
 
 /** Runs one command against the data source; returns the JSON value to print. */
 export async function runCommand(dataSource: DataSource, command: string, flags: Flags): Promise<unknown> {
-  const apiKeys = new ApiKeysService(dataSource.getRepository(ApiKey));
-  const accounts = new AccountsService(dataSource.getRepository(Account), apiKeys);
+  const { accounts, apiKeys } = standaloneAuthServices(Database.of(dataSource));
   switch (command) {
     case 'account:create': {
       const name = requiredString(flags, 'name');
       if (codePointLength(name) > 200) throw new UsageError('--name must be at most 200 characters');
       const { account, key } = await accounts.create(name, flags.platform === true);
-      return { accountId: account.id, name: account.name, isPlatform: account.isPlatform, keyId: key.keyId, apiKey: key.apiKey };
+      return { accountId: account.id, name: account.name, isPlatform: account.isPlatform, keyId: key.key.id, apiKey: key.apiKey };
     }
     case 'key:create': {
-      const key = await apiKeys.create(requiredId(flags, 'account'));
-      return { keyId: key.keyId, accountId: key.accountId, apiKey: key.apiKey };
+      const accountId = requiredId(flags, 'account');
+      const { key, apiKey } = await apiKeys.create(accountId, keyOptions(flags));
+      return { keyId: key.id, accountId, apiKey, name: key.name, scopes: key.scopes, expiresAt: iso(key.expiresAt) };
     }
-    case 'key:list': {
-      const keys = await apiKeys.list(requiredId(flags, 'account'));
-      return keys.map((key) => ({
-        keyId: key.id,
-        prefix: key.prefix,
-        createdAt: key.createdAt.toISOString(),
-        revokedAt: key.revokedAt?.toISOString() ?? null,
-      }));
-    }
+    case 'key:list':
+      return (await apiKeys.list(requiredId(flags, 'account'))).map(listedKey);
     case 'key:revoke': {
-      const key = await apiKeys.revoke(requiredId(flags, 'key-id'));
-      return { keyId: key.id, revokedAt: key.revokedAt!.toISOString() };
+      const key = await apiKeys.revokeAsOperator(requiredId(flags, 'key-id'));
+      return { keyId: key.id, revokedAt: key.revokedAt.toISOString() };
     }
     default:
       throw new UsageError(command ? `Unknown command "${command}"` : 'No command given');

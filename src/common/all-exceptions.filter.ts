@@ -2,6 +2,7 @@ import { ArgumentsHost, Catch, ExceptionFilter, HttpException, HttpStatus, Logge
 import type { Request, Response } from 'express';
 import { databaseRefusal, isDatabaseUnavailable } from '../database/database-errors';
 import { errorResponse, ErrorResponse } from './error-response.dto';
+import { PreparedResponse } from './prepared-response';
 import { RequestValidationException } from './validation';
 
 /** Errors raised by body-parser (malformed JSON, too large, bad encoding) carry a `type`. */
@@ -33,7 +34,10 @@ function httpExceptionMessage(exception: HttpException): string {
   return typeof message === 'string' ? message : exception.message;
 }
 
-/** One error shape for every failure; an unexpected error is a generic 500, logged with the request id. */
+/**
+ * One error shape for every failure; an unexpected error is a generic 500, logged with the request id. (A
+ * PreparedResponse is not a failure: a guard's complete answer, sent as it is.)
+ */
 @Catch()
 export class AllExceptionsFilter implements ExceptionFilter {
   private readonly logger = new Logger('Exceptions');
@@ -42,6 +46,7 @@ export class AllExceptionsFilter implements ExceptionFilter {
     const context = host.switchToHttp();
     const request = context.getRequest<Request & { id?: string }>();
     const response = context.getResponse<Response>();
+    if (exception instanceof PreparedResponse && !response.headersSent) return exception.send(response);
     const body = this.toErrorResponse(exception, request);
     if (response.headersSent) {
       response.destroy();

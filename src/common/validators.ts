@@ -15,9 +15,9 @@ export const IsOmittable = () => ValidateIf((_object, value) => value !== undefi
 /** Trims surrounding white space of a string value; other types are left for the validators to refuse. */
 export const Trim = () => Transform(({ value }) => (typeof value === 'string' ? value.trim() : value));
 
-/** One of a fixed list; the message lists the allowed values. */
-export const IsOneOf = (values: readonly unknown[]) =>
-  IsIn(values as unknown[], { message: ({ property }) => `${property} must be one of: ${values.join(', ')}` });
+/** One of a fixed list (`{ each: true }`: every item of an array); the message lists the allowed values. */
+export const IsOneOf = (values: readonly unknown[], options: { each?: boolean } = {}) =>
+  IsIn(values as unknown[], { ...options, message: ({ property }) => `${property} must ${options.each ? 'each ' : ''}be one of: ${values.join(', ')}` });
 
 const lengthRule = (min: number, max: number) => (min > 0 ? `${min}–${max} characters` : `at most ${max} characters`);
 

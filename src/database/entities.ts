@@ -11,6 +11,7 @@ import { WidgetSite } from '../widget-sites/widget-site.entity';
 import { Webhook } from '../webhooks/webhook.entity';
 import { WebhookEvent } from '../webhooks/webhook-event.entity';
 import { WebhookDelivery } from '../webhooks/webhook-delivery.entity';
+import { IdempotencyKey } from '../idempotency/idempotency-key.entity';
 
 /** Every entity of the application: the app, the CLI, migrations and the drift test all use this list. */
-export const ENTITIES = [Account, ApiKey, Agent, KnowledgeBase, KnowledgeBaseSource, KnowledgePassage, KnowledgeTokenStat, KnowledgeCorpus, AgentKnowledgeBase, Call, WidgetSite, Webhook, WebhookEvent, WebhookDelivery];
+export const ENTITIES = [Account, ApiKey, Agent, KnowledgeBase, KnowledgeBaseSource, KnowledgePassage, KnowledgeTokenStat, KnowledgeCorpus, AgentKnowledgeBase, Call, WidgetSite, Webhook, WebhookEvent, WebhookDelivery, IdempotencyKey];

@@ -1,6 +1,8 @@
+import type { ServerResponse } from 'node:http';
 import { applyDecorators, ExecutionContext, Injectable, SetMetadata } from '@nestjs/common';
 import { ApiResponse } from '@nestjs/swagger';
 import { normalizeIp, ThrottlerException, ThrottlerGuard, ThrottlerLimitDetail, ThrottlerModuleOptions, ThrottlerOptions, ThrottlerRequest } from '@nestjs/throttler';
+import type { ThrottlerStorageRecord } from '@nestjs/throttler/dist/throttler-storage-record.interface';
 import { IS_PUBLIC } from '../auth/public.decorator';
 import { ErrorResponse } from '../common/error-response.dto';
 import { AppConfig } from '../config/config';
@@ -17,17 +19,38 @@ const WIDGET_RATE_LIMITED = 'rateLimit:widget';
 
 type TrackedRequest = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any -- the throttler's own type
 
-/** The state of the per-account counter after this request, for the response's rate-limit headers. */
+/** The state of a counter after this request (the account's, or the address's without a valid key), for the rate-limit headers. */
 export interface RateLimitState {
   limit: number;
   windowSeconds: number;
   remaining: number;
-  /** Seconds until the window ends. */
+  /** Seconds until the budget is whole again: the end of the window, or of the block once over the limit. */
   resetSeconds: number;
 }
 
 /** A request that went through the `account` throttler. */
 export type RateLimitedRequest = { rateLimit?: RateLimitState };
+
+/** The state of a counter from the storage's record of this request. */
+export function rateLimitState(limit: number, windowSeconds: number, record: ThrottlerStorageRecord): RateLimitState {
+  return {
+    limit,
+    windowSeconds,
+    remaining: Math.max(0, limit - record.totalHits),
+    // While blocked, the budget comes back when the block ends (Retry-After), which may be after the window.
+    resetSeconds: record.isBlocked ? Math.max(record.timeToExpire, record.timeToBlockExpire) : record.timeToExpire,
+  };
+}
+
+/**
+ * The rate-limit headers of the IETF draft (draft-ietf-httpapi-ratelimit-headers, the field names of contract
+ * section 12): `RateLimit-Policy: 600;w=60` and `RateLimit: limit=600, remaining=599, reset=60`. Set by the guard
+ * that counts the request, so that every response after it carries them, errors and 429s included.
+ */
+export function setRateLimitHeaders(response: ServerResponse, state: RateLimitState): void {
+  response.setHeader('RateLimit-Policy', `${state.limit};w=${state.windowSeconds}`);
+  response.setHeader('RateLimit', `limit=${state.limit}, remaining=${state.remaining}, reset=${state.resetSeconds}`);
+}
 
 const isPublicRoute = (context: ExecutionContext) =>
   Reflect.getMetadata(IS_PUBLIC, context.getHandler()) === true || Reflect.getMetadata(IS_PUBLIC, context.getClass()) === true;
@@ -77,14 +100,19 @@ export class RateLimitGuard extends ThrottlerGuard {
     return `${throttlerName}:${tracker}`;
   }
 
-  /** The library's, minus the options not used here, plus the counter's state kept on the request (RateLimitState). */
+  /**
+   * The library's, minus the options not used here, plus for the `account` throttler the counter's state kept on
+   * the request (RateLimitState) and sent in the rate-limit headers.
+   */
   protected async handleRequest({ context, limit, ttl, throttler, blockDuration, getTracker, generateKey }: ThrottlerRequest): Promise<boolean> {
-    const { req } = this.getRequestResponse(context);
+    const { req, res } = this.getRequestResponse(context);
     const tracker = await getTracker(req, context);
     const key = generateKey(context, tracker, throttler.name!);
     const record = await this.storageService.increment(key, ttl, limit, blockDuration, throttler.name!);
     if (throttler.name === 'account') {
-      (req as RateLimitedRequest).rateLimit = { limit, windowSeconds: ttl / 1000, remaining: Math.max(0, limit - record.totalHits), resetSeconds: record.timeToExpire };
+      const state = rateLimitState(limit, ttl / 1000, record);
+      (req as RateLimitedRequest).rateLimit = state;
+      setRateLimitHeaders(res as ServerResponse, state);
     }
     if (record.isBlocked) await this.throwThrottlingException(context, { ...record, limit, ttl, key, tracker });
     return true;

@@ -4,7 +4,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { AppConfig } from '../config/config';
 import { APP_CONFIG } from '../config/config.module';
 import { RATE_LIMIT_STORAGE, RateLimitStorage } from './rate-limit-storage';
-import { retryAfterSeconds, tooManyRequestsMessage } from './rate-limit';
+import { rateLimitState, retryAfterSeconds, setRateLimitHeaders, tooManyRequestsMessage } from './rate-limit';
 
 const NAME = 'unauthenticated';
 
@@ -22,18 +22,25 @@ export class UnauthenticatedLimit {
     @Inject(RATE_LIMIT_STORAGE) private readonly storage: RateLimitStorage,
   ) {}
 
-  /** A 429 when this client IP is blocked for its requests without a valid key. */
+  /** A 429 when this client IP is blocked for its requests without a valid key (with this budget's rate-limit headers). */
   async check(request: ClientRequest, response: ServerResponse): Promise<void> {
     if (this.config.unauthenticatedRateLimit === 0) return;
     const blocked = await this.storage.blockedFor(this.tracker(request), NAME);
-    if (blocked > 0) this.refuse(response, blocked);
+    if (blocked > 0) {
+      setRateLimitHeaders(response, { limit: this.config.unauthenticatedRateLimit, windowSeconds: this.config.rateLimitWindowSeconds, remaining: 0, resetSeconds: blocked });
+      this.refuse(response, blocked);
+    }
   }
 
-  /** Counts a request refused for its key; a 429 (rather than its 401) once the IP is over the limit. */
+  /**
+   * Counts a request refused for its key, and sends this budget's rate-limit headers with its 401; a 429 (rather
+   * than its 401) once the IP is over the limit.
+   */
   async count(request: ClientRequest, response: ServerResponse): Promise<void> {
-    if (this.config.unauthenticatedRateLimit === 0) return;
-    const window = this.config.rateLimitWindowSeconds * 1000;
-    const record = await this.storage.increment(this.tracker(request), window, this.config.unauthenticatedRateLimit, window, NAME);
+    const { unauthenticatedRateLimit: limit, rateLimitWindowSeconds: windowSeconds } = this.config;
+    if (limit === 0) return;
+    const record = await this.storage.increment(this.tracker(request), windowSeconds * 1000, limit, windowSeconds * 1000, NAME);
+    setRateLimitHeaders(response, rateLimitState(limit, windowSeconds, record));
     if (record.isBlocked) this.refuse(response, record.timeToBlockExpire);
   }
 

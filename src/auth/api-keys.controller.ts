@@ -1,0 +1,44 @@
+import { Body, Controller, Delete, Get, Param, Post } from '@nestjs/common';
+import { ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiErrors, NoContent } from '../common/api-errors.decorator';
+import { IntIdPipe } from '../common/id.pipes';
+import { ApiKeysService } from './api-keys.service';
+import { CallerAccount } from './caller-account';
+import { CurrentAccount } from './current-account.decorator';
+import { ApiKeyResponse, CreatedApiKeyResponse, toApiKeyResponse, toCreatedApiKeyResponse } from './dto/api-key-response.dto';
+import { CreateApiKeyDto } from './dto/create-api-key.dto';
+import { RequiresScope } from './scope.guard';
+
+const KeyId = () => Param('keyId', new IntIdPipe('API key'));
+
+/** The account's API keys (contract section 13). Managing keys needs the `write` scope, listing them included. */
+@ApiTags('api keys')
+@Controller('api-keys')
+@RequiresScope('write')
+export class ApiKeysController {
+  constructor(private readonly keys: ApiKeysService) {}
+
+  @Get()
+  @ApiOperation({ summary: 'List the account\'s API keys, by id, revoked and expired ones included (never the keys themselves)' })
+  @ApiOkResponse({ type: ApiKeyResponse, isArray: true })
+  async list(@CurrentAccount() account: CallerAccount): Promise<ApiKeyResponse[]> {
+    return (await this.keys.list(account.id)).map(toApiKeyResponse);
+  }
+
+  @Post()
+  @ApiOperation({ summary: 'Create an API key; the answer holds the key itself, shown this once' })
+  @ApiCreatedResponse({ type: CreatedApiKeyResponse })
+  @ApiErrors(400, 413, 415)
+  async create(@CurrentAccount() account: CallerAccount, @Body() dto: CreateApiKeyDto): Promise<CreatedApiKeyResponse> {
+    const { key, apiKey } = await this.keys.create(account.id, { name: dto.name, scopes: dto.scopes, expiresAt: dto.expiresAt });
+    return toCreatedApiKeyResponse(key, apiKey);
+  }
+
+  @Delete(':keyId')
+  @NoContent('Revoked, on every instance at once (again: 204, the first revocation time kept)')
+  @ApiOperation({ summary: 'Revoke an API key at once (the key of the request itself too)' })
+  @ApiErrors(404)
+  async revoke(@CurrentAccount() account: CallerAccount, @KeyId() keyId: number): Promise<void> {
+    await this.keys.revoke(account.id, keyId);
+  }
+}

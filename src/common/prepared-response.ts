@@ -1,0 +1,20 @@
+import type { ServerResponse } from 'node:http';
+
+/**
+ * A complete answer, thrown by a guard that answers in the handler's place (the idempotency guard's replay of a
+ * stored response): the exception filter sends it as it is, rather than as an error.
+ */
+export class PreparedResponse {
+  constructor(
+    readonly statusCode: number,
+    readonly headers: Record<string, string>,
+    readonly body: Buffer,
+  ) {}
+
+  send(response: ServerResponse): void {
+    response.statusCode = this.statusCode;
+    for (const [name, value] of Object.entries(this.headers)) response.setHeader(name, value);
+    response.setHeader('Content-Length', this.body.length);
+    response.end(this.body);
+  }
+}

@@ -1,0 +1,60 @@
+import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes } from 'node:crypto';
+
+/**
+ * What is stored of an Idempotency-Key and its first request, so that the table holds nothing readable without
+ * the key itself: the key as a hash (its lookup), the request as an HMAC keyed by the key (compared with a
+ * retry's), and the response body encrypted (AES-256-GCM) with a key derived from it. A response can carry a
+ * secret (`POST /api-keys` answers with the new API key, which is otherwise stored only as a hash); a copy of
+ * the database does not reveal it. Clients should use random keys (a UUID), as for any idempotency key.
+ */
+export interface IdempotencySecrets {
+  /** SHA-256 of the key, hex: the lookup. */
+  keyHash: string;
+  /** AES-256 key of the stored body, and HMAC key of the request hash. */
+  bodyKey: Buffer;
+}
+
+const IV_BYTES = 12;
+const TAG_BYTES = 16;
+
+const digest = (label: string, key: string) => createHash('sha256').update(`voice-agent-api idempotency ${label}\0`).update(key, 'latin1');
+
+export function idempotencySecrets(idempotencyKey: string): IdempotencySecrets {
+  return { keyHash: digest('lookup', idempotencyKey).digest('hex'), bodyKey: digest('body', idempotencyKey).digest() };
+}
+
+/** JSON with object keys sorted at every level: two bodies that differ only in key order are the same request. */
+export function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    const entries = Object.keys(value)
+      .sort()
+      .map((key) => `${JSON.stringify(key)}:${canonicalJson((value as Record<string, unknown>)[key])}`);
+    return `{${entries.join(',')}}`;
+  }
+  return JSON.stringify(value) ?? 'null';
+}
+
+/** The request's method, path (with its query string) and JSON body (undefined: none), as an HMAC keyed by the key. */
+export function requestHash(secrets: IdempotencySecrets, method: string, path: string, body: unknown): string {
+  const hmac = createHmac('sha256', secrets.bodyKey).update(`${method}\0${path}\0`, 'latin1');
+  if (body !== undefined) hmac.update(canonicalJson(body));
+  return hmac.digest('hex');
+}
+
+/** IV, tag and ciphertext of the body; `context` (the account and key hash) is authenticated with it, so a row cannot be moved. */
+export function sealBody(secrets: IdempotencySecrets, context: string, body: Buffer): Buffer {
+  const iv = randomBytes(IV_BYTES);
+  const cipher = createCipheriv('aes-256-gcm', secrets.bodyKey, iv);
+  cipher.setAAD(Buffer.from(context));
+  const encrypted = Buffer.concat([cipher.update(body), cipher.final()]);
+  return Buffer.concat([iv, cipher.getAuthTag(), encrypted]);
+}
+
+/** The body sealed by sealBody; throws if it was altered or sealed under another key or context. */
+export function openBody(secrets: IdempotencySecrets, context: string, sealed: Buffer): Buffer {
+  const decipher = createDecipheriv('aes-256-gcm', secrets.bodyKey, sealed.subarray(0, IV_BYTES));
+  decipher.setAAD(Buffer.from(context));
+  decipher.setAuthTag(sealed.subarray(IV_BYTES, IV_BYTES + TAG_BYTES));
+  return Buffer.concat([decipher.update(sealed.subarray(IV_BYTES + TAG_BYTES)), decipher.final()]);
+}

@@ -1,0 +1,42 @@
+import { BadRequestException, CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
+import type { Request, Response } from 'express';
+import { RequestWithAccount } from '../auth/current-account.decorator';
+import { PreparedResponse } from '../common/prepared-response';
+import { IdempotencyService } from './idempotency.service';
+import { captureResponse } from './response-capture';
+
+export const IDEMPOTENCY_KEY_HEADER = 'idempotency-key';
+export const IDEMPOTENT_REPLAYED_HEADER = 'Idempotent-Replayed';
+/** 1–255 printable ASCII characters (contract section 12). */
+export const IDEMPOTENCY_KEY_PATTERN = /^[\x20-\x7E]{1,255}$/;
+
+/**
+ * Registered once as APP_GUARD, last (after the key, the rate limit and the scope): every POST of an API-key
+ * route with an `Idempotency-Key`, present and future routes alike, is claimed before its handler runs and its
+ * answer recorded before it is sent (IdempotencyService). A replay answers in the handler's place. Any other
+ * request costs a method comparison: no query, no interceptor, nothing wrapped.
+ */
+@Injectable()
+export class IdempotencyGuard implements CanActivate {
+  constructor(private readonly idempotency: IdempotencyService) {}
+
+  canActivate(context: ExecutionContext): boolean | Promise<boolean> {
+    const request = context.switchToHttp().getRequest<Request & RequestWithAccount>();
+    if (request.method !== 'POST' || !request.account) return true; // public routes have no account
+    const key = request.headers[IDEMPOTENCY_KEY_HEADER];
+    if (key === undefined) return true;
+    return this.claim(request, context.switchToHttp().getResponse<Response>(), key);
+  }
+
+  private async claim(request: Request & RequestWithAccount, response: Response, key: string | string[]): Promise<boolean> {
+    if (typeof key !== 'string' || !IDEMPOTENCY_KEY_PATTERN.test(key)) throw new BadRequestException('Idempotency-Key must be 1–255 printable ASCII characters');
+    const accountId = request.account!.id;
+    const outcome = await this.idempotency.begin(accountId, key, request.method, request.originalUrl, request.body);
+    if ('replay' in outcome) {
+      const { statusCode, contentType, body } = outcome.replay;
+      throw new PreparedResponse(statusCode, { ...(contentType ? { 'Content-Type': contentType } : {}), [IDEMPOTENT_REPLAYED_HEADER]: 'true' }, body);
+    }
+    captureResponse(response, (captured) => this.idempotency.finish(outcome.claimed, captured));
+    return true;
+  }
+}
