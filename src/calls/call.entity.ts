@@ -76,7 +76,12 @@ export class Call {
   @Column({ type: 'varchar', length: 100, default: '' })
   replyLanguage: string;
 
-  @Column({ type: 'timestamptz', default: () => 'now()' })
+  /**
+   * Stored to the millisecond, the precision of the API's timestamps (and of a JS Date): the order clients see
+   * (callDate, then id) is then exactly the order of the rows, and a paging cursor made of a callDate they saw
+   * is exact. Any writer's value is rounded to the millisecond by PostgreSQL.
+   */
+  @Column({ type: 'timestamptz', precision: 3, default: () => 'now()' })
   callDate: Date;
 
   @Column({ type: 'double precision', default: 0 })

@@ -1,11 +1,12 @@
 import { Module } from '@nestjs/common';
 import { AgentsModule } from '../agents/agents.module';
+import { RecordingsModule } from '../recordings/recordings.module';
 import { CallsController } from './calls.controller';
 import { CallsRepository } from './calls.repository';
 import { CallsService } from './calls.service';
 
 @Module({
-  imports: [AgentsModule],
+  imports: [AgentsModule, RecordingsModule],
   controllers: [CallsController],
   providers: [CallsService, CallsRepository],
   exports: [CallsService, CallsRepository],

@@ -1,15 +1,24 @@
-import { Injectable, NotFoundException } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
+import type { Readable } from 'node:stream';
 import { AgentsService } from '../agents/agents.service';
 import { isUuid } from '../common/id.pipes';
 import { AppConfig } from '../config/config';
 import { InjectConfig } from '../config/config.module';
-import { CallDetailRow, CallRow, CallsRepository } from './calls.repository';
+import { Database } from '../database/database';
+import { RecordingsService } from '../recordings/recordings.service';
+import { callNotFound } from './call-not-found';
+import { CallDetailRow, CallFilters, CallRow, CallsRepository } from './calls.repository';
 import { creditsUsed } from './credits';
 import { CallDetail } from './dto/call-response.dto';
 import { CreateCallDto } from './dto/create-call.dto';
-import { ListCallsQuery } from './dto/list-calls-query.dto';
+import { CallFiltersQuery, ListCallsQuery } from './dto/list-calls-query.dto';
+import { decodeListCursor, encodeListCursor } from './list-cursor';
 
-export const callNotFound = (callId: string) => new NotFoundException(`Call ${callId} not found`);
+/** A page of the list, and the cursor of the next one when the page is full. */
+export interface CallsPage {
+  calls: CallRow[];
+  next?: string;
+}
 
 /** The calls' rules (defaults, the agent reference, credits); the SQL is CallsRepository's. */
 @Injectable()
@@ -17,13 +26,40 @@ export class CallsService {
   constructor(
     private readonly calls: CallsRepository,
     private readonly agents: AgentsService,
+    private readonly recordings: RecordingsService,
+    private readonly database: Database,
     @InjectConfig() private readonly config: AppConfig,
   ) {}
 
-  /** The account's calls, newest first, never a test call; the filters combine. */
-  list(accountId: number, query: ListCallsQuery): Promise<CallRow[]> {
-    const { limit, search, status, callStatus, agentId, days } = query;
-    return this.calls.list(accountId, { search, status, callStatus, agentId, days }, limit);
+  /**
+   * A page of the account's calls, newest first, never a test call; the filters combine. After `before`'s
+   * call when given (keyset paging: no row repeated or skipped however many calls arrive meanwhile). A full
+   * page comes with the cursor of its last call, to ask for the next one.
+   */
+  async list(accountId: number, query: ListCallsQuery): Promise<CallsPage> {
+    // The query was validated (IsListCursor): a cursor that does not decode never gets here.
+    const before = query.before ? decodeListCursor(query.before) : undefined;
+    const calls = await this.calls.list(accountId, filtersOf(query), query.limit, before);
+    const last = calls.at(-1);
+    return { calls, next: last && calls.length === query.limit ? encodeListCursor(last) : undefined };
+  }
+
+  /** Every call the filters match, newest first, as a stream of batches of rows (see CallsRepository.streamAll). */
+  streamAll(accountId: number, query: CallFiltersQuery): Promise<Readable> {
+    return this.calls.streamAll(accountId, filtersOf(query));
+  }
+
+  /**
+   * Erases a call: its recording's object first, then the row (with its transcript), in one transaction, so
+   * that a storage failure (503) leaves the call and its audio as they were. 404 if absent or another account's.
+   */
+  async erase(accountId: number, callId: string): Promise<void> {
+    if (!isUuid(callId)) throw callNotFound(callId);
+    const id = callId.toLowerCase();
+    await this.database.transaction(async (sql) => {
+      if (!(await this.recordings.deleteForErasure(accountId, id, sql))) throw callNotFound(callId);
+      await this.calls.delete(accountId, id, sql);
+    });
   }
 
   /** One call of the account with the credits it used; 404 if absent, another account's, or not even a UUID. */
@@ -61,4 +97,8 @@ export class CallsService {
   private withCredits(call: CallDetailRow): CallDetail {
     return { call, creditsUsed: creditsUsed(call.durationSeconds, this.config.creditsPerMinute) };
   }
+}
+
+function filtersOf({ search, status, callStatus, agentId, days }: CallFiltersQuery): CallFilters {
+  return { search, status, callStatus, agentId, days };
 }

@@ -1,5 +1,7 @@
 import { Injectable } from '@nestjs/common';
+import { Readable } from 'node:stream';
 import type { Pool, PoolClient } from 'pg';
+import Cursor from 'pg-cursor';
 import { DataSource } from 'typeorm';
 
 /** Something SQL runs on: the pool, or the client of one transaction. Rows come back as the driver parses them. */
@@ -43,6 +45,86 @@ export class Database implements Sql {
       // A client whose ROLLBACK failed (connection lost) is not given back to the pool.
       client.release(broken);
     }
+  }
+
+  /**
+   * The rows of one query through a server-side cursor, `batchSize` rows at a time, as a stream of arrays
+   * of rows that fetches the next batch only when its consumer asks (backpressure): memory holds a batch or
+   * two whatever the count. The first batch is fetched before this resolves, so that a failing query is an
+   * error the caller can still answer (a 503, say) rather than a response cut short. The stream holds one
+   * client of the pool until it ends or is destroyed; destroying it (a client that went away) closes the
+   * cursor, which stops the query, and gives the client back.
+   */
+  async stream(text: string, values: readonly unknown[], batchSize: number): Promise<Readable> {
+    const client = await this.pool.connect();
+    const batches = new CursorBatches(client, client.query(new Cursor(text, values as unknown[])), batchSize);
+    try {
+      await batches.start();
+    } catch (error) {
+      batches.destroy();
+      throw error;
+    }
+    return batches;
+  }
+}
+
+/** Batches of rows read from a pg-cursor on a client of the pool; see Database.stream. */
+class CursorBatches extends Readable {
+  private first: unknown[] | undefined;
+  /** The connection failed: the cursor cannot be closed, and the client is discarded. */
+  private lost: Error | undefined;
+  private finish: ((lost?: Error) => void) | undefined;
+
+  constructor(
+    private readonly client: PoolClient,
+    private readonly cursor: Cursor,
+    private readonly batchSize: number,
+  ) {
+    // One batch read ahead at most.
+    super({ objectMode: true, highWaterMark: 1 });
+    // A client out of the pool has no error listener of the pool's: without this, a lost connection would throw.
+    client.on('error', this.onConnectionError);
+  }
+
+  async start(): Promise<void> {
+    this.first = await this.readBatch();
+  }
+
+  override _read(): void {
+    const batch = this.first;
+    this.first = undefined;
+    (batch ? Promise.resolve(batch) : this.readBatch()).then(
+      (rows) => {
+        if (this.destroyed) return;
+        if (rows.length) this.push(rows);
+        if (rows.length < this.batchSize) this.push(null);
+      },
+      (error: Error) => this.destroy(error),
+    );
+  }
+
+  override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
+    let finished = false;
+    this.finish = (lost) => {
+      if (finished) return;
+      finished = true;
+      this.client.off('error', this.onConnectionError);
+      this.client.release(lost);
+      callback(error);
+    };
+    if (this.lost) return this.finish(this.lost);
+    // Closing the portal ends the query on the server; the client is reusable once the server has answered.
+    this.cursor.close(() => this.finish?.());
+  }
+
+  private readonly onConnectionError = (error: Error): void => {
+    this.lost = error;
+    if (this.finish) this.finish(error);
+    else this.destroy(error);
+  };
+
+  private readBatch(): Promise<unknown[]> {
+    return new Promise((resolve, reject) => this.cursor.read(this.batchSize, (error, rows) => (error ? reject(error) : resolve(rows))));
   }
 }
 

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { Database } from '../database/database';
+import { Database, Sql } from '../database/database';
 import { AccountQuery } from '../database/query.decorator';
 
 /** What the recording routes need of a call: its storage key (never shown) and the caller's name (the download's file name). */
@@ -21,6 +21,19 @@ export class RecordingsRepository {
   async find(accountId: number, callId: string): Promise<CallRecordingRow | undefined> {
     const [row] = await this.db.query<CallRecordingRow>(
       `SELECT id, name, recording_key AS "recordingKey" FROM calls WHERE account_id = $1 AND id = $2`,
+      [accountId, callId],
+    );
+    return row;
+  }
+
+  /**
+   * Locks the call's row for the rest of `sql`'s transaction and returns its key (`{ recordingKey }`), or
+   * undefined when the call does not exist on the account. An upload's key swap (swapKey) waits for the lock.
+   */
+  @AccountQuery([1, EXAMPLE_ID])
+  async lockKey(accountId: number, callId: string, sql: Sql = this.db): Promise<{ recordingKey: string | null } | undefined> {
+    const [row] = await sql.query<{ recordingKey: string | null }>(
+      `SELECT recording_key AS "recordingKey" FROM calls WHERE account_id = $1 AND id = $2 FOR UPDATE`,
       [accountId, callId],
     );
     return row;

@@ -1,9 +1,10 @@
 import { Injectable, Logger, NotFoundException } from '@nestjs/common';
 import type { IncomingMessage } from 'node:http';
-import { callNotFound } from '../calls/calls.service';
+import { callNotFound } from '../calls/call-not-found';
 import { isUuid } from '../common/id.pipes';
 import { AppConfig } from '../config/config';
 import { InjectConfig } from '../config/config.module';
+import type { Sql } from '../database/database';
 import { limitedBody } from './byte-limit';
 import { contentDisposition } from './content-disposition';
 import { newRecordingKey, OpenedRecording, RecordingStorage } from './recording-storage';
@@ -68,6 +69,19 @@ export class RecordingsService {
     const previous = swapped.previous;
     if (!previous) throw this.noRecording(callId);
     await this.removeQuietly(previous);
+  }
+
+  /**
+   * For the erasure of a call, inside the transaction that deletes its row: locks the row, then deletes the
+   * recording's object. A storage failure throws (a 503) and so rolls the erasure back: the call and its audio
+   * stay. The lock makes an upload in flight wait: its key swap then finds no call and removes its new object,
+   * so nothing is orphaned. False when the call does not exist on the account.
+   */
+  async deleteForErasure(accountId: number, callId: string, sql: Sql): Promise<boolean> {
+    const call = await this.recordings.lockKey(accountId, callId, sql);
+    if (!call) return false;
+    if (call.recordingKey) await this.storage.remove(call.recordingKey);
+    return true;
   }
 
   async playbackUrl(accountId: number, callId: string): Promise<RecordingUrl> {

@@ -64,6 +64,28 @@ export interface CallDetail {
   creditsUsed: number;
 }
 
+/** The fields of a list item in the list's order (contract section 6): the export's CSV columns. */
+export const CALL_LIST_ITEM_FIELDS = [
+  'id',
+  'name',
+  'phone',
+  'email',
+  'status',
+  'callStatus',
+  'sentiment',
+  'channel',
+  'callType',
+  'website',
+  'agent',
+  'agentId',
+  'callDate',
+  'durationSeconds',
+  'replyLanguage',
+  'hasRecording',
+  'feedback',
+  'extractedData',
+] as const satisfies readonly (keyof CallListItemResponse)[];
+
 export function toCallListItemResponse(call: CallRow): CallListItemResponse {
   return {
     id: call.id,

@@ -1,0 +1,86 @@
+import { stringify } from 'csv-stringify/sync';
+import { Transform, TransformCallback } from 'node:stream';
+import type { CallRow } from './calls.repository';
+import { CALL_LIST_ITEM_FIELDS, CallListItemResponse, toCallListItemResponse } from './dto/call-response.dto';
+
+export const EXPORT_FORMATS = ['csv', 'ndjson'] as const;
+export type ExportFormat = (typeof EXPORT_FORMATS)[number];
+
+/** How one format writes a file: its media type, its file name's extension, a first line, and a batch of calls. */
+interface ExportWriter {
+  contentType: string;
+  extension: string;
+  header: string;
+  write(calls: CallListItemResponse[]): string;
+}
+
+/**
+ * RFC 4180 (CRLF line ends, fields quoted when they hold a quote, a comma or a line break, quotes doubled),
+ * written by csv-stringify. `escape_formulas` prefixes `'` to a cell that begins with `=`, `+`, `-`, `@`, a tab or
+ * a carriage return (and their full-width forms, which some spreadsheets read as the same), so that a caller's
+ * name such as `=HYPERLINK(…)` stays text in a spreadsheet. `quote_record_delimiter` must be set: with an
+ * explicit record delimiter the library would otherwise leave a lone `\n` in a cell unquoted.
+ */
+const CSV_OPTIONS = { record_delimiter: 'windows', quote_record_delimiter: true, escape_formulas: true } as const;
+
+/** A call as the cells of a CSV line, in the list's field order; JSON values as JSON text. */
+function csvCells(call: CallListItemResponse): string[] {
+  return CALL_LIST_ITEM_FIELDS.map((field) => {
+    const value = call[field];
+    if (field === 'feedback' || field === 'extractedData') return JSON.stringify(value);
+    return value === null ? '' : String(value);
+  });
+}
+
+const WRITERS: Record<ExportFormat, ExportWriter> = {
+  csv: {
+    contentType: 'text/csv; charset=utf-8',
+    extension: 'csv',
+    header: stringify([[...CALL_LIST_ITEM_FIELDS]], CSV_OPTIONS),
+    write: (calls) => stringify(calls.map(csvCells), CSV_OPTIONS),
+  },
+  ndjson: {
+    contentType: 'application/x-ndjson',
+    extension: 'ndjson',
+    header: '',
+    write: (calls) => calls.map((call) => `${JSON.stringify(call)}\n`).join(''),
+  },
+};
+
+export function exportWriter(format: ExportFormat): ExportWriter {
+  return WRITERS[format];
+}
+
+/** `calls-2026-11-22.csv`: the UTC date of the export. */
+export function exportFileName(format: ExportFormat, now = new Date()): string {
+  return `calls-${now.toISOString().slice(0, 10)}.${WRITERS[format].extension}`;
+}
+
+/**
+ * Turns the batches of rows of CallsRepository.streamAll into the file's text, one chunk per batch, the
+ * format's first line before the first (also when there are no calls). Backpressure passes through: the next
+ * batch is fetched only when the response has taken this one.
+ */
+export class ExportFormatter extends Transform {
+  private started = false;
+
+  constructor(private readonly writer: ExportWriter) {
+    super({ writableObjectMode: true, writableHighWaterMark: 1 });
+  }
+
+  override _transform(rows: CallRow[], _encoding: BufferEncoding, callback: TransformCallback): void {
+    this.start();
+    callback(null, this.writer.write(rows.map(toCallListItemResponse)));
+  }
+
+  override _flush(callback: TransformCallback): void {
+    this.start();
+    callback();
+  }
+
+  private start(): void {
+    if (this.started) return;
+    this.started = true;
+    if (this.writer.header) this.push(this.writer.header);
+  }
+}
