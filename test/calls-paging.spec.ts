@@ -86,7 +86,7 @@ describe('GET /calls paging (before= and Link)', () => {
       ['a phone search', { search: '98765 40' }],
       ['status', { status: 'QUALIFIED' }],
       ['callStatus', { callStatus: 'completed' }],
-      ['agentId', {}],
+      ['agentId', {}], // the agent's id, known once it exists
       ['days', { days: 10 }],
       ['every filter', { search: 'ravi', status: 'qualified', callStatus: 'completed', days: 10 }],
     ];

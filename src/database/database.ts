@@ -57,7 +57,12 @@ export class Database implements Sql {
    */
   async stream(text: string, values: readonly unknown[], batchSize: number): Promise<Readable> {
     const client = await this.pool.connect();
-    const batches = new CursorBatches(client, client.query(new Cursor(text, values as unknown[])), batchSize);
+    const cursor = client.query(new Cursor(text, values as unknown[]));
+    // pg's client-side read timeout (query_timeout) runs from a query's submission to its `callback`, which
+    // would end an export that takes longer than it. A submittable calls `callback` when done: calling it now
+    // clears that timer, and CursorBatches times each fetch instead.
+    (cursor as unknown as { callback?: () => void }).callback?.();
+    const batches = new CursorBatches(client, cursor, batchSize, this.pool.options.query_timeout);
     try {
       await batches.start();
     } catch (error) {
@@ -79,6 +84,8 @@ class CursorBatches extends Readable {
     private readonly client: PoolClient,
     private readonly cursor: Cursor,
     private readonly batchSize: number,
+    /** Longest wait for one batch before the server is taken for gone (the pool's query_timeout). */
+    private readonly fetchTimeoutMs: number | undefined,
   ) {
     // One batch read ahead at most.
     super({ objectMode: true, highWaterMark: 1 });
@@ -114,7 +121,12 @@ class CursorBatches extends Readable {
     };
     if (this.lost) return this.finish(this.lost);
     // Closing the portal ends the query on the server; the client is reusable once the server has answered.
-    this.cursor.close(() => this.finish?.());
+    // A server that does not answer the close either is given up like an unanswered fetch.
+    const timer = this.fetchTimeoutMs ? setTimeout(() => this.finish?.(new Error('Query read timeout')), this.fetchTimeoutMs) : undefined;
+    this.cursor.close(() => {
+      clearTimeout(timer);
+      this.finish?.();
+    });
   }
 
   private readonly onConnectionError = (error: Error): void => {
@@ -124,7 +136,20 @@ class CursorBatches extends Readable {
   };
 
   private readBatch(): Promise<unknown[]> {
-    return new Promise((resolve, reject) => this.cursor.read(this.batchSize, (error, rows) => (error ? reject(error) : resolve(rows))));
+    return new Promise((resolve, reject) => {
+      // A server that stopped answering (network, frozen host) is given up, as the pool's query_timeout does for a query.
+      const timer = this.fetchTimeoutMs
+        ? setTimeout(() => {
+            this.lost = new Error('Query read timeout');
+            reject(this.lost);
+          }, this.fetchTimeoutMs)
+        : undefined;
+      this.cursor.read(this.batchSize, (error, rows) => {
+        clearTimeout(timer);
+        if (error) reject(error);
+        else resolve(rows);
+      });
+    });
   }
 }
 
