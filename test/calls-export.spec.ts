@@ -21,6 +21,32 @@ function expectedCell(field: string, value: unknown): string {
 
 const today = () => new Date().toISOString().slice(0, 10);
 
+/** About 40 MB of CSV for the account: far more than socket buffers hold, so an export of it is mid-way for a while. */
+async function insertManyLargeCalls(context: TestContext, account: TestAccount): Promise<void> {
+  await context.app
+    .get(DataSource)
+    .query(`INSERT INTO calls (account_id, name, website, call_date) SELECT $1, 'Call ' || n, repeat('w', 2000), now() - n * interval '1 second' FROM generate_series(1, 20000) AS n`, [
+      account.id,
+    ]);
+}
+
+/** Starts an export over a real socket and reads its first bytes, then reads no further. */
+async function openExport(server: http.Server, account: TestAccount): Promise<http.ClientRequest> {
+  const { port } = server.address() as AddressInfo;
+  const request = http.get(`http://127.0.0.1:${port}/calls/export`, { headers: { 'X-Api-Key': account.apiKey } });
+  request.on('error', () => undefined);
+  const response = await new Promise<http.IncomingMessage>((resolve) => request.once('response', resolve));
+  expect(response.statusCode).toBe(200);
+  await new Promise((resolve) => response.once('data', resolve));
+  response.pause();
+  return request;
+}
+
+const listen = (server: http.Server) => new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+const until = async (condition: () => Promise<boolean> | boolean) => {
+  while (!(await condition())) await new Promise((resolve) => setTimeout(resolve, 20));
+};
+
 describe('GET /calls/export', () => {
   let context: TestContext;
 
@@ -251,29 +277,14 @@ describe('GET /calls/export', () => {
             WHERE application_name = 'voice-agent-api' AND state <> 'idle' AND query LIKE 'SELECT id, name, phone%ORDER BY call_date DESC, id DESC' AND query NOT LIKE '%LIMIT%'`,
         )
       ).rows as { pid: number; state: string }[];
-    const until = async (condition: () => Promise<boolean> | boolean) => {
-      while (!(await condition())) await new Promise((resolve) => setTimeout(resolve, 20));
-    };
-
     it('stops the query: the cursor is closed and its client is back in the pool', async () => {
       const account = await context.createAccount();
-      // About 40 MB of CSV: far more than the socket buffers hold, so the export is mid-way when the client leaves.
-      await context.app
-        .get(DataSource)
-        .query(`INSERT INTO calls (account_id, name, website, call_date) SELECT $1, 'Call ' || n, repeat('w', 2000), now() - n * interval '1 second' FROM generate_series(1, 20000) AS n`, [
-          account.id,
-        ]);
+      await insertManyLargeCalls(context, account);
       const pool = (context.app.get(DataSource).driver as unknown as { master: Pool }).master;
       const server = context.app.getHttpServer() as http.Server;
-      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      await listen(server);
       try {
-        const { port } = server.address() as AddressInfo;
-        const request = http.get(`http://127.0.0.1:${port}/calls/export`, { headers: { 'X-Api-Key': account.apiKey } });
-        request.on('error', () => undefined);
-        const response = await new Promise<http.IncomingMessage>((resolve) => request.once('response', resolve));
-        expect(response.statusCode).toBe(200);
-        await new Promise((resolve) => response.once('data', resolve));
-        response.pause();
+        const request = await openExport(server, account);
         // The client reads no further: the service stops fetching (backpressure), its cursor open on the server.
         await until(async () => (await exportBackends()).length === 1);
         request.destroy();
@@ -287,6 +298,36 @@ describe('GET /calls/export', () => {
       expect(ndjson(body)).toHaveLength(20000);
     }, 60_000);
   });
+});
+
+describe('GET /calls/export: at most half the pool at once', () => {
+  let context: TestContext;
+
+  beforeAll(async () => {
+    context = await createTestContext({ dbPoolSize: 2 });
+  });
+  afterAll(() => context.close());
+
+  it('answers 503 with Retry-After to an export beyond the limit, while the rest of the API answers', async () => {
+    const account = await context.createAccount();
+    await insertManyLargeCalls(context, account);
+    const server = context.app.getHttpServer() as http.Server;
+    await listen(server);
+    try {
+      const running = await openExport(server, account);
+      const refused = await context.as(account).get('/calls/export');
+      expect(refused.status).toBe(503);
+      expect(refused.headers['retry-after']).toBe('5');
+      expect(refused.body).toEqual({ statusCode: 503, error: 'Service Unavailable', message: 'Too many exports are running; try again shortly' });
+      await context.as(account).get('/calls?limit=1').expect(200);
+      running.destroy();
+      // Once the running export has closed its cursor, another may start.
+      await until(async () => (await context.as(account).get('/calls/export?format=ndjson&search=nobody')).status !== 503);
+      await context.as(account).get('/calls/export?format=ndjson&search=nobody').expect(200);
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
+  }, 60_000);
 });
 
 /** supertest parser that keeps any body as text (CSV and NDJSON are not parsed by default). */

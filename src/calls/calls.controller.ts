@@ -9,7 +9,7 @@ import { UuidPipe } from '../common/id.pipes';
 import { AppConfig } from '../config/config';
 import { InjectConfig } from '../config/config.module';
 import { exportFileName, ExportFormatter, exportWriter } from './calls-export';
-import { CallsService } from './calls.service';
+import { CallsService, ExportsBusyException } from './calls.service';
 import { CallListItemResponse, CallResponse, toCallListItemResponse, toCallResponse } from './dto/call-response.dto';
 import { CreateCallDto } from './dto/create-call.dto';
 import { ExportCallsQuery, ListCallsQuery } from './dto/list-calls-query.dto';
@@ -90,7 +90,7 @@ export class CallsController {
     schema: { type: 'string' },
     headers: { 'Content-Disposition': { description: '`attachment; filename="calls-2026-11-22.csv"`', schema: { type: 'string' } } },
   })
-  @ApiErrors(400, [503, 'The database is unavailable'])
+  @ApiErrors(400, [503, 'The database is unavailable, or too many exports are running (with `Retry-After`)'])
   async export(
     @CurrentAccount() account: CallerAccount,
     @Query() query: ExportCallsQuery,
@@ -104,7 +104,10 @@ export class CallsController {
       return;
     }
     // Errors until the first rows are in (a bad query, the database down) are still answered in the error shape.
-    const batches = await this.calls.streamAll(account.id, query);
+    const batches = await this.calls.streamAll(account.id, query).catch((error: unknown) => {
+      if (error instanceof ExportsBusyException) response.setHeader('Retry-After', String(error.retryAfterSeconds));
+      throw error;
+    });
     response.status(200).set(headers);
     try {
       await pipeline(batches, new ExportFormatter(writer), response);

@@ -1,4 +1,4 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, ServiceUnavailableException } from '@nestjs/common';
 import type { Readable } from 'node:stream';
 import { AgentsService } from '../agents/agents.service';
 import { isUuid } from '../common/id.pipes';
@@ -14,6 +14,15 @@ import { CreateCallDto } from './dto/create-call.dto';
 import { CallFiltersQuery, ListCallsQuery } from './dto/list-calls-query.dto';
 import { decodeListCursor, encodeListCursor } from './list-cursor';
 
+/** More exports at once than this process runs (each holds a database connection while it runs): a 503 to retry. */
+export class ExportsBusyException extends ServiceUnavailableException {
+  readonly retryAfterSeconds = 5;
+
+  constructor() {
+    super('Too many exports are running; try again shortly');
+  }
+}
+
 /** A page of the list, and the cursor of the next one when the page is full. */
 export interface CallsPage {
   calls: CallRow[];
@@ -23,13 +32,19 @@ export interface CallsPage {
 /** The calls' rules (defaults, the agent reference, credits); the SQL is CallsRepository's. */
 @Injectable()
 export class CallsService {
+  /** Exports running in this process; at most half the pool, so that they never starve the rest of the API. */
+  private exportsRunning = 0;
+  private readonly maxExports: number;
+
   constructor(
     private readonly calls: CallsRepository,
     private readonly agents: AgentsService,
     private readonly recordings: RecordingsService,
     private readonly database: Database,
     @InjectConfig() private readonly config: AppConfig,
-  ) {}
+  ) {
+    this.maxExports = Math.max(1, Math.floor(config.dbPoolSize / 2));
+  }
 
   /**
    * A page of the account's calls, newest first, never a test call; the filters combine. After `before`'s
@@ -44,9 +59,21 @@ export class CallsService {
     return { calls, next: last && calls.length === query.limit ? encodeListCursor(last) : undefined };
   }
 
-  /** Every call the filters match, newest first, as a stream of batches of rows (see CallsRepository.streamAll). */
-  streamAll(accountId: number, query: CallFiltersQuery): Promise<Readable> {
-    return this.calls.streamAll(accountId, filtersOf(query));
+  /**
+   * Every call the filters match, newest first, as a stream of batches of rows (see CallsRepository.streamAll).
+   * Each running export holds a connection of the pool: beyond half the pool, a 503 (ExportsBusyException).
+   */
+  async streamAll(accountId: number, query: CallFiltersQuery): Promise<Readable> {
+    if (this.exportsRunning >= this.maxExports) throw new ExportsBusyException();
+    this.exportsRunning++;
+    try {
+      const batches = await this.calls.streamAll(accountId, filtersOf(query));
+      batches.once('close', () => this.exportsRunning--);
+      return batches;
+    } catch (error) {
+      this.exportsRunning--;
+      throw error;
+    }
   }
 
   /**
