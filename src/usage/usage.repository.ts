@@ -1,0 +1,88 @@
+import { Injectable } from '@nestjs/common';
+import { Database } from '../database/database';
+import { AccountQuery } from '../database/query.decorator';
+
+/** The totals of one group of calls. */
+export interface UsageTotals {
+  calls: number;
+  durationSeconds: number;
+  creditsUsed: number;
+}
+
+/** One UTC day (`YYYY-MM-DD`) of the range; a day without calls has zeros. */
+export interface UsageDayRow extends UsageTotals {
+  date: string;
+}
+
+/** One agent's calls in the range; agentId null for the calls without an agent. */
+export interface UsageAgentRow extends UsageTotals {
+  agentId: number | null;
+  /** The agent's name now, or the name on its latest call in the range once the agent is deleted. */
+  agent: string;
+}
+
+/** Which calls count: the account's, not test calls, from the first day's 00:00 UTC to before the day after the last. */
+export interface UsageRange {
+  /** First day, `YYYY-MM-DD`. */
+  from: string;
+  /** Last day, `YYYY-MM-DD`, included. */
+  to: string;
+}
+
+/**
+ * The calls of the range, by the list's index (IDX_calls_account_list: account, then call date), with one
+ * call's credits as `GET /calls/{callId}` computes them: round(durationSeconds / 60 × rate, 2), half away from
+ * zero (exact decimal arithmetic). A group's credits are the sum of its calls' rounded credits.
+ * $1 account, $2 and $3 the range's bounds, $4 the credits per minute.
+ */
+const CALLS_IN_RANGE = `FROM calls WHERE account_id = $1 AND NOT is_test AND call_date >= $2 AND call_date < $3`;
+const TOTALS = `count(*)::int AS calls, coalesce(sum(duration_seconds::numeric), 0)::float8 AS "durationSeconds",
+  coalesce(sum(round(duration_seconds::numeric * $4 / 60, 2)), 0)::float8 AS "creditsUsed"`;
+
+/** The range's bounds as instants: the first day's midnight UTC, and the midnight after the last day. */
+function bounds({ from, to }: UsageRange): [Date, Date] {
+  const end = new Date(`${to}T00:00:00Z`);
+  end.setUTCDate(end.getUTCDate() + 1);
+  return [new Date(`${from}T00:00:00Z`), end];
+}
+
+const EXAMPLE_RANGE: UsageRange = { from: '2026-10-24', to: '2026-11-22' };
+
+/** Usage of the calls table, aggregated. Account id first, in every WHERE. */
+@Injectable()
+export class UsageRepository {
+  constructor(private readonly db: Database) {}
+
+  /** Every day of the range, oldest first, with zeros for the days without calls. */
+  @AccountQuery([1, EXAMPLE_RANGE, 1])
+  byDay(accountId: number, range: UsageRange, creditsPerMinute: number): Promise<UsageDayRow[]> {
+    return this.db.query<UsageDayRow>(
+      `SELECT to_char(days.utc_date, 'YYYY-MM-DD') AS date, coalesce(totals.calls, 0) AS calls,
+              coalesce(totals."durationSeconds", 0) AS "durationSeconds", coalesce(totals."creditsUsed", 0) AS "creditsUsed"
+         FROM generate_series($5::date, $6::date, interval '1 day') AS days (utc_date)
+         LEFT JOIN (SELECT (call_date AT TIME ZONE 'UTC')::date AS utc_date, ${TOTALS} ${CALLS_IN_RANGE} GROUP BY 1) AS totals
+           ON totals.utc_date = days.utc_date::date
+        ORDER BY days.utc_date`,
+      [accountId, ...bounds(range), creditsPerMinute, range.from, range.to],
+    );
+  }
+
+  /** The agents that handled calls in the range, by id (the calls without an agent last). */
+  @AccountQuery([1, EXAMPLE_RANGE, 1])
+  byAgent(accountId: number, range: UsageRange, creditsPerMinute: number): Promise<UsageAgentRow[]> {
+    return this.db.query<UsageAgentRow>(
+      `SELECT totals.agent_id AS "agentId", coalesce(agents.name, latest.agent_name, '') AS agent,
+              totals.calls, totals."durationSeconds", totals."creditsUsed"
+         FROM (SELECT agent_id, ${TOTALS} ${CALLS_IN_RANGE} GROUP BY agent_id) AS totals
+         LEFT JOIN agents ON agents.account_id = $1 AND agents.id = totals.agent_id
+         -- A deleted agent: the name its latest call in the range recorded (one probe of IDX_calls_account_agent).
+         LEFT JOIN LATERAL (
+           SELECT agent_name FROM calls
+            WHERE agents.id IS NULL AND account_id = $1 AND agent_id = totals.agent_id AND NOT is_test AND call_date >= $2 AND call_date < $3
+            ORDER BY call_date DESC, id DESC LIMIT 1
+         ) AS latest ON true
+        ORDER BY totals.agent_id NULLS LAST`,
+      [accountId, ...bounds(range), creditsPerMinute],
+    );
+  }
+}
