@@ -1,3 +1,4 @@
+import * as fc from 'fast-check';
 import { DataSource } from 'typeorm';
 import { Call } from '../src/calls/call.entity';
 import { decodeListCursor, encodeListCursor } from '../src/calls/list-cursor';
@@ -257,6 +258,31 @@ describe('GET /calls paging (before= and Link)', () => {
         details: [expect.objectContaining({ field: 'before' })],
       });
     });
+
+    it('answers any tuple dressed as a cursor with a 200 or a 400, never anything else', async () => {
+      const account = await context.createAccount();
+      await insert(account, [{ name: 'one', callDate: new Date() }]);
+      const date = fc.oneof(
+        fc.date({ noInvalidDate: true }).map((value) => value.toISOString()),
+        fc.date({ noInvalidDate: true }).map((value) => value.toISOString().replace('Z', '+00:00')),
+        fc.string(),
+        fc.integer(),
+      );
+      const tuple = fc.oneof(
+        fc.tuple(fc.constantFrom<unknown>(1, 0, 2, '1', null), date, fc.oneof(fc.uuid().map(String), fc.string())),
+        fc.jsonValue(),
+      );
+      const statuses = new Set<number>();
+      await fc.assert(
+        fc.asyncProperty(tuple, async (value) => {
+          const response = await context.as(account).get('/calls').query({ before: cursor(value) });
+          statuses.add(response.status);
+          return response.status === 200 || (response.status === 400 && response.body.details?.[0]?.field === 'before');
+        }),
+        { numRuns: 300 },
+      );
+      expect(statuses.has(400)).toBe(true);
+    }, 120_000);
 
     it('refuses a repeated before', async () => {
       const account = await context.createAccount();

@@ -1,5 +1,5 @@
 import { Body, Controller, Delete, Get, Logger, Param, Post, Query, Req, Res } from '@nestjs/common';
-import { ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiParam, ApiProduces, ApiTags } from '@nestjs/swagger';
+import { ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { pipeline } from 'node:stream/promises';
 import { CallerAccount } from '../auth/caller-account';
@@ -84,10 +84,10 @@ export class CallsController {
       '`@`, a tab or a carriage return prefixed with `\'` (spreadsheet formula injection). NDJSON: one list item per line. ' +
       'A failure after the first bytes cuts the connection (the file is then visibly incomplete).',
   })
-  @ApiProduces('text/csv', 'application/x-ndjson')
   @ApiOkResponse({
     description: 'The file, as an attachment named `calls-<YYYY-MM-DD>.csv` (or `.ndjson`)',
-    schema: { type: 'string' },
+    // Only the file is CSV or NDJSON: the errors are JSON in the error shape, as everywhere.
+    content: { 'text/csv': { schema: { type: 'string' } }, 'application/x-ndjson': { schema: { type: 'string' } } },
     headers: { 'Content-Disposition': { description: '`attachment; filename="calls-2026-11-22.csv"`', schema: { type: 'string' } } },
   })
   @ApiErrors(400, [503, 'The database is unavailable, or too many exports are running (with `Retry-After`)'])

@@ -7,6 +7,7 @@ export class UsageDayResponse {
   @ApiProperty({ format: 'date' })
   date: string;
   /** @example 42 */
+  @ApiProperty({ type: 'integer' })
   calls: number;
   /** Sum of the calls' durationSeconds. @example 3990 */
   durationSeconds: number;
@@ -22,6 +23,7 @@ export class UsageAgentResponse {
   /** The agent's name; once it is deleted, the name on its latest call in the range; "" without an agent. @example "Reception desk" */
   agent: string;
   /** @example 42 */
+  @ApiProperty({ type: 'integer' })
   calls: number;
   /** @example 3990 */
   durationSeconds: number;
