@@ -30,6 +30,9 @@ describe('loadConfig', () => {
     ['LOG_LEVEL', 'loud'],
     ['CREDITS_PER_MINUTE', 'lots'],
     ['CREDITS_PER_MINUTE', '-2'],
+    ['CREDITS_PER_MINUTE', '0.12345'],
+    ['CREDITS_PER_MINUTE', '1e2'],
+    ['CREDITS_PER_MINUTE', '1,5'],
     ['RECORDING_URL_TTL_SECONDS', '0'],
     ['DB_POOL_SIZE', '1.5'],
   ])('stops on a bad %s (%s) with a message naming it', (variable, value) => {
@@ -41,6 +44,12 @@ describe('loadConfig', () => {
     expect(loadConfig({ CORS_ORIGINS: 'https://a.example.com, http://localhost:5173' }).corsOrigins).toEqual(['https://a.example.com', 'http://localhost:5173']);
     expect(() => loadConfig({ CORS_ORIGINS: 'https://a.example.com/path' })).toThrow('CORS_ORIGINS');
     expect(() => loadConfig({ CORS_ORIGINS: '*' })).toThrow('CORS_ORIGINS');
+  });
+
+  it('reads CREDITS_PER_MINUTE with up to 4 decimals (the credits are computed exactly in those units)', () => {
+    expect(loadConfig({ CREDITS_PER_MINUTE: '1.5' }).creditsPerMinute).toBe(1.5);
+    expect(loadConfig({ CREDITS_PER_MINUTE: '0.0001' }).creditsPerMinute).toBe(0.0001);
+    expect(loadConfig({ CREDITS_PER_MINUTE: ' 2 ' }).creditsPerMinute).toBe(2);
   });
 
   it('accepts postgres:// and postgresql:// URLs', () => {

@@ -9,7 +9,10 @@ const MIGRATION_LOCK = 73_211_947;
  * instances starting together migrate once. Returns the names of the migrations applied.
  */
 export async function runMigrations(url: string, settings: DatabaseSettings): Promise<string[]> {
-  const dataSource = new DataSource({ ...dataSourceOptions(url, settings), poolSize: 2 });
+  const options = dataSourceOptions(url, settings);
+  // Migrations are not requests: rewriting a large table or building an index on it takes what it takes (the
+  // request timeouts, 10 s by default, would stop the service from starting on a database of a million calls).
+  const dataSource = new DataSource({ ...options, poolSize: 2, extra: { ...options.extra, statement_timeout: 0, query_timeout: 0 } });
   await dataSource.initialize();
   const lock = dataSource.createQueryRunner();
   try {

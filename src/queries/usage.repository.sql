@@ -12,9 +12,16 @@ FROM
     SELECT
       (call_date AT TIME ZONE 'UTC')::date AS utc_date,
       count(*)::int AS calls,
-      coalesce(sum(duration_seconds::numeric), 0)::float8 AS "durationSeconds",
       coalesce(
-        sum(round(duration_seconds::numeric * $4 / 60, 2)),
+        sum(floor(duration_seconds * 1000 + 0.5)::bigint) / 1000,
+        0
+      )::float8 AS "durationSeconds",
+      coalesce(
+        sum(
+          (
+            floor(duration_seconds * 1000 + 0.5)::bigint * $4 * 2 + 6000000
+          ) / 12000000
+        ) / 100,
         0
       )::float8 AS "creditsUsed"
     FROM
@@ -42,9 +49,16 @@ FROM
     SELECT
       agent_id,
       count(*)::int AS calls,
-      coalesce(sum(duration_seconds::numeric), 0)::float8 AS "durationSeconds",
       coalesce(
-        sum(round(duration_seconds::numeric * $4 / 60, 2)),
+        sum(floor(duration_seconds * 1000 + 0.5)::bigint) / 1000,
+        0
+      )::float8 AS "durationSeconds",
+      coalesce(
+        sum(
+          (
+            floor(duration_seconds * 1000 + 0.5)::bigint * $4 * 2 + 6000000
+          ) / 12000000
+        ) / 100,
         0
       )::float8 AS "creditsUsed"
     FROM

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { Database } from '../database/database';
 import { AccountQuery } from '../database/query.decorator';
+import { creditHundredthsSql, durationMillisecondsSql, rateUnits } from '../calls/credits';
 
 /** The totals of one group of calls. */
 export interface UsageTotals {
@@ -30,14 +31,17 @@ export interface UsageRange {
 }
 
 /**
- * The calls of the range, by the list's index (IDX_calls_account_list: account, then call date), with one
- * call's credits as `GET /calls/{callId}` computes them: round(durationSeconds / 60 × rate, 2), half away from
- * zero (exact decimal arithmetic). A group's credits are the sum of its calls' rounded credits.
- * $1 account, $2 and $3 the range's bounds, $4 the credits per minute.
+ * The calls of the range, read from the usage index alone (IDX_calls_account_usage: account, call date, and the
+ * agent and duration included, so no table row is read). $1 account, $2 and $3 the range's bounds as instants.
  */
 const CALLS_IN_RANGE = `FROM calls WHERE account_id = $1 AND NOT is_test AND call_date >= $2 AND call_date < $3`;
-const TOTALS = `count(*)::int AS calls, coalesce(sum(duration_seconds::numeric), 0)::float8 AS "durationSeconds",
-  coalesce(sum(round(duration_seconds::numeric * $4 / 60, 2)), 0)::float8 AS "creditsUsed"`;
+/**
+ * A group's totals, in integers until the end: the duration to the millisecond, and the credits as the sum of
+ * each call's credits exactly as `GET /calls/{callId}` rounds them (src/calls/credits.ts; $4 the rate in units).
+ */
+const TOTALS = `count(*)::int AS calls,
+  coalesce(sum(${durationMillisecondsSql('duration_seconds')}) / 1000, 0)::float8 AS "durationSeconds",
+  coalesce(sum(${creditHundredthsSql('duration_seconds', '$4')}) / 100, 0)::float8 AS "creditsUsed"`;
 
 /** The range's bounds as instants: the first day's midnight UTC, and the midnight after the last day. */
 function bounds({ from, to }: UsageRange): [Date, Date] {
@@ -63,7 +67,7 @@ export class UsageRepository {
          LEFT JOIN (SELECT (call_date AT TIME ZONE 'UTC')::date AS utc_date, ${TOTALS} ${CALLS_IN_RANGE} GROUP BY 1) AS totals
            ON totals.utc_date = days.utc_date::date
         ORDER BY days.utc_date`,
-      [accountId, ...bounds(range), creditsPerMinute, range.from, range.to],
+      [accountId, ...bounds(range), rateUnits(creditsPerMinute), range.from, range.to],
     );
   }
 
@@ -82,7 +86,7 @@ export class UsageRepository {
             ORDER BY call_date DESC, id DESC LIMIT 1
          ) AS latest ON true
         ORDER BY totals.agent_id NULLS LAST`,
-      [accountId, ...bounds(range), creditsPerMinute],
+      [accountId, ...bounds(range), rateUnits(creditsPerMinute)],
     );
   }
 }

@@ -7,5 +7,6 @@ import { WidgetSites1795328182287 } from './1795328182287-WidgetSites';
 import { CallsSearchStatistics1795335600000 } from './1795335600000-CallsSearchStatistics';
 import { CallsNameSearchKey1795342800000 } from './1795342800000-CallsNameSearchKey';
 import { CallsCallDateMilliseconds1795428861465 } from './1795428861465-CallsCallDateMilliseconds';
+import { CallsUsageIndex1795432000000 } from './1795432000000-CallsUsageIndex';
 
-export const MIGRATIONS = [Initial1795327392008, Agents1795327686619, KnowledgeBases1795327849133, Calls1795327895093, WidgetSites1795328182287, CallsSearchStatistics1795335600000, CallsNameSearchKey1795342800000, CallsCallDateMilliseconds1795428861465];
+export const MIGRATIONS = [Initial1795327392008, Agents1795327686619, KnowledgeBases1795327849133, Calls1795327895093, WidgetSites1795328182287, CallsSearchStatistics1795335600000, CallsNameSearchKey1795342800000, CallsCallDateMilliseconds1795428861465, CallsUsageIndex1795432000000];
