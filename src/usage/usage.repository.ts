@@ -50,6 +50,37 @@ function bounds({ from, to }: UsageRange): [Date, Date] {
   return [new Date(`${from}T00:00:00Z`), end];
 }
 
+/** Per UTC day: the statement and its values. Exported for bench/integrators.ts (EXPLAIN of what the API runs). */
+export function usageByDayStatement(accountId: number, range: UsageRange, creditsPerMinute: number): [string, unknown[]] {
+  return [
+    `SELECT to_char(days.utc_date, 'YYYY-MM-DD') AS date, coalesce(totals.calls, 0) AS calls,
+            coalesce(totals."durationSeconds", 0) AS "durationSeconds", coalesce(totals."creditsUsed", 0) AS "creditsUsed"
+       FROM generate_series($5::date, $6::date, interval '1 day') AS days (utc_date)
+       LEFT JOIN (SELECT (call_date AT TIME ZONE 'UTC')::date AS utc_date, ${TOTALS} ${CALLS_IN_RANGE} GROUP BY 1) AS totals
+         ON totals.utc_date = days.utc_date::date
+      ORDER BY days.utc_date`,
+    [accountId, ...bounds(range), rateUnits(creditsPerMinute), range.from, range.to],
+  ];
+}
+
+/** Per agent: the statement and its values. Exported for bench/integrators.ts. */
+export function usageByAgentStatement(accountId: number, range: UsageRange, creditsPerMinute: number): [string, unknown[]] {
+  return [
+    `SELECT totals.agent_id AS "agentId", coalesce(agents.name, latest.agent_name, '') AS agent,
+            totals.calls, totals."durationSeconds", totals."creditsUsed"
+       FROM (SELECT agent_id, ${TOTALS} ${CALLS_IN_RANGE} GROUP BY agent_id) AS totals
+       LEFT JOIN agents ON agents.account_id = $1 AND agents.id = totals.agent_id
+       -- A deleted agent: the name its latest call in the range recorded (one probe of IDX_calls_account_agent).
+       LEFT JOIN LATERAL (
+         SELECT agent_name FROM calls
+          WHERE agents.id IS NULL AND account_id = $1 AND agent_id = totals.agent_id AND NOT is_test AND call_date >= $2 AND call_date < $3
+          ORDER BY call_date DESC, id DESC LIMIT 1
+       ) AS latest ON true
+      ORDER BY totals.agent_id NULLS LAST`,
+    [accountId, ...bounds(range), rateUnits(creditsPerMinute)],
+  ];
+}
+
 const EXAMPLE_RANGE: UsageRange = { from: '2026-10-24', to: '2026-11-22' };
 
 /** Usage of the calls table, aggregated. Account id first, in every WHERE. */
@@ -60,33 +91,12 @@ export class UsageRepository {
   /** Every day of the range, oldest first, with zeros for the days without calls. */
   @AccountQuery([1, EXAMPLE_RANGE, 1])
   byDay(accountId: number, range: UsageRange, creditsPerMinute: number): Promise<UsageDayRow[]> {
-    return this.db.query<UsageDayRow>(
-      `SELECT to_char(days.utc_date, 'YYYY-MM-DD') AS date, coalesce(totals.calls, 0) AS calls,
-              coalesce(totals."durationSeconds", 0) AS "durationSeconds", coalesce(totals."creditsUsed", 0) AS "creditsUsed"
-         FROM generate_series($5::date, $6::date, interval '1 day') AS days (utc_date)
-         LEFT JOIN (SELECT (call_date AT TIME ZONE 'UTC')::date AS utc_date, ${TOTALS} ${CALLS_IN_RANGE} GROUP BY 1) AS totals
-           ON totals.utc_date = days.utc_date::date
-        ORDER BY days.utc_date`,
-      [accountId, ...bounds(range), rateUnits(creditsPerMinute), range.from, range.to],
-    );
+    return this.db.query<UsageDayRow>(...usageByDayStatement(accountId, range, creditsPerMinute));
   }
 
   /** The agents that handled calls in the range, by id (the calls without an agent last). */
   @AccountQuery([1, EXAMPLE_RANGE, 1])
   byAgent(accountId: number, range: UsageRange, creditsPerMinute: number): Promise<UsageAgentRow[]> {
-    return this.db.query<UsageAgentRow>(
-      `SELECT totals.agent_id AS "agentId", coalesce(agents.name, latest.agent_name, '') AS agent,
-              totals.calls, totals."durationSeconds", totals."creditsUsed"
-         FROM (SELECT agent_id, ${TOTALS} ${CALLS_IN_RANGE} GROUP BY agent_id) AS totals
-         LEFT JOIN agents ON agents.account_id = $1 AND agents.id = totals.agent_id
-         -- A deleted agent: the name its latest call in the range recorded (one probe of IDX_calls_account_agent).
-         LEFT JOIN LATERAL (
-           SELECT agent_name FROM calls
-            WHERE agents.id IS NULL AND account_id = $1 AND agent_id = totals.agent_id AND NOT is_test AND call_date >= $2 AND call_date < $3
-            ORDER BY call_date DESC, id DESC LIMIT 1
-         ) AS latest ON true
-        ORDER BY totals.agent_id NULLS LAST`,
-      [accountId, ...bounds(range), rateUnits(creditsPerMinute)],
-    );
+    return this.db.query<UsageAgentRow>(...usageByAgentStatement(accountId, range, creditsPerMinute));
   }
 }
