@@ -1,6 +1,6 @@
 import * as http from 'node:http';
 import * as net from 'node:net';
-import { INestApplication } from '@nestjs/common';
+import { INestApplication, Logger } from '@nestjs/common';
 import { Client } from 'pg';
 import request from 'supertest';
 import { createApp } from '../src/app';
@@ -175,7 +175,8 @@ describe('a slow or unreachable database gives a 503 within seconds, not a hangi
       }
     }, 30_000);
 
-    it('cuts an export whose database stops answering mid-way (a visibly incomplete file), and the service recovers', async () => {
+    it('cuts an export whose database stops answering mid-way (a visibly incomplete file), logs it without data, and recovers', async () => {
+      const warn = jest.spyOn(Logger.prototype, 'warn');
       const { response, ended } = await startExport();
       proxy.freeze();
       // Reading again lets the service fetch the next batch, which the frozen database never sends.
@@ -185,6 +186,9 @@ describe('a slow or unreachable database gives a 503 within seconds, not a hangi
       } finally {
         proxy.thaw();
       }
+      const logged = warn.mock.calls.filter(([, message]) => message === 'Export failed mid-stream');
+      warn.mockRestore();
+      expect(logged).toEqual([[{ err: { name: 'Error', code: undefined } }, 'Export failed mid-stream']]);
       const deadline = Date.now() + 5_000;
       let status = 0;
       while (Date.now() < deadline && status !== 200) status = (await request(app.getHttpServer()).get('/calls?limit=1').set('X-Api-Key', apiKey)).status;

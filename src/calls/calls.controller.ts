@@ -112,9 +112,11 @@ export class CallsController {
     try {
       await pipeline(batches, new ExportFormatter(writer), response);
     } catch (error) {
-      // pipeline has destroyed every stage: the cursor is closed and its connection given back. A client that
-      // went away is no failure; anything else cut the file short, which the client sees as a broken transfer.
-      if (!request.destroyed) this.logger.warn({ err: { name: (error as Error).name, code: (error as { code?: unknown }).code } }, 'Export failed mid-stream');
+      // pipeline has destroyed every stage: the cursor is closed and its connection given back (or discarded).
+      // A client that went away (a premature close) is no failure; anything else cut the file short, which the
+      // client sees as a broken transfer. Logged by name and code only: a database error can quote values.
+      const { name, code } = error as { name?: unknown; code?: unknown };
+      if (code !== 'ERR_STREAM_PREMATURE_CLOSE') this.logger.warn({ err: { name, code } }, 'Export failed mid-stream');
     }
   }
 
