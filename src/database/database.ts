@@ -1,7 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { Readable } from 'node:stream';
 import type { Pool, PoolClient } from 'pg';
-import Cursor from 'pg-cursor';
 import { DataSource } from 'typeorm';
 
 /** Something SQL runs on: the pool, or the client of one transaction. Rows come back as the driver parses them. */
@@ -48,22 +47,23 @@ export class Database implements Sql {
   }
 
   /**
-   * The rows of one query through a server-side cursor, `batchSize` rows at a time, as a stream of arrays
-   * of rows that fetches the next batch only when its consumer asks (backpressure): memory holds a batch or
-   * two whatever the count. The first batch is fetched before this resolves, so that a failing query is an
-   * error the caller can still answer (a 503, say) rather than a response cut short. The stream holds one
-   * client of the pool until it ends or is destroyed; destroying it (a client that went away) closes the
-   * cursor, which stops the query, and gives the client back.
+   * The rows of one query through a server-side cursor (`DECLARE … CURSOR` in a read-only transaction), as a
+   * stream of arrays of rows that FETCHes the next `batchSize` rows only when its consumer asks (backpressure):
+   * memory holds a batch or two whatever the count. Each FETCH is a statement of its own, under the usual
+   * statement and read timeouts (a protocol-level portal would have one statement timeout for the whole read).
+   * The first batch is fetched before this resolves, so that a failing query is an error the caller can still
+   * answer (a 503, say) rather than a response cut short. The stream holds one client of the pool until it ends
+   * or is destroyed; destroying it (a client that went away) closes the cursor, which stops the query, and gives
+   * the client back.
    */
-  async stream(text: string, values: readonly unknown[], batchSize: number): Promise<Readable> {
+  async stream(text: string, values: readonly unknown[], batchSize: number, { idleLimitMs = STREAM_IDLE_LIMIT_MS } = {}): Promise<Readable> {
     const client = await this.pool.connect();
-    const cursor = client.query(new Cursor(text, values as unknown[]));
-    // pg's client-side read timeout (query_timeout) runs from a query's submission to its `callback`, which
-    // would end an export that takes longer than it. A submittable calls `callback` when done: calling it now
-    // clears that timer, and CursorBatches times each fetch instead.
-    (cursor as unknown as { callback?: () => void }).callback?.();
-    const batches = new CursorBatches(client, cursor, batchSize, this.pool.options.query_timeout);
+    const batches = new CursorBatches(client, batchSize);
     try {
+      await client.query('BEGIN READ ONLY');
+      // A consumer that stops reading must not hold a connection and a snapshot for ever: the server ends the session.
+      await client.query(`SET LOCAL idle_in_transaction_session_timeout = ${Math.round(idleLimitMs)}`);
+      await client.query(`DECLARE ${CURSOR} NO SCROLL CURSOR FOR ${text}`, values as unknown[]);
       await batches.start();
     } catch (error) {
       batches.destroy();
@@ -73,19 +73,24 @@ export class Database implements Sql {
   }
 }
 
-/** Batches of rows read from a pg-cursor on a client of the pool; see Database.stream. */
+/** The cursor of Database.stream: one per client at a time, in the stream's own transaction. */
+const CURSOR = 'stream_cursor';
+/** Longest a stream's consumer may leave it unread before the server ends its session: 5 minutes by default. */
+const STREAM_IDLE_LIMIT_MS = 300_000;
+
+/** A database error has a SQLSTATE; anything else (a lost connection, a read timeout) leaves the client unusable. */
+const isServerError = (error: unknown) => typeof (error as { code?: unknown })?.code === 'string' && /^[0-9A-Z]{5}$/.test((error as { code: string }).code);
+
+/** Batches of rows FETCHed from the cursor Database.stream declared on a client of the pool. */
 class CursorBatches extends Readable {
   private first: unknown[] | undefined;
-  /** The connection failed: the cursor cannot be closed, and the client is discarded. */
+  private ended = false;
+  /** The connection failed: no statement can end the transaction, and the client is discarded. */
   private lost: Error | undefined;
-  private finish: ((lost?: Error) => void) | undefined;
 
   constructor(
     private readonly client: PoolClient,
-    private readonly cursor: Cursor,
     private readonly batchSize: number,
-    /** Longest wait for one batch before the server is taken for gone (the pool's query_timeout). */
-    private readonly fetchTimeoutMs: number | undefined,
   ) {
     // One batch read ahead at most.
     super({ objectMode: true, highWaterMark: 1 });
@@ -94,62 +99,52 @@ class CursorBatches extends Readable {
   }
 
   async start(): Promise<void> {
-    this.first = await this.readBatch();
+    this.first = await this.fetch();
   }
 
   override _read(): void {
     const batch = this.first;
     this.first = undefined;
-    (batch ? Promise.resolve(batch) : this.readBatch()).then(
+    (batch ? Promise.resolve(batch) : this.fetch()).then(
       (rows) => {
         if (this.destroyed) return;
         if (rows.length) this.push(rows);
-        if (rows.length < this.batchSize) this.push(null);
+        if (rows.length < this.batchSize) {
+          this.ended = true;
+          this.push(null);
+        }
       },
       (error: Error) => this.destroy(error),
     );
   }
 
   override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
-    let finished = false;
-    this.finish = (lost) => {
-      if (finished) return;
-      finished = true;
+    const release = (broken?: Error) => {
       this.client.off('error', this.onConnectionError);
-      this.client.release(lost);
+      this.client.release(broken);
       callback(error);
     };
-    if (this.lost) return this.finish(this.lost);
-    // Closing the portal ends the query on the server; the client is reusable once the server has answered.
-    // A server that does not answer the close either is given up like an unanswered fetch.
-    const timer = this.fetchTimeoutMs ? setTimeout(() => this.finish?.(new Error('Query read timeout')), this.fetchTimeoutMs) : undefined;
-    this.cursor.close(() => {
-      clearTimeout(timer);
-      this.finish?.();
-    });
+    if (this.lost) return release(this.lost);
+    // Ending the transaction closes the cursor, which stops the query. It waits for a FETCH in flight (bounded by
+    // the timeouts); if it fails, the connection is in doubt and is discarded.
+    this.client.query(this.ended ? 'COMMIT' : 'ROLLBACK').then(
+      () => release(),
+      (failure: Error) => release(failure),
+    );
   }
 
   private readonly onConnectionError = (error: Error): void => {
     this.lost = error;
-    if (this.finish) this.finish(error);
-    else this.destroy(error);
+    this.destroy(error);
   };
 
-  private readBatch(): Promise<unknown[]> {
-    return new Promise((resolve, reject) => {
-      // A server that stopped answering (network, frozen host) is given up, as the pool's query_timeout does for a query.
-      const timer = this.fetchTimeoutMs
-        ? setTimeout(() => {
-            this.lost = new Error('Query read timeout');
-            reject(this.lost);
-          }, this.fetchTimeoutMs)
-        : undefined;
-      this.cursor.read(this.batchSize, (error, rows) => {
-        clearTimeout(timer);
-        if (error) reject(error);
-        else resolve(rows);
-      });
-    });
+  private async fetch(): Promise<unknown[]> {
+    try {
+      return (await this.client.query(`FETCH ${this.batchSize} FROM ${CURSOR}`)).rows;
+    } catch (error) {
+      if (!isServerError(error)) this.lost = error as Error;
+      throw error;
+    }
   }
 }
 
