@@ -1,6 +1,6 @@
-import { stringify } from 'csv-stringify/sync';
 import { Transform, TransformCallback } from 'node:stream';
 import type { CallRow } from './calls.repository';
+import { csvLine } from './csv';
 import { CALL_LIST_ITEM_FIELDS, CallListItemResponse, toCallListItemResponse } from './dto/call-response.dto';
 
 export const EXPORT_FORMATS = ['csv', 'ndjson'] as const;
@@ -13,15 +13,6 @@ interface ExportWriter {
   header: string;
   write(calls: CallListItemResponse[]): string;
 }
-
-/**
- * RFC 4180 (CRLF line ends, fields quoted when they hold a quote, a comma or a line break, quotes doubled),
- * written by csv-stringify. `escape_formulas` prefixes `'` to a cell that begins with `=`, `+`, `-`, `@`, a tab or
- * a carriage return (and their full-width forms, which some spreadsheets read as the same), so that a caller's
- * name such as `=HYPERLINK(…)` stays text in a spreadsheet. `quote_record_delimiter` must be set: with an
- * explicit record delimiter the library would otherwise leave a lone `\n` in a cell unquoted.
- */
-const CSV_OPTIONS = { record_delimiter: 'windows', quote_record_delimiter: true, escape_formulas: true } as const;
 
 /** A call as the cells of a CSV line, in the list's field order; JSON values as JSON text. */
 function csvCells(call: CallListItemResponse): string[] {
@@ -36,8 +27,9 @@ const WRITERS: Record<ExportFormat, ExportWriter> = {
   csv: {
     contentType: 'text/csv; charset=utf-8',
     extension: 'csv',
-    header: stringify([[...CALL_LIST_ITEM_FIELDS]], CSV_OPTIONS),
-    write: (calls) => stringify(calls.map(csvCells), CSV_OPTIONS),
+    // RFC 4180 (src/calls/csv.ts): CRLF line ends, quotes doubled, formulas neutralised.
+    header: csvLine(CALL_LIST_ITEM_FIELDS),
+    write: (calls) => calls.map((call) => csvLine(csvCells(call))).join(''),
   },
   ndjson: {
     contentType: 'application/x-ndjson',
