@@ -8,9 +8,12 @@
 const FORMULA_START = /^[=+\-@\t\r\uFF1D\uFF0B\uFF0D\uFF20]/;
 /** A cell that must be quoted: it holds a quote, a comma or a line break. */
 const NEEDS_QUOTES = /[",\r\n]/;
+/** Either of the two: most cells are neither, and pay one test. */
+const NEEDS_WORK = /^[=+\-@\t\r\uFF1D\uFF0B\uFF0D\uFF20]|[",\r\n]/;
 
 /** One cell: a formula neutralised with a leading `'`, then quoted (quotes doubled) when it must be. */
 export function csvCell(value: string): string {
+  if (!NEEDS_WORK.test(value)) return value;
   const text = FORMULA_START.test(value) ? `'${value}` : value;
   return NEEDS_QUOTES.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
 }
