@@ -2,15 +2,18 @@
 
 -- UsageRepository.byDay
 SELECT
-  to_char(days.utc_date, 'YYYY-MM-DD') AS date,
-  coalesce(totals.calls, 0) AS calls,
-  coalesce(totals."durationSeconds", 0) AS "durationSeconds",
-  coalesce(totals."creditsUsed", 0) AS "creditsUsed"
+  to_char(days.start AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS date,
+  totals.calls,
+  totals."durationSeconds",
+  totals."creditsUsed"
 FROM
-  generate_series($5::date, $6::date, interval '1 day') AS days (utc_date)
-  LEFT JOIN (
+  generate_series(
+    $2::timestamptz,
+    $3::timestamptz - interval '24 hours',
+    interval '24 hours'
+  ) AS days (start)
+  CROSS JOIN LATERAL (
     SELECT
-      (call_date AT TIME ZONE 'UTC')::date AS utc_date,
       count(*)::int AS calls,
       coalesce(
         sum(floor(duration_seconds * 1000 + 0.5)::bigint) / 1000,
@@ -29,13 +32,11 @@ FROM
     WHERE
       account_id = $1
       AND NOT is_test
-      AND call_date >= $2
-      AND call_date < $3
-    GROUP BY
-      1
-  ) AS totals ON totals.utc_date = days.utc_date::date
+      AND call_date >= days.start
+      AND call_date < days.start + interval '24 hours'
+  ) AS totals
 ORDER BY
-  days.utc_date;
+  days.start;
 
 -- UsageRepository.byAgent
 SELECT

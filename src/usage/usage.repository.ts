@@ -50,16 +50,22 @@ function bounds({ from, to }: UsageRange): [Date, Date] {
   return [new Date(`${from}T00:00:00Z`), end];
 }
 
-/** Per UTC day: the statement and its values. Exported for bench/integrators.ts (EXPLAIN of what the API runs). */
+/**
+ * Per UTC day: the statement and its values. Each day's calls are one range of the index, added up on their own
+ * (a LATERAL subquery per day): cheaper than converting every call's date to a UTC day and hashing it, and the
+ * days without calls come out as zeros by themselves. Days are 24 hours, never the session time zone's days.
+ * Exported for bench/integrators.ts (EXPLAIN of what the API runs).
+ */
 export function usageByDayStatement(accountId: number, range: UsageRange, creditsPerMinute: number): [string, unknown[]] {
   return [
-    `SELECT to_char(days.utc_date, 'YYYY-MM-DD') AS date, coalesce(totals.calls, 0) AS calls,
-            coalesce(totals."durationSeconds", 0) AS "durationSeconds", coalesce(totals."creditsUsed", 0) AS "creditsUsed"
-       FROM generate_series($5::date, $6::date, interval '1 day') AS days (utc_date)
-       LEFT JOIN (SELECT (call_date AT TIME ZONE 'UTC')::date AS utc_date, ${TOTALS} ${CALLS_IN_RANGE} GROUP BY 1) AS totals
-         ON totals.utc_date = days.utc_date::date
-      ORDER BY days.utc_date`,
-    [accountId, ...bounds(range), rateUnits(creditsPerMinute), range.from, range.to],
+    `SELECT to_char(days.start AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS date, totals.calls, totals."durationSeconds", totals."creditsUsed"
+       FROM generate_series($2::timestamptz, $3::timestamptz - interval '24 hours', interval '24 hours') AS days (start)
+       CROSS JOIN LATERAL (
+         SELECT ${TOTALS} FROM calls
+          WHERE account_id = $1 AND NOT is_test AND call_date >= days.start AND call_date < days.start + interval '24 hours'
+       ) AS totals
+      ORDER BY days.start`,
+    [accountId, ...bounds(range), rateUnits(creditsPerMinute)],
   ];
 }
 
