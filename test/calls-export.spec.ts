@@ -11,13 +11,28 @@ import { createTestContext, TestAccount, TestContext } from './helpers';
 
 type Item = Record<string, unknown> & { id: string };
 
-/** What a spreadsheet would run: the cell is prefixed with a quote (csv-stringify's full-width forms included). */
+/** What a spreadsheet would run: the cell is prefixed with a quote (the full-width forms included). */
 const FORMULA_START = /^[=+\-@\t\r\uFF1D\uFF0B\uFF0D\uFF20]/;
+const JSON_FIELDS = ['feedback', 'extractedData'];
 
-/** The CSV cell the contract asks for, for one field of a list item. */
-function expectedCell(field: string, value: unknown): string {
-  const text = field === 'feedback' || field === 'extractedData' ? JSON.stringify(value) : value === null ? '' : String(value);
-  return FORMULA_START.test(text) ? `'${text}` : text;
+/**
+ * A CSV record read back into the list item it stands for: the formula prefix taken off (it must be there
+ * exactly when the text begins with a formula character), JSON text parsed, types restored.
+ */
+function readBack(cells: string[]): Item {
+  const item: Record<string, unknown> = {};
+  cells.forEach((cell, column) => {
+    const prefixed = cell.startsWith("'") && FORMULA_START.test(cell.slice(1));
+    const text = prefixed ? cell.slice(1) : cell;
+    expect(FORMULA_START.test(text) ? prefixed : true).toBe(true);
+    const field = CALL_LIST_ITEM_FIELDS[column];
+    if (JSON_FIELDS.includes(field)) item[field] = JSON.parse(text);
+    else if (field === 'agentId') item[field] = text === '' ? null : Number(text);
+    else if (field === 'durationSeconds') item[field] = Number(text);
+    else if (field === 'hasRecording') item[field] = ({ true: true, false: false } as Record<string, boolean>)[text];
+    else item[field] = text;
+  });
+  return item as Item;
 }
 
 const today = () => new Date().toISOString().slice(0, 10);
@@ -91,14 +106,14 @@ describe('GET /calls/export', () => {
       const [header, ...rows] = csvRecords(body);
       expect(header).toEqual([...CALL_LIST_ITEM_FIELDS]);
       const items = await listed(account);
-      expect(rows).toEqual(items.map((item) => CALL_LIST_ITEM_FIELDS.map((field) => expectedCell(field, item[field]))));
+      expect(rows.map(readBack)).toEqual(items);
       // Spot checks of the conversions: null agentId is empty, JSON values as JSON text, a phone starting with + is quoted.
       const noAgent = rows.find((row) => row[1] === 'No agent')!;
       expect(noAgent[CALL_LIST_ITEM_FIELDS.indexOf('agentId')]).toBe('');
       expect(noAgent[CALL_LIST_ITEM_FIELDS.indexOf('feedback')]).toBe('null');
       const asha = rows.find((row) => row[1] === 'Asha Rao')!;
       expect(asha[CALL_LIST_ITEM_FIELDS.indexOf('phone')]).toBe("'+91 90000 12345");
-      expect(asha[CALL_LIST_ITEM_FIELDS.indexOf('feedback')]).toBe('{"rating":5}');
+      expect(JSON.parse(asha[CALL_LIST_ITEM_FIELDS.indexOf('feedback')])).toEqual({ rating: 5 });
       expect(asha[CALL_LIST_ITEM_FIELDS.indexOf('hasRecording')]).toBe('false');
     });
 
@@ -129,15 +144,12 @@ describe('GET /calls/export', () => {
       const items = await listed(account);
       expect(items).toHaveLength(3);
       const [, ...rows] = csvRecords((await exportText(account)).body);
-      expect(rows).toEqual(items.map((item) => CALL_LIST_ITEM_FIELDS.map((field) => expectedCell(field, item[field]))));
-      // Read back, with the prefix taken off, every cell is the value itself.
-      for (const [index, row] of rows.entries()) {
-        const item = items[index];
-        row.forEach((cell, column) => {
-          const field = CALL_LIST_ITEM_FIELDS[column];
-          const plain = field === 'feedback' || field === 'extractedData' ? JSON.stringify(item[field]) : item[field] === null ? '' : String(item[field]);
-          expect(cell.startsWith("'") && FORMULA_START.test(cell.slice(1)) ? cell.slice(1) : cell).toBe(plain);
-        });
+      // Read back, with the prefix taken off, every cell is the value itself (the prefix where, and only where, due).
+      expect(rows.map(readBack)).toEqual(items);
+      // Cells that must begin with the prefix, field by field.
+      const hostileRow = rows.find((row) => row[1].startsWith("'=HYPERLINK"))!;
+      for (const field of ['phone', 'email', 'status', 'callStatus', 'sentiment', 'channel', 'website', 'agent', 'feedback']) {
+        expect({ field, cell: hostileRow[CALL_LIST_ITEM_FIELDS.indexOf(field as (typeof CALL_LIST_ITEM_FIELDS)[number])].startsWith("'") }).toEqual({ field, cell: true });
       }
       // No cell a spreadsheet would evaluate.
       for (const row of rows) for (const cell of row) expect(FORMULA_START.test(cell)).toBe(false);
@@ -290,7 +302,7 @@ describe('GET /calls/export', () => {
       try {
         const request = await openExport(server, account);
         // The client reads no further: the service stops fetching (backpressure), its cursor open on the server.
-        await until(async () => (await exportBackends()).some((backend) => backend.query === 'FETCH 1000 FROM stream_cursor'));
+        await until(async () => (await exportBackends()).some((backend) => /^FETCH \d+ FROM stream_cursor$/.test(backend.query)));
         request.destroy();
         await until(async () => (await exportBackends()).length === 0);
         await until(() => pool.idleCount === pool.totalCount && pool.waitingCount === 0);

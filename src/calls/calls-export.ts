@@ -1,7 +1,7 @@
 import { Transform, TransformCallback } from 'node:stream';
-import type { CallRow } from './calls.repository';
+import type { ExportRow } from './calls.repository';
 import { csvLine } from './csv';
-import { CALL_LIST_ITEM_FIELDS, CallListItemResponse, toCallListItemResponse } from './dto/call-response.dto';
+import { CALL_LIST_ITEM_FIELDS } from './dto/call-response.dto';
 
 export const EXPORT_FORMATS = ['csv', 'ndjson'] as const;
 export type ExportFormat = (typeof EXPORT_FORMATS)[number];
@@ -11,16 +11,38 @@ interface ExportWriter {
   contentType: string;
   extension: string;
   header: string;
-  write(calls: CallListItemResponse[]): string;
+  write(calls: ExportRow[]): string;
 }
 
-/** A call as the cells of a CSV line, in the list's field order; JSON values as JSON text. */
-function csvCells(call: CallListItemResponse): string[] {
-  return CALL_LIST_ITEM_FIELDS.map((field) => {
-    const value = call[field];
-    if (field === 'feedback' || field === 'extractedData') return JSON.stringify(value);
-    return value === null ? '' : String(value);
-  });
+/** The fields whose values the export has as JSON text already. */
+const JSON_TEXT_FIELDS: ReadonlySet<string> = new Set(['feedback', 'extractedData']);
+
+/** The list item's value of one field, for the export: the callDate in ISO 8601, JSON values as JSON text. */
+function exportValue(call: ExportRow, field: (typeof CALL_LIST_ITEM_FIELDS)[number]): string | number | boolean | null {
+  if (field === 'callDate') return call.callDate.toISOString();
+  if (field === 'feedback') return call.feedback ?? 'null';
+  return call[field];
+}
+
+/**
+ * A call as a CSV record: the list item's fields in the list's order (CALL_LIST_ITEM_FIELDS), JSON values as
+ * JSON text, a null agentId as an empty cell.
+ */
+function csvRecord(call: ExportRow): string {
+  return csvLine(CALL_LIST_ITEM_FIELDS.map((field) => String(exportValue(call, field) ?? '')));
+}
+
+/**
+ * A call as one NDJSON line: exactly the list item's JSON (its fields in order), built field by field so that
+ * the JSON values are written as the database gives them, never parsed and serialised again.
+ */
+function ndjsonLine(call: ExportRow): string {
+  let line = '{';
+  for (const field of CALL_LIST_ITEM_FIELDS) {
+    const value = exportValue(call, field);
+    line += `${line.length > 1 ? ',' : ''}"${field}":${JSON_TEXT_FIELDS.has(field) ? value : JSON.stringify(value)}`;
+  }
+  return `${line}}\n`;
 }
 
 const WRITERS: Record<ExportFormat, ExportWriter> = {
@@ -29,13 +51,13 @@ const WRITERS: Record<ExportFormat, ExportWriter> = {
     extension: 'csv',
     // RFC 4180 (src/calls/csv.ts): CRLF line ends, quotes doubled, formulas neutralised.
     header: csvLine(CALL_LIST_ITEM_FIELDS),
-    write: (calls) => calls.map((call) => csvLine(csvCells(call))).join(''),
+    write: (calls) => calls.map(csvRecord).join(''),
   },
   ndjson: {
     contentType: 'application/x-ndjson',
     extension: 'ndjson',
     header: '',
-    write: (calls) => calls.map((call) => `${JSON.stringify(call)}\n`).join(''),
+    write: (calls) => calls.map(ndjsonLine).join(''),
   },
 };
 
@@ -47,9 +69,6 @@ export function exportWriter(format: ExportFormat): ExportWriter {
 export function exportFileName(format: ExportFormat, now = new Date()): string {
   return `calls-${now.toISOString().slice(0, 10)}.${WRITERS[format].extension}`;
 }
-
-/** Rows per piece of text pushed: about 25 KB of CSV. */
-const ROWS_PER_CHUNK = 100;
 
 /**
  * Turns the batches of rows of CallsRepository.streamAll into the file's text, one chunk per batch, the
@@ -63,14 +82,9 @@ export class ExportFormatter extends Transform {
     super({ writableObjectMode: true, writableHighWaterMark: 1 });
   }
 
-  override _transform(rows: CallRow[], _encoding: BufferEncoding, callback: TransformCallback): void {
+  override _transform(rows: ExportRow[], _encoding: BufferEncoding, callback: TransformCallback): void {
     this.start();
-    // In slices, so that each piece of text stays a young, short-lived string: a whole batch's text (over 128 KB)
-    // would be allocated in V8's large-object space, which only full collections free, and the heap would swell.
-    for (let start = 0; start < rows.length; start += ROWS_PER_CHUNK) {
-      this.push(this.writer.write(rows.slice(start, start + ROWS_PER_CHUNK).map(toCallListItemResponse)));
-    }
-    callback();
+    callback(null, this.writer.write(rows));
   }
 
   override _flush(callback: TransformCallback): void {

@@ -30,6 +30,12 @@ export interface CallRow {
   extractedData: Record<string, unknown>;
 }
 
+/** A call as the export reads it: a list row whose JSON values are JSON text (`feedback` "null" is SQL NULL). */
+export interface ExportRow extends Omit<CallRow, 'feedback' | 'extractedData'> {
+  feedback: string | null;
+  extractedData: string;
+}
+
 /** A call as `GET /calls/{callId}` shows it. */
 export interface CallDetailRow extends CallRow {
   transcript: TranscriptTurn[];
@@ -52,9 +58,12 @@ export interface CallFilters {
   days?: number;
 }
 
-const LIST_COLUMNS = `id, name, phone, email, status, call_status AS "callStatus", sentiment, channel, call_type AS "callType", website,
+const COLUMNS_BEFORE_JSON = `id, name, phone, email, status, call_status AS "callStatus", sentiment, channel, call_type AS "callType", website,
   agent_name AS agent, agent_id AS "agentId", call_date AS "callDate", duration_seconds AS "durationSeconds",
-  reply_language AS "replyLanguage", recording_key IS NOT NULL AS "hasRecording", feedback, extracted_data AS "extractedData"`;
+  reply_language AS "replyLanguage", recording_key IS NOT NULL AS "hasRecording"`;
+const LIST_COLUMNS = `${COLUMNS_BEFORE_JSON}, feedback, extracted_data AS "extractedData"`;
+/** The export's: the JSON values as their JSON text, written out as they are (never parsed and serialised again). */
+const EXPORT_COLUMNS = `${COLUMNS_BEFORE_JSON}, feedback::text AS feedback, extracted_data::text AS "extractedData"`;
 const DETAIL_COLUMNS = `${LIST_COLUMNS}, transcript`;
 
 /**
@@ -89,13 +98,18 @@ function callsWhere(filters: CallFilters, bind: (value: unknown) => string): str
 }
 
 /** The account's calls in the list's order for these filters: `SELECT … ORDER BY`, with its values so far. */
-function callsQuery(accountId: number, filters: CallFilters, before?: ListCursor): { sql: string; values: unknown[]; bind: (value: unknown) => string } {
+function callsQuery(
+  accountId: number,
+  filters: CallFilters,
+  before?: ListCursor,
+  columns = LIST_COLUMNS,
+): { sql: string; values: unknown[]; bind: (value: unknown) => string } {
   const values: unknown[] = [accountId];
   const bind = (value: unknown) => `$${values.push(value)}`;
   let where = callsWhere(filters, bind);
   // Keyset paging: the rows after the cursor's in the list's order, read from the same indexes as page one.
   if (before) where += ` AND (call_date, id) < (${bind(before.callDate)}, ${bind(before.id)})`;
-  return { sql: `SELECT ${LIST_COLUMNS} FROM calls WHERE ${where} ORDER BY call_date DESC, id DESC`, values, bind };
+  return { sql: `SELECT ${columns} FROM calls WHERE ${where} ORDER BY call_date DESC, id DESC`, values, bind };
 }
 
 /**
@@ -110,12 +124,16 @@ export function listCallsStatement(accountId: number, filters: CallFilters, limi
 
 /** The export's query: every call the filters match, in the list's order. Exported for bench/integrators.ts. */
 export function exportCallsStatement(accountId: number, filters: CallFilters): [string, unknown[]] {
-  const { sql, values } = callsQuery(accountId, filters);
+  const { sql, values } = callsQuery(accountId, filters, undefined, EXPORT_COLUMNS);
   return [sql, values];
 }
 
-/** Rows per fetch of the export's cursor: large enough that round trips cost little, small enough to hold. */
-const EXPORT_BATCH_ROWS = 1000;
+/**
+ * Rows per FETCH of the export's cursor. Small: a batch alive across two young-generation collections is
+ * promoted to V8's old generation, which then swells with garbage until a full collection (with 1,000 rows,
+ * the service's RSS grew by 100 MiB during an export; BENCHMARKS.md). A round trip per 100 rows costs little.
+ */
+const EXPORT_BATCH_ROWS = 100;
 
 const EXAMPLE_CALL: NewCall = {
   name: 'Priya Sharma',
@@ -158,7 +176,7 @@ export class CallsRepository {
     return this.db.query<CallRow>(sql, values);
   }
 
-  /** Every call the filters match, in the list's order, as a stream of batches of CallRow (Database.stream). */
+  /** Every call the filters match, in the list's order, as a stream of batches of ExportRow (Database.stream). */
   @AccountQuery(
     { name: 'no filter', params: [1, {}] },
     { name: 'every filter', params: [1, { search: 'priya', status: 'qualified', callStatus: 'completed', agentId: 2, days: 7 }] },

@@ -223,8 +223,8 @@ SELECT
   duration_seconds AS "durationSeconds",
   reply_language AS "replyLanguage",
   recording_key IS NOT NULL AS "hasRecording",
-  feedback,
-  extracted_data AS "extractedData"
+  feedback::text AS feedback,
+  extracted_data::text AS "extractedData"
 FROM
   calls
 WHERE
@@ -252,8 +252,8 @@ SELECT
   duration_seconds AS "durationSeconds",
   reply_language AS "replyLanguage",
   recording_key IS NOT NULL AS "hasRecording",
-  feedback,
-  extracted_data AS "extractedData"
+  feedback::text AS feedback,
+  extracted_data::text AS "extractedData"
 FROM
   calls
 WHERE
