@@ -111,11 +111,18 @@ async function benchExport(main: string) {
       for (const format of ['csv', 'ndjson'] as const) {
         const loadBefore = load();
         const startRssMiB = service.rssMiB();
-        let peakRssMiB = startRssMiB;
-        const timer = setInterval(() => (peakRssMiB = Math.max(peakRssMiB, service.rssMiB())), 25);
+        const samples: number[] = [];
+        const timer = setInterval(() => samples.push(service.rssMiB()), 25);
         const started = process.hrtime.bigint();
+        const cpuBefore = service.cpuSeconds();
         const result = await download(`${service.baseUrl}/calls/export?format=${format}`, hotApiKey).finally(() => clearInterval(timer));
         const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+        const cpuSeconds = service.cpuSeconds() - cpuBefore;
+        // Flat means not growing with the count: the peak of the second half against the first's.
+        const half = Math.floor(samples.length / 2);
+        const peakRssMiB = Math.max(startRssMiB, ...samples);
+        const firstHalfPeakMiB = Math.max(startRssMiB, ...samples.slice(0, half));
+        const secondHalfPeakMiB = Math.max(startRssMiB, ...samples.slice(half));
         const rows = format === 'csv' ? result.lineFeeds - 1 : result.lineFeeds;
         if (result.status !== 200 || rows !== expected) throw new Error(`export ${format}: status ${result.status}, ${rows} rows (expected ${expected})`);
         const run = {
@@ -125,12 +132,19 @@ async function benchExport(main: string) {
           seconds: round2(seconds),
           rowsPerSecond: Math.round(rows / seconds),
           MiB: round1(result.bytes / 2 ** 20),
+          serviceCpuMicrosecondsPerRow: round1((cpuSeconds * 1e6) / rows),
           startRssMiB,
           peakRssMiB,
           rssGrowthMiB: round1(peakRssMiB - startRssMiB),
+          rssGrowthFirstHalfMiB: round1(firstHalfPeakMiB - startRssMiB),
+          rssGrowthSecondHalfMiB: round1(secondHalfPeakMiB - startRssMiB),
           load: loadBefore,
+          loadAfter: load(),
         };
-        log(`export ${format} #${round}: ${run.rowsPerSecond} rows/s, ${run.seconds} s, RSS +${run.rssGrowthMiB} MiB (load ${loadBefore.join(' ')})`);
+        log(
+          `export ${format} #${round}: ${run.rowsPerSecond} rows/s, ${run.seconds} s, service CPU ${run.serviceCpuMicrosecondsPerRow} µs/row, ` +
+            `RSS +${run.rssGrowthMiB} MiB (first half +${run.rssGrowthFirstHalfMiB}, second +${run.rssGrowthSecondHalfMiB}; load ${loadBefore.join(' ')})`,
+        );
         runs.push(run);
       }
     }
