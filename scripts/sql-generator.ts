@@ -8,6 +8,7 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { Readable } from 'node:stream';
 import { Client } from 'pg';
 import { format } from 'sql-formatter';
 import { loadConfig } from '../src/config/config';
@@ -52,6 +53,11 @@ class RecordingDatabase implements Sql {
   query<R>(text: string, values: readonly unknown[] = []): Promise<R[]> {
     this.statements.push(text);
     return this.sql.query<R>(text, values);
+  }
+
+  /** A streamed query (Database.stream): recorded and run like any other, its rows as one batch. */
+  async stream(text: string, values: readonly unknown[] = []): Promise<Readable> {
+    return Readable.from([await this.query(text, values)]);
   }
 
   /** Nested in the generator's transaction: a savepoint (never committed: nothing runs after a commit). */

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { encodeListCursor } from '../src/calls/list-cursor';
 import { PUBLIC_ROUTES, registeredRoutes } from './routes';
 import { createTestContext, TestAccount, TestContext } from './helpers';
 
@@ -130,16 +131,31 @@ export const FIXTURES: Record<string, FixtureFactory> = {
   '/api-keys/:keyId': apiKeyFixture,
 };
 
+/** The filters of GET /calls and GET /calls/export, built from A's resources. */
+const callFilters = (marker: string, params: Record<string, string>) => [
+  `?search=${marker}`,
+  '?search=98765',
+  '?search=%2B91-98765-43210',
+  '?status=qualified',
+  '?days=3650',
+  ...(params.agentId ? [`?agentId=${params.agentId}`] : []),
+];
+
+/** A cursor made of one of A's calls' ids (cursors carry no account: B still sees only B's calls). */
+const cursorAt = (callId: string) => encodeListCursor({ callDate: new Date(Date.now() + 86_400_000), id: callId });
+
+/** Today, as GET /usage takes it. */
+const today = () => new Date().toISOString().slice(0, 10);
+
 /** Extra query strings tried on list routes, built from A's resources (a filter must never widen the scope). */
 const LIST_QUERIES: Record<string, (marker: string, params: Record<string, string>) => string[]> = {
   '/calls': (marker, params) => [
-    `?search=${marker}`,
-    '?search=98765',
-    '?search=%2B91-98765-43210',
-    '?status=qualified',
+    ...callFilters(marker, params),
     '?limit=1000&days=3650',
-    ...(params.agentId ? [`?agentId=${params.agentId}`] : []),
+    ...(params.callId ? [`?before=${cursorAt(params.callId)}`, `?limit=1&before=${cursorAt(params.callId)}&search=${marker}`] : []),
   ],
+  '/calls/export': (marker, params) => [...callFilters(marker, params), '?format=ndjson', `?format=ndjson&search=${marker}`],
+  '/usage': () => ['?groupBy=agent', `?groupBy=agent&from=${today()}&to=${today()}`, `?groupBy=day&from=${today()}&to=${today()}`],
 };
 
 /** Query strings a route needs to be valid when the caller owns the resource, so that only ownership can fail. */
@@ -174,6 +190,7 @@ describe('cross-account matrix', () => {
   afterAll(() => context.close());
 
   const protectedRoutes = () => registeredRoutes(context).filter((route) => !PUBLIC_ROUTES.includes(route));
+  const callIds = () => [...fixtures.values()].flatMap((fixture) => (fixture.params.callId ? [fixture.params.callId] : []));
 
   it('has a fixture for every route that takes an id', () => {
     const uncovered = protectedRoutes()
@@ -207,12 +224,32 @@ describe('cross-account matrix', () => {
       if (method !== 'GET' || path.includes(':')) continue;
       const queries = ['', ...[...fixtures.entries()].flatMap(([fixturePath, fixture]) => LIST_QUERIES[path]?.(markerOf.get(fixturePath)!, fixture.params) ?? [])];
       for (const query of queries) {
-        const response = await context.as(intruder).get(`${path}${query}`);
+        // As text: exports are CSV and NDJSON, which supertest does not parse.
+        const response = await context.as(intruder).get(`${path}${query}`).buffer(true).parse(asText);
         if (response.status !== 200) failures.push(`GET ${path}${query} answered ${response.status}`);
-        const text = JSON.stringify(response.body);
+        const text: string = response.body;
         if (markers.some((marker) => text.includes(marker))) failures.push(`GET ${path}${query} listed A's rows`);
+        if (callIds().some((callId) => text.includes(callId))) failures.push(`GET ${path}${query} showed A's call ids`);
       }
     }
     expect(failures).toEqual([]);
   });
+
+  it("counts none of A's calls in B's usage", async () => {
+    const days = (await context.as(intruder).get('/usage').expect(200)).body as { calls: number; creditsUsed: number }[];
+    expect(days.length).toBe(30);
+    expect(days.every((day) => day.calls === 0 && day.creditsUsed === 0)).toBe(true);
+    expect((await context.as(intruder).get('/usage?groupBy=agent').expect(200)).body).toEqual([]);
+    // While A's own usage does count them (the fixtures are real calls of today).
+    const ownDays = (await context.as(owner).get('/usage').expect(200)).body as { calls: number }[];
+    expect(ownDays.reduce((sum, day) => sum + day.calls, 0)).toBeGreaterThan(0);
+  });
 });
+
+/** supertest parser that keeps any body as text. */
+function asText(response: import('superagent').Response, done: (error: Error | null, body: string) => void): void {
+  let body = '';
+  response.setEncoding('utf8');
+  response.on('data', (chunk: string) => (body += chunk));
+  response.on('end', () => done(null, body));
+}

@@ -1,4 +1,6 @@
-import { INestApplication } from '@nestjs/common';
+import * as http from 'node:http';
+import * as net from 'node:net';
+import { INestApplication, Logger } from '@nestjs/common';
 import { Client } from 'pg';
 import request from 'supertest';
 import { createApp } from '../src/app';
@@ -18,6 +20,7 @@ describe('a slow or unreachable database gives a 503 within seconds, not a hangi
   let proxy: FreezableProxy;
   let app: INestApplication;
   let apiKey: string;
+  let accountId: number;
 
   beforeAll(async () => {
     proxy = new FreezableProxy({ host: databaseUrl.hostname, port: Number(databaseUrl.port || 5432) });
@@ -26,7 +29,9 @@ describe('a slow or unreachable database gives a 503 within seconds, not a hangi
     proxied.hostname = '127.0.0.1';
     proxied.port = String(proxy.port);
     app = await createApp(config, proxied.toString());
-    apiKey = (await app.get(AccountsService).create('Faults')).key.apiKey;
+    const { account, key } = await app.get(AccountsService).create('Faults');
+    apiKey = key.apiKey;
+    accountId = account.id;
   });
   afterAll(async () => {
     await app.close();
@@ -76,4 +81,76 @@ describe('a slow or unreachable database gives a 503 within seconds, not a hangi
     }
     expect(status).toBe(200);
   }, 30_000);
+
+  describe('exports (GET /calls/export)', () => {
+    /** Starts an export over a real socket; resolves once its first bytes are in (then reading is paused), with how the transfer ends. */
+    async function startExport(): Promise<{ response: http.IncomingMessage; ended: Promise<'complete' | 'cut'> }> {
+      const server = app.getHttpServer();
+      if (!server.listening) await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      const { port } = server.address() as net.AddressInfo;
+      return new Promise((resolve, reject) => {
+        const request = http.get(`http://127.0.0.1:${port}/calls/export?format=ndjson`, { headers: { 'X-Api-Key': apiKey } }, (response) => {
+          expect(response.statusCode).toBe(200);
+          const ended = new Promise<'complete' | 'cut'>((settle) => {
+            response.on('end', () => settle('complete'));
+            response.on('aborted', () => settle('cut'));
+            response.on('error', () => settle('cut'));
+          });
+          response.once('data', () => {
+            response.pause();
+            resolve({ response, ended });
+          });
+        });
+        request.on('error', reject);
+      });
+    }
+
+    beforeAll(async () => {
+      // Enough rows (about 40 MB of NDJSON) that the export is still running when the database freezes. Written
+      // directly (not through the proxy, nor under the app's 500 ms statement timeout).
+      const writer = new Client({ connectionString: process.env.DATABASE_URL });
+      await writer.connect();
+      try {
+        await writer.query(
+          `INSERT INTO calls (account_id, name, website, call_date) SELECT $1, 'Export ' || n, repeat('w', 2000), now() - n * interval '1 second' FROM generate_series(1, 20000) AS n`,
+          [accountId],
+        );
+      } finally {
+        await writer.end();
+      }
+    });
+
+    it('answers 503 to an export that starts while the database does not answer', async () => {
+      const server = app.getHttpServer();
+      await request(server).get('/calls?limit=1').set('X-Api-Key', apiKey).expect(200);
+      proxy.freeze();
+      try {
+        const response = await request(server).get('/calls/export').set('X-Api-Key', apiKey);
+        expect(response.status).toBe(503);
+        expect(response.body).toEqual({ statusCode: 503, error: 'Service Unavailable', message: 'The database is unavailable; try again shortly' });
+      } finally {
+        proxy.thaw();
+      }
+    }, 30_000);
+
+    it('cuts an export whose database stops answering mid-way (a visibly incomplete file), logs it without data, and recovers', async () => {
+      const warn = jest.spyOn(Logger.prototype, 'warn');
+      const { response, ended } = await startExport();
+      proxy.freeze();
+      // Reading again lets the service fetch the next batch, which the frozen database never sends.
+      response.resume();
+      try {
+        await expect(ended).resolves.toBe('cut');
+      } finally {
+        proxy.thaw();
+      }
+      const logged = warn.mock.calls.filter(([, message]) => message === 'Export failed mid-stream');
+      warn.mockRestore();
+      expect(logged).toEqual([[{ err: { name: 'Error', code: undefined } }, 'Export failed mid-stream']]);
+      const deadline = Date.now() + 5_000;
+      let status = 0;
+      while (Date.now() < deadline && status !== 200) status = (await request(app.getHttpServer()).get('/calls?limit=1').set('X-Api-Key', apiKey)).status;
+      expect(status).toBe(200);
+    }, 30_000);
+  });
 });

@@ -1,5 +1,6 @@
 import { ListObjectsV2Command } from '@aws-sdk/client-s3';
-import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { execFileSync } from 'node:child_process';
+import { mkdir, mkdtemp, readdir, rm } from 'node:fs/promises';
 import { ClientRequest, request as httpRequest, IncomingMessage } from 'node:http';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
@@ -20,6 +21,12 @@ export interface TestStorage {
   config: Partial<AppConfig>;
   /** Every object (or file) held, half-written uploads included. */
   objects(): Promise<string[]>;
+  /**
+   * Makes the store fail until `recover`: the local driver's recordings directory mounted read-only (EROFS;
+   * needs root, as the full-disk test does), the S3 server stopped (connections refused).
+   */
+  fail(): Promise<void>;
+  recover(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -39,11 +46,27 @@ async function listFiles(directory: string): Promise<string[]> {
 /** Files under a fresh data directory. */
 export async function localTestStorage(maxRecordingBytes = MAX_RECORDING_BYTES): Promise<TestStorage> {
   const dataDir = await mkdtemp(path.join(tmpdir(), 'recordings-test-'));
+  const recordings = path.join(dataDir, 'recordings');
+  let mounted = false;
+  const recover = async () => {
+    if (mounted) execFileSync('umount', [recordings]);
+    mounted = false;
+  };
   return {
     name: 'local',
     config: { dataDir, storage: storageConfig({ maxRecordingBytes }) },
-    objects: () => listFiles(path.join(dataDir, 'recordings')),
-    stop: () => rm(dataDir, { recursive: true, force: true }),
+    objects: () => listFiles(recordings),
+    async fail() {
+      await mkdir(recordings, { recursive: true });
+      execFileSync('mount', ['--bind', recordings, recordings]);
+      mounted = true;
+      execFileSync('mount', ['-o', 'remount,bind,ro', recordings]);
+    },
+    recover,
+    async stop() {
+      await recover();
+      await rm(dataDir, { recursive: true, force: true });
+    },
   };
 }
 
@@ -51,7 +74,8 @@ export async function localTestStorage(maxRecordingBytes = MAX_RECORDING_BYTES):
 export async function s3TestStorage(maxRecordingBytes = MAX_RECORDING_BYTES): Promise<TestStorage> {
   const directory = await mkdtemp(path.join(tmpdir(), 'recordings-s3-'));
   const dataDir = await mkdtemp(path.join(tmpdir(), 'recordings-test-'));
-  const server = new S3rver({ port: 0, address: '127.0.0.1', silent: true, directory, configureBuckets: [{ name: 'recordings' }] });
+  const start = (port: number) => new S3rver({ port, address: '127.0.0.1', silent: true, directory, configureBuckets: [{ name: 'recordings' }] });
+  let server: S3rverServer | undefined = start(0);
   const { port } = await server.run();
   const s3 = {
     bucket: 'recordings',
@@ -70,9 +94,19 @@ export async function s3TestStorage(maxRecordingBytes = MAX_RECORDING_BYTES): Pr
       const listed = await client.send(new ListObjectsV2Command({ Bucket: 'recordings' }));
       return (listed.Contents ?? []).map((object) => object.Key!);
     },
+    async fail() {
+      await server?.close();
+      server = undefined;
+    },
+    async recover() {
+      if (server) return;
+      // The same port and directory: the objects are still there.
+      server = start(port);
+      await server.run();
+    },
     async stop() {
       client.destroy();
-      await server.close();
+      await server?.close();
       await rm(directory, { recursive: true, force: true });
       await rm(dataDir, { recursive: true, force: true });
     },

@@ -230,7 +230,7 @@ describe('webhooks', () => {
       expect(event.data).toEqual((await context.as(account).get(`/calls/${call.id}`).expect(200)).body);
     });
 
-    it('delivers call.deleted ({ id }) and erases the stored payloads of the call\'s earlier events, keeping their log lines', async () => {
+    it('delivers call.deleted ({ id }) when DELETE /calls/{callId} erases a call, and erases the stored payloads of its earlier events, keeping their log lines', async () => {
       receiver.respond = () => ({ status: 503 });
       const { id: webhookId, secret } = await createWebhook();
       const call = (await context.as(account).post('/calls').send(CALL).expect(201)).body;
@@ -239,8 +239,7 @@ describe('webhooks', () => {
       expect(created).toMatchObject({ status: 'pending', lastStatusCode: 503 });
       receiver.respond = answerOk;
 
-      const database = context.app.get(Database);
-      await database.transaction((sql) => context.app.get(WebhookEvents).callDeleted(sql, account.id, { id: call.id, isTest: false }));
+      await context.as(account).delete(`/calls/${call.id}`).expect(204);
 
       const deleted = (await receiver.waitFor(2))[1];
       expect(verified(secret, deleted)).toMatchObject({ type: 'call.deleted', data: { id: call.id } });
@@ -257,6 +256,15 @@ describe('webhooks', () => {
       await jobsSettled(created.id as string);
       expect(receiver.deliveries).toHaveLength(2);
       expect((await deliveries(webhookId))[1]).toMatchObject({ status: 'failed', attempts: 1 });
+    });
+
+    it('sends no call.deleted for the erasure of a test call', async () => {
+      await createWebhook({ events: ['call.deleted'] });
+      const testCall = (await context.as(account).post('/calls').send({ ...CALL, isTest: true }).expect(201)).body;
+      await context.as(account).delete(`/calls/${testCall.id}`).expect(204);
+      await context.as(account).delete(`/calls/${testCall.id}`).expect(404);
+      const events = await context.app.get(DataSource).query(`SELECT type FROM webhook_events WHERE account_id = $1`, [account.id]);
+      expect(events).toEqual([]);
     });
 
     it('commits a call and its event together: a failure after the event was recorded leaves neither', async () => {

@@ -20,13 +20,16 @@ export interface TranscriptTurn {
  * - the agentId filter: (account_id, agent_id, call_date DESC, id DESC) WHERE NOT is_test;
  * - search: one GIN index (btree_gin + pg_trgm) on (account_id, name, phone, digits of the phone);
  * - search around an Indic virama or nukta: a GIN index on (account_id, the name's search key), with a
- *   statistics object on the key (src/calls/name-search-key.ts).
+ *   statistics object on the key (src/calls/name-search-key.ts);
+ * - usage (`GET /usage`): (account_id, call_date) INCLUDE (agent_id, duration_seconds) WHERE NOT is_test, so that
+ *   a year of calls is added up from the index alone.
  */
 @Entity('calls')
 @Index('IDX_calls_account_list', { synchronize: false })
 @Index('IDX_calls_account_agent', { synchronize: false })
 @Index('IDX_calls_account_search', { synchronize: false })
 @Index('IDX_calls_account_name_key', { synchronize: false })
+@Index('IDX_calls_account_usage', { synchronize: false })
 export class Call {
   @PrimaryColumn({ type: 'integer' })
   accountId: number;
@@ -76,7 +79,12 @@ export class Call {
   @Column({ type: 'varchar', length: 100, default: '' })
   replyLanguage: string;
 
-  @Column({ type: 'timestamptz', default: () => 'now()' })
+  /**
+   * Stored to the millisecond, the precision of the API's timestamps (and of a JS Date): the order clients see
+   * (callDate, then id) is then exactly the order of the rows, and a paging cursor made of a callDate they saw
+   * is exact. Any writer's value is rounded to the millisecond by PostgreSQL.
+   */
+  @Column({ type: 'timestamptz', precision: 3, default: () => 'now()' })
   callDate: Date;
 
   @Column({ type: 'double precision', default: 0 })

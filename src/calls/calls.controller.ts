@@ -1,30 +1,68 @@
-import { Body, Controller, Get, Param, Post, Query } from '@nestjs/common';
+import { Body, Controller, Delete, Get, Logger, Param, Post, Query, Req, Res } from '@nestjs/common';
 import { ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
+import type { Request, Response } from 'express';
+import { pipeline } from 'node:stream/promises';
 import { CallerAccount } from '../auth/caller-account';
 import { CurrentAccount } from '../auth/current-account.decorator';
-import { ApiErrors } from '../common/api-errors.decorator';
+import { ApiErrors, NoContent } from '../common/api-errors.decorator';
 import { UuidPipe } from '../common/id.pipes';
-import { CallsService } from './calls.service';
+import { AppConfig } from '../config/config';
+import { InjectConfig } from '../config/config.module';
+import { exportFileName, ExportFormatter, exportWriter } from './calls-export';
+import { CallsService, ExportsBusyException } from './calls.service';
 import { CallListItemResponse, CallResponse, toCallListItemResponse, toCallResponse } from './dto/call-response.dto';
 import { CreateCallDto } from './dto/create-call.dto';
-import { ListCallsQuery } from './dto/list-calls-query.dto';
+import { ExportCallsQuery, ListCallsQuery } from './dto/list-calls-query.dto';
 
 const CallId = () => Param('callId', new UuidPipe('Call'));
+const CALL_ID_PARAM = { name: 'callId', format: 'uuid', description: 'Anything that is not a UUID is a 404, like an unknown id' };
+
+/**
+ * The next page's address: this request's own parameters, normalised (validated values, defaults left out,
+ * unknown parameters dropped, a fixed order), with the cursor. Absolute, from PUBLIC_BASE_URL.
+ */
+export function nextPageUrl(publicBaseUrl: string, query: ListCallsQuery, cursor: string): string {
+  const params = new URLSearchParams({ limit: String(query.limit) });
+  for (const name of ['search', 'status', 'callStatus'] as const) if (query[name]) params.set(name, query[name]);
+  if (query.agentId !== undefined) params.set('agentId', String(query.agentId));
+  if (query.days) params.set('days', String(query.days));
+  params.set('before', cursor);
+  return `${publicBaseUrl}/calls?${params}`;
+}
 
 @ApiTags('calls')
 @Controller('calls')
 export class CallsController {
-  constructor(private readonly calls: CallsService) {}
+  private readonly logger = new Logger(CallsController.name);
+
+  constructor(
+    private readonly calls: CallsService,
+    @InjectConfig() private readonly config: AppConfig,
+  ) {}
 
   @Get()
   @ApiOperation({
     summary: 'List calls, newest first (callDate, then id, descending); never test calls, never transcript or credits',
-    description: 'The filters combine. Unknown query parameters are ignored; a bad value of a known one is a 400.',
+    description:
+      'The filters combine. Unknown query parameters are ignored; a bad value of a known one is a 400. A full page (as many ' +
+      'calls as `limit`) comes with a `Link: <…/calls?…&before=…>; rel="next"` header: the same filters and the cursor of ' +
+      'the page\'s last call. Following it gives the next older calls, none repeated or skipped while calls arrive; the ' +
+      'last page is the first that is not full (it has no Link).',
   })
-  @ApiOkResponse({ type: CallListItemResponse, isArray: true })
-  @ApiErrors([400, 'Bad query parameter value (with `details`)'])
-  async list(@CurrentAccount() account: CallerAccount, @Query() query: ListCallsQuery): Promise<CallListItemResponse[]> {
-    return (await this.calls.list(account.id, query)).map(toCallListItemResponse);
+  @ApiOkResponse({
+    type: CallListItemResponse,
+    isArray: true,
+    headers: { Link: { description: 'On a full page: `<absolute URL of the next page>; rel="next"`', schema: { type: 'string' } } },
+  })
+  @ApiErrors([400, 'Bad query parameter value or malformed cursor (with `details`)'])
+  async list(
+    @CurrentAccount() account: CallerAccount,
+    @Query() query: ListCallsQuery,
+    @Res({ passthrough: true }) response: Response,
+  ): Promise<CallListItemResponse[]> {
+    const page = await this.calls.list(account.id, query);
+    if (page.next) response.setHeader('Link', `<${nextPageUrl(this.config.publicBaseUrl, query, page.next)}>; rel="next"`);
+    return page.calls.map(toCallListItemResponse);
   }
 
   @Post()
@@ -35,12 +73,73 @@ export class CallsController {
     return toCallResponse(await this.calls.create(account.id, dto));
   }
 
+  // Before `:callId`, so that the route is not taken for a call id.
+  @Get('export')
+  @ApiOperation({
+    summary: 'Export every call the filters match, newest first, as CSV or NDJSON',
+    description:
+      'The filters of `GET /calls`, without a row limit: streamed from the database as it is sent (memory stays flat ' +
+      'whatever the count). CSV: RFC 4180, UTF-8, a header row of the list item\'s field names in the list\'s order, ' +
+      '`feedback` and `extractedData` as JSON text, `agentId` empty when null, and a cell that begins with `=`, `+`, `-`, ' +
+      '`@`, a tab or a carriage return prefixed with `\'` (spreadsheet formula injection). NDJSON: one list item per line. ' +
+      'A failure after the first bytes cuts the connection (the file is then visibly incomplete).',
+  })
+  @ApiOkResponse({
+    description: 'The file, as an attachment named `calls-<YYYY-MM-DD>.csv` (or `.ndjson`)',
+    // Only the file is CSV or NDJSON: the errors are JSON in the error shape, as everywhere.
+    content: { 'text/csv': { schema: { type: 'string' } }, 'application/x-ndjson': { schema: { type: 'string' } } },
+    headers: { 'Content-Disposition': { description: '`attachment; filename="calls-2026-11-22.csv"`', schema: { type: 'string' } } },
+  })
+  @ApiErrors(400, [503, 'The database is unavailable, or too many exports are running (with `Retry-After`)'])
+  async export(
+    @CurrentAccount() account: CallerAccount,
+    @Query() query: ExportCallsQuery,
+    @Req() request: Request,
+    @Res() response: Response,
+  ): Promise<void> {
+    const writer = exportWriter(query.format);
+    const headers = { 'Content-Type': writer.contentType, 'Content-Disposition': `attachment; filename="${exportFileName(query.format)}"`, 'Cache-Control': 'no-store' };
+    if (request.method === 'HEAD') {
+      response.status(200).set(headers).end();
+      return;
+    }
+    // Errors until the first rows are in (a bad query, the database down) are still answered in the error shape.
+    const batches = await this.calls.streamAll(account.id, query).catch((error: unknown) => {
+      if (error instanceof ExportsBusyException) response.setHeader('Retry-After', String(error.retryAfterSeconds));
+      throw error;
+    });
+    response.status(200).set(headers);
+    try {
+      await pipeline(batches, new ExportFormatter(writer), response);
+    } catch (error) {
+      // pipeline has destroyed every stage: the cursor is closed and its connection given back (or discarded).
+      // A client that went away (a premature close) is no failure; anything else cut the file short, which the
+      // client sees as a broken transfer. Logged by name and code only: a database error can quote values.
+      const { name, code } = error as { name?: unknown; code?: unknown };
+      if (code !== 'ERR_STREAM_PREMATURE_CLOSE') this.logger.warn({ err: { name, code } }, 'Export failed mid-stream');
+    }
+  }
+
   @Get(':callId')
   @ApiOperation({ summary: 'Get one call with its transcript and the credits it used (test calls included)' })
   @ApiOkResponse({ type: CallResponse })
-  @ApiParam({ name: 'callId', format: 'uuid', description: 'Anything that is not a UUID is a 404, like an unknown id' })
+  @ApiParam(CALL_ID_PARAM)
   @ApiErrors(404)
   async get(@CurrentAccount() account: CallerAccount, @CallId() callId: string): Promise<CallResponse> {
     return toCallResponse(await this.calls.getDetail(account.id, callId));
+  }
+
+  @Delete(':callId')
+  @NoContent('Erased: the call, its transcript and its recording')
+  @ApiOperation({
+    summary: 'Erase a call: its recording, its transcript and the call itself',
+    description:
+      'The recording\'s stored object is deleted first, then the call. When recording storage is unreachable the answer ' +
+      'is 503 and nothing is deleted (retry later). Erasing an erased call is a 404.',
+  })
+  @ApiParam(CALL_ID_PARAM)
+  @ApiErrors(404, [503, 'Recording storage (or the database) is unavailable; nothing was deleted'])
+  async erase(@CurrentAccount() account: CallerAccount, @CallId() callId: string): Promise<void> {
+    await this.calls.erase(account.id, callId);
   }
 }

@@ -1,12 +1,13 @@
 import { Module } from '@nestjs/common';
 import { AgentsModule } from '../agents/agents.module';
+import { RecordingsModule } from '../recordings/recordings.module';
 import { WebhooksModule } from '../webhooks/webhooks.module';
 import { CallsController } from './calls.controller';
 import { CallsRepository } from './calls.repository';
 import { CallsService } from './calls.service';
 
 @Module({
-  imports: [AgentsModule, WebhooksModule],
+  imports: [AgentsModule, RecordingsModule, WebhooksModule],
   controllers: [CallsController],
   providers: [CallsService, CallsRepository],
   exports: [CallsService, CallsRepository],

@@ -1,7 +1,9 @@
 import { Injectable } from '@nestjs/common';
+import type { Readable } from 'node:stream';
 import { Database, Sql } from '../database/database';
 import { AccountQuery } from '../database/query.decorator';
 import { TranscriptTurn } from './call.entity';
+import { ListCursor } from './list-cursor';
 import { hasWordJoiningMark, nameSearchKey, nameSearchKeySql } from './name-search-key';
 import { digitsOf, isPhoneLikeSearch } from './phone';
 
@@ -28,6 +30,12 @@ export interface CallRow {
   extractedData: Record<string, unknown>;
 }
 
+/** A call as the export reads it: a list row whose JSON values are JSON text (`feedback` "null" is SQL NULL). */
+export interface ExportRow extends Omit<CallRow, 'feedback' | 'extractedData'> {
+  feedback: string | null;
+  extractedData: string;
+}
+
 /** A call as `GET /calls/{callId}` shows it. */
 export interface CallDetailRow extends CallRow {
   transcript: TranscriptTurn[];
@@ -50,9 +58,12 @@ export interface CallFilters {
   days?: number;
 }
 
-const LIST_COLUMNS = `id, name, phone, email, status, call_status AS "callStatus", sentiment, channel, call_type AS "callType", website,
+const COLUMNS_BEFORE_JSON = `id, name, phone, email, status, call_status AS "callStatus", sentiment, channel, call_type AS "callType", website,
   agent_name AS agent, agent_id AS "agentId", call_date AS "callDate", duration_seconds AS "durationSeconds",
-  reply_language AS "replyLanguage", recording_key IS NOT NULL AS "hasRecording", feedback, extracted_data AS "extractedData"`;
+  reply_language AS "replyLanguage", recording_key IS NOT NULL AS "hasRecording"`;
+const LIST_COLUMNS = `${COLUMNS_BEFORE_JSON}, feedback, extracted_data AS "extractedData"`;
+/** The export's: the JSON values as their JSON text, written out as they are (never parsed and serialised again). */
+const EXPORT_COLUMNS = `${COLUMNS_BEFORE_JSON}, feedback::text AS feedback, extracted_data::text AS "extractedData"`;
 const DETAIL_COLUMNS = `${LIST_COLUMNS}, transcript`;
 
 /**
@@ -64,13 +75,8 @@ const PHONE_DIGITS_SQL = `regexp_replace(phone, '[^0-9]', '', 'g')`;
 /** `%`, `_` and `\` match themselves in a LIKE pattern (backslash is PostgreSQL's default escape). */
 export const escapeLike = (value: string) => value.replace(/[\\%_]/g, (character) => `\\${character}`);
 
-/**
- * The list query for these filters: the SQL (one shape per combination of filters present) and its values.
- * Exported for bench/calls-explain.ts, which runs EXPLAIN on exactly what the API runs.
- */
-export function listCallsStatement(accountId: number, filters: CallFilters, limit: number): [string, unknown[]] {
-  const values: unknown[] = [accountId];
-  const bind = (value: unknown) => `$${values.push(value)}`;
+/** The WHERE of the list and the export for these filters, its values bound through `bind`. */
+function callsWhere(filters: CallFilters, bind: (value: unknown) => string): string {
   const conditions = ['account_id = $1', 'NOT is_test'];
   if (filters.search) {
     const pattern = bind(`%${escapeLike(filters.search)}%`);
@@ -87,10 +93,47 @@ export function listCallsStatement(accountId: number, filters: CallFilters, limi
   if (filters.status) conditions.push(`lower(status) = lower(${bind(filters.status)})`);
   if (filters.callStatus) conditions.push(`lower(call_status) = lower(${bind(filters.callStatus)})`);
   if (filters.agentId !== undefined) conditions.push(`agent_id = ${bind(filters.agentId)}`);
-  if (filters.days) conditions.push(`call_date BETWEEN now() - make_interval(hours => ${bind(filters.days * 24)}) AND now()`);
-  const sql = `SELECT ${LIST_COLUMNS} FROM calls WHERE ${conditions.join(' AND ')} ORDER BY call_date DESC, id DESC LIMIT ${bind(limit)}`;
+  if (filters.days) conditions.push(`call_date >= now() - make_interval(hours => ${bind(filters.days * 24)})`, 'call_date <= now()');
+  return conditions.join(' AND ');
+}
+
+/** The account's calls in the list's order for these filters: `SELECT … ORDER BY`, with its values so far. */
+function callsQuery(
+  accountId: number,
+  filters: CallFilters,
+  before?: ListCursor,
+  columns = LIST_COLUMNS,
+): { sql: string; values: unknown[]; bind: (value: unknown) => string } {
+  const values: unknown[] = [accountId];
+  const bind = (value: unknown) => `$${values.push(value)}`;
+  let where = callsWhere(filters, bind);
+  // Keyset paging: the rows after the cursor's in the list's order, read from the same indexes as page one.
+  if (before) where += ` AND (call_date, id) < (${bind(before.callDate)}, ${bind(before.id)})`;
+  return { sql: `SELECT ${columns} FROM calls WHERE ${where} ORDER BY call_date DESC, id DESC`, values, bind };
+}
+
+/**
+ * The list query for these filters (one shape per combination of filters present), after `before` when given,
+ * and its values. Exported for the benchmarks (bench/calls-explain.ts, bench/integrators.ts), which run EXPLAIN
+ * on exactly what the API runs.
+ */
+export function listCallsStatement(accountId: number, filters: CallFilters, limit: number, before?: ListCursor): [string, unknown[]] {
+  const { sql, values, bind } = callsQuery(accountId, filters, before);
+  return [`${sql} LIMIT ${bind(limit)}`, values];
+}
+
+/** The export's query: every call the filters match, in the list's order. Exported for bench/integrators.ts. */
+export function exportCallsStatement(accountId: number, filters: CallFilters): [string, unknown[]] {
+  const { sql, values } = callsQuery(accountId, filters, undefined, EXPORT_COLUMNS);
   return [sql, values];
 }
+
+/**
+ * Rows per FETCH of the export's cursor. Small: a batch alive across two young-generation collections is
+ * promoted to V8's old generation, which then swells with garbage until a full collection (with 1,000 rows,
+ * the service's RSS grew by 100 MiB during an export; BENCHMARKS.md). A round trip per 100 rows costs little.
+ */
+const EXPORT_BATCH_ROWS = 100;
 
 const EXAMPLE_CALL: NewCall = {
   name: 'Priya Sharma',
@@ -113,6 +156,7 @@ const EXAMPLE_CALL: NewCall = {
   isTest: false,
 };
 const EXAMPLE_ID = '5f0c2a7e-8d3b-4c1e-9a6f-2b7d4e8c1a90';
+const EXAMPLE_CURSOR: ListCursor = { callDate: EXAMPLE_CALL.callDate, id: EXAMPLE_ID };
 
 /** Every query of the calls table but its recording key (src/recordings owns that). Account id first, in every WHERE. */
 @Injectable()
@@ -124,10 +168,22 @@ export class CallsRepository {
     { name: 'every filter, a name search', params: [1, { search: 'priya', status: 'qualified', callStatus: 'completed', agentId: 2, days: 7 }, 50] },
     { name: 'a phone search', params: [1, { search: '98765 43' }, 200] },
     { name: 'a search around a virama', params: [1, { search: 'श्र' }, 200] },
+    { name: 'a next page', params: [1, {}, 200, EXAMPLE_CURSOR] },
+    { name: 'a next page, by agent', params: [1, { agentId: 2 }, 1000, EXAMPLE_CURSOR] },
   )
-  list(accountId: number, filters: CallFilters, limit: number): Promise<CallRow[]> {
-    const [sql, values] = listCallsStatement(accountId, filters, limit);
+  list(accountId: number, filters: CallFilters, limit: number, before?: ListCursor): Promise<CallRow[]> {
+    const [sql, values] = listCallsStatement(accountId, filters, limit, before);
     return this.db.query<CallRow>(sql, values);
+  }
+
+  /** Every call the filters match, in the list's order, as a stream of batches of ExportRow (Database.stream). */
+  @AccountQuery(
+    { name: 'no filter', params: [1, {}] },
+    { name: 'every filter', params: [1, { search: 'priya', status: 'qualified', callStatus: 'completed', agentId: 2, days: 7 }] },
+  )
+  streamAll(accountId: number, filters: CallFilters): Promise<Readable> {
+    const [sql, values] = exportCallsStatement(accountId, filters);
+    return this.db.stream(sql, values, EXPORT_BATCH_ROWS);
   }
 
   /** One call; inside `sql`'s transaction when given (a webhook event's payload, read where the change was made). */
@@ -169,6 +225,13 @@ export class CallsRepository {
         call.isTest,
       ],
     );
+    return row;
+  }
+
+  /** Deletes the call (its transcript is a column of it), inside `sql`'s transaction; undefined when there was none. */
+  @AccountQuery([1, EXAMPLE_ID])
+  async delete(accountId: number, id: string, sql: Sql = this.db): Promise<{ id: string; isTest: boolean } | undefined> {
+    const [row] = await sql.query<{ id: string; isTest: boolean }>(`DELETE FROM calls WHERE account_id = $1 AND id = $2 RETURNING id, is_test AS "isTest"`, [accountId, id]);
     return row;
   }
 }

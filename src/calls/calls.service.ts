@@ -1,48 +1,110 @@
-import { Injectable, NotFoundException } from '@nestjs/common';
+import { Injectable, ServiceUnavailableException } from '@nestjs/common';
+import type { Readable } from 'node:stream';
 import { AgentsService } from '../agents/agents.service';
 import { isUuid } from '../common/id.pipes';
 import { AppConfig } from '../config/config';
 import { InjectConfig } from '../config/config.module';
-import { Database, Sql } from '../database/database';
-import { WebhookEvents } from '../webhooks/webhook-events.service';
 import { AgentRow } from '../agents/agents.repository';
-import { CallDetailRow, CallRow, CallsRepository, NewCall } from './calls.repository';
-import { creditsUsed } from './credits';
-import { CallDetail, toCallResponse } from './dto/call-response.dto';
+import { Database, Sql } from '../database/database';
+import { RecordingsService } from '../recordings/recordings.service';
+import { WebhookEvents } from '../webhooks/webhook-events.service';
+import { callNotFound } from './call-not-found';
+import { CallFilters, CallRow, CallsRepository, NewCall } from './calls.repository';
+import { CallDetail, toCallResponse, withCredits } from './dto/call-response.dto';
 import { CreateCallDto } from './dto/create-call.dto';
-import { ListCallsQuery } from './dto/list-calls-query.dto';
+import { CallFiltersQuery, ListCallsQuery } from './dto/list-calls-query.dto';
+import { decodeListCursor, encodeListCursor } from './list-cursor';
 
-export const callNotFound = (callId: string) => new NotFoundException(`Call ${callId} not found`);
+/** More exports at once than this process runs (each holds a database connection while it runs): a 503 to retry. */
+export class ExportsBusyException extends ServiceUnavailableException {
+  readonly retryAfterSeconds = 5;
+
+  constructor() {
+    super('Too many exports are running; try again shortly');
+  }
+}
+
+/** A page of the list, and the cursor of the next one when the page is full. */
+export interface CallsPage {
+  calls: CallRow[];
+  next?: string;
+}
 
 /** The calls' rules (defaults, the agent reference, credits); the SQL is CallsRepository's. */
 @Injectable()
 export class CallsService {
+  /** Exports running in this process; at most half the pool, so that they never starve the rest of the API. */
+  private exportsRunning = 0;
+  private readonly maxExports: number;
+
   constructor(
     private readonly calls: CallsRepository,
     private readonly agents: AgentsService,
+    private readonly recordings: RecordingsService,
     private readonly database: Database,
     private readonly webhookEvents: WebhookEvents,
     @InjectConfig() private readonly config: AppConfig,
-  ) {}
+  ) {
+    this.maxExports = Math.max(1, Math.floor(config.dbPoolSize / 2));
+  }
 
-  /** The account's calls, newest first, never a test call; the filters combine. */
-  list(accountId: number, query: ListCallsQuery): Promise<CallRow[]> {
-    const { limit, search, status, callStatus, agentId, days } = query;
-    return this.calls.list(accountId, { search, status, callStatus, agentId, days }, limit);
+  /**
+   * A page of the account's calls, newest first, never a test call; the filters combine. After `before`'s
+   * call when given (keyset paging: no row repeated or skipped however many calls arrive meanwhile). A full
+   * page comes with the cursor of its last call, to ask for the next one.
+   */
+  async list(accountId: number, query: ListCallsQuery): Promise<CallsPage> {
+    // The query was validated (IsListCursor): a cursor that does not decode never gets here.
+    const before = query.before ? decodeListCursor(query.before) : undefined;
+    const calls = await this.calls.list(accountId, filtersOf(query), query.limit, before);
+    const last = calls.at(-1);
+    return { calls, next: last && calls.length === query.limit ? encodeListCursor(last) : undefined };
+  }
+
+  /**
+   * Every call the filters match, newest first, as a stream of batches of rows (see CallsRepository.streamAll).
+   * Each running export holds a connection of the pool: beyond half the pool, a 503 (ExportsBusyException).
+   */
+  async streamAll(accountId: number, query: CallFiltersQuery): Promise<Readable> {
+    if (this.exportsRunning >= this.maxExports) throw new ExportsBusyException();
+    this.exportsRunning++;
+    try {
+      const batches = await this.calls.streamAll(accountId, filtersOf(query));
+      batches.once('close', () => this.exportsRunning--);
+      return batches;
+    } catch (error) {
+      this.exportsRunning--;
+      throw error;
+    }
+  }
+
+  /**
+   * Erases a call: its recording's object first, then the row (with its transcript), in one transaction, so
+   * that a storage failure (503) leaves the call and its audio as they were; the `call.deleted` event commits
+   * with the deletion (the webhooks' outbox). 404 if absent or another account's.
+   */
+  async erase(accountId: number, callId: string): Promise<void> {
+    if (!isUuid(callId)) throw callNotFound(callId);
+    const id = callId.toLowerCase();
+    await this.database.transaction(async (sql) => {
+      if (!(await this.recordings.deleteForErasure(accountId, id, sql))) throw callNotFound(callId);
+      const deleted = await this.calls.delete(accountId, id, sql);
+      if (deleted) await this.webhookEvents.callDeleted(sql, accountId, deleted);
+    });
   }
 
   /** One call of the account with the credits it used; 404 if absent, another account's, or not even a UUID. */
   async getDetail(accountId: number, callId: string, sql?: Sql): Promise<CallDetail> {
     const call = isUuid(callId) ? await this.calls.get(accountId, callId.toLowerCase(), sql) : undefined;
     if (!call) throw callNotFound(callId);
-    return this.withCredits(call);
+    return withCredits(call, this.config.creditsPerMinute);
   }
 
   /** Records the call and, unless it is a test call, its `call.created` event: in one transaction (the outbox). */
   async create(accountId: number, dto: CreateCallDto): Promise<CallDetail> {
     const agent = dto.agentId == null ? null : await this.agents.getReferenced(accountId, dto.agentId);
     return this.database.transaction(async (sql) => {
-      const detail = this.withCredits(await this.calls.insert(accountId, this.newCall(dto, agent), sql));
+      const detail = withCredits(await this.calls.insert(accountId, this.newCall(dto, agent), sql), this.config.creditsPerMinute);
       if (!dto.isTest) await this.webhookEvents.record(sql, accountId, { type: 'call.created', data: toCallResponse(detail) });
       return detail;
     });
@@ -70,8 +132,8 @@ export class CallsService {
       isTest: dto.isTest!,
     };
   }
+}
 
-  private withCredits(call: CallDetailRow): CallDetail {
-    return { call, creditsUsed: creditsUsed(call.durationSeconds, this.config.creditsPerMinute) };
-  }
+function filtersOf({ search, status, callStatus, agentId, days }: CallFiltersQuery): CallFilters {
+  return { search, status, callStatus, agentId, days };
 }

@@ -6,7 +6,7 @@ import { AppConfig } from '../config/config';
 
 /** Headers a browser client of the management API may send, and may read back. */
 const ALLOWED_HEADERS = ['X-Api-Key', 'Content-Type', 'X-Request-Id', 'Idempotency-Key'];
-const EXPOSED_HEADERS = ['X-Request-Id', 'Retry-After', 'Content-Disposition', 'Content-Length', 'RateLimit', 'RateLimit-Policy', 'Idempotent-Replayed'];
+const EXPOSED_HEADERS = ['X-Request-Id', 'Retry-After', 'Content-Disposition', 'Content-Length', 'Link', 'RateLimit', 'RateLimit-Policy', 'Idempotent-Replayed'];
 
 /** The public widget routes answer CORS themselves (per site, from its allowed domain). */
 const ownsItsCors = (path: string) => path.startsWith('/widget/embed.js') || path.startsWith('/widget/config/');

@@ -37,6 +37,9 @@ describe('loadConfig', () => {
     ['LOG_LEVEL', 'loud'],
     ['CREDITS_PER_MINUTE', 'lots'],
     ['CREDITS_PER_MINUTE', '-2'],
+    ['CREDITS_PER_MINUTE', '0.12345'],
+    ['CREDITS_PER_MINUTE', '1e2'],
+    ['CREDITS_PER_MINUTE', '1,5'],
     ['RECORDING_URL_TTL_SECONDS', '0'],
     ['DB_POOL_SIZE', '1.5'],
     ['EMBEDDED_PG_PORT', '80'],
@@ -116,6 +119,12 @@ describe('loadConfig', () => {
     ]) {
       expect(() => loadConfig({ [variable]: value })).toThrow(variable);
     }
+  });
+
+  it('reads CREDITS_PER_MINUTE with up to 4 decimals (the credits are computed exactly in those units)', () => {
+    expect(loadConfig({ CREDITS_PER_MINUTE: '1.5' }).creditsPerMinute).toBe(1.5);
+    expect(loadConfig({ CREDITS_PER_MINUTE: '0.0001' }).creditsPerMinute).toBe(0.0001);
+    expect(loadConfig({ CREDITS_PER_MINUTE: ' 2 ' }).creditsPerMinute).toBe(2);
   });
 
   it('accepts postgres:// and postgresql:// URLs', () => {

@@ -1,5 +1,6 @@
 import * as net from 'node:net';
 import * as path from 'node:path';
+import { RATE_DECIMALS } from '../calls/credits';
 import { StartupError } from '../common/startup-error';
 
 /**
@@ -72,12 +73,13 @@ function readInt(env: Env, name: string, fallback: number, min: number, max: num
   return value;
 }
 
-function readNumber(env: Env, name: string, fallback: number, min: number, max: number): number {
+/** A decimal number written with at most `decimals` decimal places (no exponent), between min and max. */
+function readDecimal(env: Env, name: string, fallback: number, min: number, max: number, decimals: number): number {
   const raw = env[name];
   if (raw === undefined || raw.trim() === '') return fallback;
-  const value = Number(raw);
-  if (!Number.isFinite(value) || value < min || value > max) {
-    throw new ConfigError(name, `must be a number between ${min} and ${max}, got "${raw}"`);
+  const value = new RegExp(`^\\d+(\\.\\d{1,${decimals}})?$`).test(raw.trim()) ? Number(raw) : NaN;
+  if (!(value >= min && value <= max)) {
+    throw new ConfigError(name, `must be a number between ${min} and ${max} with at most ${decimals} decimals, got "${raw}"`);
   }
   return value;
 }
@@ -173,7 +175,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     dbMigrationLockTimeoutMs: readInt(env, 'DB_MIGRATION_LOCK_TIMEOUT_MS', 5_000, 100, 600_000),
     publicBaseUrl: readUrl(env, 'PUBLIC_BASE_URL', ['http:', 'https:']) ?? `http://localhost:${port}`,
     logLevel: readEnum(env, 'LOG_LEVEL', LOG_LEVELS, 'info'),
-    creditsPerMinute: readNumber(env, 'CREDITS_PER_MINUTE', 1, 0, 1_000_000),
+    creditsPerMinute: readDecimal(env, 'CREDITS_PER_MINUTE', 1, 0, 1_000_000, RATE_DECIMALS),
     recordingUrlTtlSeconds: readInt(env, 'RECORDING_URL_TTL_SECONDS', 300, 1, 7 * 24 * 3600),
     corsOrigins: readOrigins(env, 'CORS_ORIGINS'),
     rateLimit: readInt(env, 'RATE_LIMIT', 600, 0, 100_000_000),

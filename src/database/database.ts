@@ -1,3 +1,4 @@
+import { Readable } from 'node:stream';
 import type { Pool, PoolClient } from 'pg';
 import type { DataSource } from 'typeorm';
 
@@ -52,6 +53,107 @@ export class Database implements Sql {
     } finally {
       // A client whose ROLLBACK failed (connection lost) is not given back to the pool.
       client.release(broken);
+    }
+  }
+
+  /**
+   * The rows of one query through a server-side cursor (`DECLARE … CURSOR` in a read-only transaction), as a
+   * stream of arrays of rows that FETCHes the next `batchSize` rows only when its consumer asks (backpressure):
+   * memory holds a batch or two whatever the count. Each FETCH is a statement of its own, under the usual
+   * statement and read timeouts (a protocol-level portal would have one statement timeout for the whole read).
+   * The first batch is fetched before this resolves, so that a failing query is an error the caller can still
+   * answer (a 503, say) rather than a response cut short. The stream holds one client of the pool until it ends
+   * or is destroyed; destroying it (a client that went away) closes the cursor, which stops the query, and gives
+   * the client back.
+   */
+  async stream(text: string, values: readonly unknown[], batchSize: number, { idleLimitMs = STREAM_IDLE_LIMIT_MS } = {}): Promise<Readable> {
+    const client = await this.pool.connect();
+    const batches = new CursorBatches(client, batchSize);
+    try {
+      await client.query('BEGIN READ ONLY');
+      // A consumer that stops reading must not hold a connection and a snapshot for ever: the server ends the session.
+      await client.query(`SET LOCAL idle_in_transaction_session_timeout = ${Math.round(idleLimitMs)}`);
+      await client.query(`DECLARE ${CURSOR} NO SCROLL CURSOR FOR ${text}`, values as unknown[]);
+      await batches.start();
+    } catch (error) {
+      batches.destroy();
+      throw error;
+    }
+    return batches;
+  }
+}
+
+/** The cursor of Database.stream: one per client at a time, in the stream's own transaction. */
+const CURSOR = 'stream_cursor';
+/** Longest a stream's consumer may leave it unread before the server ends its session: 5 minutes by default. */
+const STREAM_IDLE_LIMIT_MS = 300_000;
+
+/** A database error has a SQLSTATE; anything else (a lost connection, a read timeout) leaves the client unusable. */
+const isServerError = (error: unknown) => typeof (error as { code?: unknown })?.code === 'string' && /^[0-9A-Z]{5}$/.test((error as { code: string }).code);
+
+/** Batches of rows FETCHed from the cursor Database.stream declared on a client of the pool. */
+class CursorBatches extends Readable {
+  private first: unknown[] | undefined;
+  private ended = false;
+  /** The connection failed: no statement can end the transaction, and the client is discarded. */
+  private lost: Error | undefined;
+
+  constructor(
+    private readonly client: PoolClient,
+    private readonly batchSize: number,
+  ) {
+    // One batch read ahead at most.
+    super({ objectMode: true, highWaterMark: 1 });
+    // A client out of the pool has no error listener of the pool's: without this, a lost connection would throw.
+    client.on('error', this.onConnectionError);
+  }
+
+  async start(): Promise<void> {
+    this.first = await this.fetch();
+  }
+
+  override _read(): void {
+    const batch = this.first;
+    this.first = undefined;
+    (batch ? Promise.resolve(batch) : this.fetch()).then(
+      (rows) => {
+        if (this.destroyed) return;
+        if (rows.length) this.push(rows);
+        if (rows.length < this.batchSize) {
+          this.ended = true;
+          this.push(null);
+        }
+      },
+      (error: Error) => this.destroy(error),
+    );
+  }
+
+  override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
+    const release = (broken?: Error) => {
+      this.client.off('error', this.onConnectionError);
+      this.client.release(broken);
+      callback(error);
+    };
+    if (this.lost) return release(this.lost);
+    // Ending the transaction closes the cursor, which stops the query. It waits for a FETCH in flight (bounded by
+    // the timeouts); if it fails, the connection is in doubt and is discarded.
+    this.client.query(this.ended ? 'COMMIT' : 'ROLLBACK').then(
+      () => release(),
+      (failure: Error) => release(failure),
+    );
+  }
+
+  private readonly onConnectionError = (error: Error): void => {
+    this.lost = error;
+    this.destroy(error);
+  };
+
+  private async fetch(): Promise<unknown[]> {
+    try {
+      return (await this.client.query(`FETCH ${this.batchSize} FROM ${CURSOR}`)).rows;
+    } catch (error) {
+      if (!isServerError(error)) this.lost = error as Error;
+      throw error;
     }
   }
 }

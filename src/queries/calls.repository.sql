@@ -63,7 +63,8 @@ WHERE
   AND lower(status) = lower($3)
   AND lower(call_status) = lower($4)
   AND agent_id = $5
-  AND call_date BETWEEN now() - make_interval(hours => $6) AND now()
+  AND call_date >= now() - make_interval(hours => $6)
+  AND call_date <= now()
 ORDER BY
   call_date DESC,
   id DESC
@@ -138,6 +139,138 @@ ORDER BY
   id DESC
 LIMIT
   $4;
+
+-- CallsRepository.list (a next page)
+SELECT
+  id,
+  name,
+  phone,
+  email,
+  status,
+  call_status AS "callStatus",
+  sentiment,
+  channel,
+  call_type AS "callType",
+  website,
+  agent_name AS agent,
+  agent_id AS "agentId",
+  call_date AS "callDate",
+  duration_seconds AS "durationSeconds",
+  reply_language AS "replyLanguage",
+  recording_key IS NOT NULL AS "hasRecording",
+  feedback,
+  extracted_data AS "extractedData"
+FROM
+  calls
+WHERE
+  account_id = $1
+  AND NOT is_test
+  AND (call_date, id) < ($2, $3)
+ORDER BY
+  call_date DESC,
+  id DESC
+LIMIT
+  $4;
+
+-- CallsRepository.list (a next page, by agent)
+SELECT
+  id,
+  name,
+  phone,
+  email,
+  status,
+  call_status AS "callStatus",
+  sentiment,
+  channel,
+  call_type AS "callType",
+  website,
+  agent_name AS agent,
+  agent_id AS "agentId",
+  call_date AS "callDate",
+  duration_seconds AS "durationSeconds",
+  reply_language AS "replyLanguage",
+  recording_key IS NOT NULL AS "hasRecording",
+  feedback,
+  extracted_data AS "extractedData"
+FROM
+  calls
+WHERE
+  account_id = $1
+  AND NOT is_test
+  AND agent_id = $2
+  AND (call_date, id) < ($3, $4)
+ORDER BY
+  call_date DESC,
+  id DESC
+LIMIT
+  $5;
+
+-- CallsRepository.streamAll (no filter)
+SELECT
+  id,
+  name,
+  phone,
+  email,
+  status,
+  call_status AS "callStatus",
+  sentiment,
+  channel,
+  call_type AS "callType",
+  website,
+  agent_name AS agent,
+  agent_id AS "agentId",
+  call_date AS "callDate",
+  duration_seconds AS "durationSeconds",
+  reply_language AS "replyLanguage",
+  recording_key IS NOT NULL AS "hasRecording",
+  feedback::text AS feedback,
+  extracted_data::text AS "extractedData"
+FROM
+  calls
+WHERE
+  account_id = $1
+  AND NOT is_test
+ORDER BY
+  call_date DESC,
+  id DESC;
+
+-- CallsRepository.streamAll (every filter)
+SELECT
+  id,
+  name,
+  phone,
+  email,
+  status,
+  call_status AS "callStatus",
+  sentiment,
+  channel,
+  call_type AS "callType",
+  website,
+  agent_name AS agent,
+  agent_id AS "agentId",
+  call_date AS "callDate",
+  duration_seconds AS "durationSeconds",
+  reply_language AS "replyLanguage",
+  recording_key IS NOT NULL AS "hasRecording",
+  feedback::text AS feedback,
+  extracted_data::text AS "extractedData"
+FROM
+  calls
+WHERE
+  account_id = $1
+  AND NOT is_test
+  AND (
+    name ILIKE $2
+    OR phone ILIKE $2
+  )
+  AND lower(status) = lower($3)
+  AND lower(call_status) = lower($4)
+  AND agent_id = $5
+  AND call_date >= now() - make_interval(hours => $6)
+  AND call_date <= now()
+ORDER BY
+  call_date DESC,
+  id DESC;
 
 -- CallsRepository.get
 SELECT
@@ -233,3 +366,12 @@ RETURNING
   feedback,
   extracted_data AS "extractedData",
   transcript;
+
+-- CallsRepository.delete
+DELETE FROM calls
+WHERE
+  account_id = $1
+  AND id = $2
+RETURNING
+  id,
+  is_test AS "isTest";

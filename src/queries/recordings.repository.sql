@@ -11,6 +11,16 @@ WHERE
   account_id = $1
   AND id = $2;
 
+-- RecordingsRepository.lockKey
+SELECT
+  recording_key AS "recordingKey"
+FROM
+  calls
+WHERE
+  account_id = $1
+  AND id = $2
+FOR UPDATE;
+
 -- RecordingsRepository.swapKey
 WITH
   swapped AS (

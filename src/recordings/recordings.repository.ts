@@ -27,6 +27,19 @@ export class RecordingsRepository {
   }
 
   /**
+   * Locks the call's row for the rest of `sql`'s transaction and returns its key (`{ recordingKey }`), or
+   * undefined when the call does not exist on the account. An upload's key swap (swapKey) waits for the lock.
+   */
+  @AccountQuery([1, EXAMPLE_ID])
+  async lockKey(accountId: number, callId: string, sql: Sql = this.db): Promise<{ recordingKey: string | null } | undefined> {
+    const [row] = await sql.query<{ recordingKey: string | null }>(
+      `SELECT recording_key AS "recordingKey" FROM calls WHERE account_id = $1 AND id = $2 FOR UPDATE`,
+      [accountId, callId],
+    );
+    return row;
+  }
+
+  /**
    * Sets the key and returns the one it replaced (`{ previous }`), atomically: the row is locked while the old
    * key is read, so two concurrent uploads, or an upload racing a delete, each get the key they really
    * replaced and no object is orphaned. Undefined when the call does not exist on the account. `isTest` says

@@ -1,11 +1,12 @@
 import { Injectable, Logger, NotFoundException } from '@nestjs/common';
 import type { IncomingMessage } from 'node:http';
-import { toCallResponse } from '../calls/dto/call-response.dto';
-import { callNotFound, CallsService } from '../calls/calls.service';
+import { callNotFound } from '../calls/call-not-found';
+import { CallsRepository } from '../calls/calls.repository';
+import { toCallResponse, withCredits } from '../calls/dto/call-response.dto';
 import { isUuid } from '../common/id.pipes';
 import { AppConfig } from '../config/config';
 import { InjectConfig } from '../config/config.module';
-import { Database } from '../database/database';
+import { Database, Sql } from '../database/database';
 import { WebhookEvents } from '../webhooks/webhook-events.service';
 import { limitedBody } from './byte-limit';
 import { contentDisposition } from './content-disposition';
@@ -33,7 +34,7 @@ export class RecordingsService {
   constructor(
     private readonly recordings: RecordingsRepository,
     private readonly storage: RecordingStorage,
-    private readonly calls: CallsService,
+    private readonly calls: CallsRepository,
     private readonly database: Database,
     private readonly webhookEvents: WebhookEvents,
     @InjectConfig() private readonly config: AppConfig,
@@ -60,8 +61,8 @@ export class RecordingsService {
       swapped = await this.database.transaction(async (sql) => {
         const swap = await this.recordings.swapKey(accountId, callId.toLowerCase(), key, sql);
         if (swap && !swap.isTest) {
-          const call = await this.calls.getDetail(accountId, callId, sql);
-          await this.webhookEvents.record(sql, accountId, { type: 'call.recording.ready', data: toCallResponse(call) });
+          const call = (await this.calls.get(accountId, callId.toLowerCase(), sql))!; // the swap just locked it
+          await this.webhookEvents.record(sql, accountId, { type: 'call.recording.ready', data: toCallResponse(withCredits(call, this.config.creditsPerMinute)) });
         }
         return swap;
       });
@@ -82,6 +83,19 @@ export class RecordingsService {
     const previous = swapped.previous;
     if (!previous) throw this.noRecording(callId);
     await this.removeQuietly(previous);
+  }
+
+  /**
+   * For the erasure of a call, inside the transaction that deletes its row: locks the row, then deletes the
+   * recording's object. A storage failure throws (a 503) and so rolls the erasure back: the call and its audio
+   * stay. The lock makes an upload in flight wait: its key swap then finds no call and removes its new object,
+   * so nothing is orphaned. False when the call does not exist on the account.
+   */
+  async deleteForErasure(accountId: number, callId: string, sql: Sql): Promise<boolean> {
+    const call = await this.recordings.lockKey(accountId, callId, sql);
+    if (!call) return false;
+    if (call.recordingKey) await this.storage.remove(call.recordingKey);
+    return true;
   }
 
   async playbackUrl(accountId: number, callId: string): Promise<RecordingUrl> {

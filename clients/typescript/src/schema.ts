@@ -82,7 +82,7 @@ export interface paths {
         };
         /**
          * List calls, newest first (callDate, then id, descending); never test calls, never transcript or credits
-         * @description The filters combine. Unknown query parameters are ignored; a bad value of a known one is a 400.
+         * @description The filters combine. Unknown query parameters are ignored; a bad value of a known one is a 400. A full page (as many calls as `limit`) comes with a `Link: <…/calls?…&before=…>; rel="next"` header: the same filters and the cursor of the page's last call. Following it gives the next older calls, none repeated or skipped while calls arrive; the last page is the first that is not full (it has no Link).
          */
         get: operations["CallsController_list"];
         put?: never;
@@ -105,7 +105,11 @@ export interface paths {
         get: operations["CallsController_get"];
         put?: never;
         post?: never;
-        delete?: never;
+        /**
+         * Erase a call: its recording, its transcript and the call itself
+         * @description The recording's stored object is deleted first, then the call. When recording storage is unreachable the answer is 503 and nothing is deleted (retry later). Erasing an erased call is a 404.
+         */
+        delete: operations["CallsController_erase"];
         options?: never;
         head?: never;
         patch?: never;
@@ -148,6 +152,26 @@ export interface paths {
          * @description Streamed, with `Content-Length` and `Content-Disposition: attachment`: `filename` is an ASCII rendering of the caller's name and, when the name is not plain ASCII, `filename*` carries it in UTF-8; a blank name gives `call-<callId>.mp3`.
          */
         get: operations["RecordingsController_download"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/calls/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Export every call the filters match, newest first, as CSV or NDJSON
+         * @description The filters of `GET /calls`, without a row limit: streamed from the database as it is sent (memory stays flat whatever the count). CSV: RFC 4180, UTF-8, a header row of the list item's field names in the list's order, `feedback` and `extractedData` as JSON text, `agentId` empty when null, and a cell that begins with `=`, `+`, `-`, `@`, a tab or a carriage return prefixed with `'` (spreadsheet formula injection). NDJSON: one list item per line. A failure after the first bytes cuts the connection (the file is then visibly incomplete).
+         */
+        get: operations["CallsController_export"];
         put?: never;
         post?: never;
         delete?: never;
@@ -333,6 +357,26 @@ export interface paths {
          * @description The URL comes from `GET /calls/{callId}/recording`; no API key. Honours `Range` (206 with `Content-Range`; 416 when unsatisfiable). With `STORAGE_DRIVER=s3` the playback URLs point at the bucket instead, and this route answers 404.
          */
         get: operations["PlaybackController_play"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/usage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Calls, their duration and the credits they used, per UTC day or per agent (test calls never count)
+         * @description Over `from` to `to` (UTC days, both included; by default the last 30 days, today included; at most 366 days). `groupBy=day` lists every day of the range, oldest first, days without calls as zeros; `groupBy=agent` lists the agents that handled calls, by id, the calls without an agent (`agentId: null`) last. `creditsUsed` is the sum of each call's `creditsUsed` as `GET /calls/{callId}` shows it (rounded per call), so both groupings add up to the same total.
+         */
+        get: operations["UsageController_get"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1498,6 +1542,44 @@ export interface components {
              */
             widgetPosition?: "bottom-right" | "bottom-left";
         };
+        UsageAgentResponse: {
+            /**
+             * @description The agent's name; once it is deleted, the name on its latest call in the range; "" without an agent.
+             * @example Reception desk
+             */
+            agent: string;
+            /**
+             * @description The agent's id (kept after it is deleted); null for the calls without an agent.
+             * @example 42
+             */
+            agentId: number | null;
+            /** @example 42 */
+            calls: number;
+            /** @example 66.5 */
+            creditsUsed: number;
+            /** @example 3990 */
+            durationSeconds: number;
+        };
+        UsageDayResponse: {
+            /** @example 42 */
+            calls: number;
+            /**
+             * @description Sum of the calls' creditsUsed (each call's credits rounded to 2 decimals, as `GET /calls/{callId}` shows them).
+             * @example 66.5
+             */
+            creditsUsed: number;
+            /**
+             * Format: date
+             * @description The UTC day.
+             * @example 2026-11-22
+             */
+            date: string;
+            /**
+             * @description Sum of the calls' durationSeconds.
+             * @example 3990
+             */
+            durationSeconds: number;
+        };
         VoiceResponse: {
             /**
              * @description Whether the calling account may give this voice to an agent.
@@ -2425,9 +2507,17 @@ export interface operations {
             query?: {
                 /** @description Only calls handled by this agent (including since-deleted agents). */
                 agentId?: number;
+                /**
+                 * @description Where the page starts: only calls after this one in the list's order. Opaque: take it from the
+                 *     `Link: <…>; rel="next"` header of the previous page, never build it. A malformed cursor is a 400.
+                 */
+                before?: string;
                 /** @description The call's `callStatus`, case-insensitive; blank means any. */
                 callStatus?: string;
-                /** @description Only calls whose `callDate` is within the last N × 24 hours, 0–3650; 0 means all history. */
+                /**
+                 * @description Only calls whose `callDate` is within the last N × 24 hours (counted at each request, also when paging),
+                 *     0–3650; 0 means all history.
+                 */
                 days?: number;
                 /** @description Maximum number of calls returned, 1–1000. */
                 limit?: number;
@@ -2448,6 +2538,8 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    /** @description On a full page: `<absolute URL of the next page>; rel="next"` */
+                    Link?: string;
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
@@ -2456,7 +2548,7 @@ export interface operations {
                     "application/json": components["schemas"]["CallListItemResponse"][];
                 };
             };
-            /** @description Bad query parameter value (with `details`) */
+            /** @description Bad query parameter value or malformed cursor (with `details`) */
             400: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -2709,6 +2801,85 @@ export interface operations {
             /** @description The database (or recording storage) is unavailable; try again shortly */
             503: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    CallsController_erase: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Anything that is not a UUID is a 404, like an unknown id */
+                callId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Erased: the call, its transcript and its recording */
+            204: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Missing, unknown, revoked or expired API key */
+            401: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The API key does not have the scope this needs (`read` for GET, `write` for the others) */
+            403: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No such resource on this account (another account's resource is a 404 too) */
+            404: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Over the rate limit of this account (all its keys together), or too many requests without a valid key from this address; see `Retry-After` */
+            429: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Recording storage (or the database) is unavailable; nothing was deleted */
+            503: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3058,6 +3229,107 @@ export interface operations {
             /** @description The database (or recording storage) is unavailable; try again shortly */
             503: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    CallsController_export: {
+        parameters: {
+            query?: {
+                /** @description Only calls handled by this agent (including since-deleted agents). */
+                agentId?: number;
+                /** @description The call's `callStatus`, case-insensitive; blank means any. */
+                callStatus?: string;
+                /**
+                 * @description Only calls whose `callDate` is within the last N × 24 hours (counted at each request, also when paging),
+                 *     0–3650; 0 means all history.
+                 */
+                days?: number;
+                /** @description `csv` (RFC 4180, the default) or `ndjson` (one list item per line). */
+                format?: "csv" | "ndjson";
+                /**
+                 * @description Case-insensitive substring of the caller's name or phone number (`%`, `_` and `\` are literal). A search
+                 *     made of digits and phone punctuation also matches the number with its punctuation ignored
+                 *     (`98765 43` finds `+91-98765-43210`). At most 200 characters; blank means no search.
+                 */
+                search?: string;
+                /** @description The call's `status`, case-insensitive; blank means any. */
+                status?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The file, as an attachment named `calls-<YYYY-MM-DD>.csv` (or `.ndjson`) */
+            200: {
+                headers: {
+                    /** @description `attachment; filename="calls-2026-11-22.csv"` */
+                    "Content-Disposition"?: string;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/x-ndjson": string;
+                    "text/csv": string;
+                };
+            };
+            /** @description Invalid body field, unknown field, malformed JSON or bad query parameter (with `details`) */
+            400: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing, unknown, revoked or expired API key */
+            401: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The API key does not have the scope this needs (`read` for GET, `write` for the others) */
+            403: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Over the rate limit of this account (all its keys together), or too many requests without a valid key from this address; see `Retry-After` */
+            429: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database is unavailable, or too many exports are running (with `Retry-After`) */
+            503: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4056,6 +4328,89 @@ export interface operations {
                 };
                 content: {
                     "audio/mpeg": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database (or recording storage) is unavailable; try again shortly */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    UsageController_get: {
+        parameters: {
+            query?: {
+                /** @description First UTC day, `YYYY-MM-DD`; defaults to 29 days before `to`. */
+                from?: string;
+                /** @description `day` (every day of the range, zeros included) or `agent`. */
+                groupBy?: "day" | "agent";
+                /** @description Last UTC day, included, `YYYY-MM-DD`; defaults to today (UTC). A range is at most 366 days, both ends counted. */
+                to?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Per day (`groupBy=day`) or per agent (`groupBy=agent`) */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UsageDayResponse"][] | components["schemas"]["UsageAgentResponse"][];
+                };
+            };
+            /** @description A date that is not YYYY-MM-DD, from after to, a range over 366 days, or an unknown groupBy (with `details`) */
+            400: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing, unknown, revoked or expired API key */
+            401: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The API key does not have the scope this needs (`read` for GET, `write` for the others) */
+            403: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Over the rate limit of this account (all its keys together), or too many requests without a valid key from this address; see `Retry-After` */
+            429: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description The database (or recording storage) is unavailable; try again shortly */

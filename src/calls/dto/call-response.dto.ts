@@ -1,6 +1,7 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { TRANSCRIPT_SPEAKERS, TranscriptSpeaker } from '../call.entity';
 import { CallDetailRow, CallRow } from '../calls.repository';
+import { creditsUsed } from '../credits';
 
 /** A call as listed by `GET /calls`: no transcript, no credits. */
 export class CallListItemResponse {
@@ -64,6 +65,28 @@ export interface CallDetail {
   creditsUsed: number;
 }
 
+/** The fields of a list item in the list's order (contract section 6): the export's CSV columns. */
+export const CALL_LIST_ITEM_FIELDS = [
+  'id',
+  'name',
+  'phone',
+  'email',
+  'status',
+  'callStatus',
+  'sentiment',
+  'channel',
+  'callType',
+  'website',
+  'agent',
+  'agentId',
+  'callDate',
+  'durationSeconds',
+  'replyLanguage',
+  'hasRecording',
+  'feedback',
+  'extractedData',
+] as const satisfies readonly (keyof CallListItemResponse)[];
+
 export function toCallListItemResponse(call: CallRow): CallListItemResponse {
   return {
     id: call.id,
@@ -87,10 +110,15 @@ export function toCallListItemResponse(call: CallRow): CallListItemResponse {
   };
 }
 
-export function toCallResponse({ call, creditsUsed }: CallDetail): CallResponse {
+/** A call with the credits it used at this rate (CREDITS_PER_MINUTE). */
+export function withCredits(call: CallDetailRow, creditsPerMinute: number): CallDetail {
+  return { call, creditsUsed: creditsUsed(call.durationSeconds, creditsPerMinute) };
+}
+
+export function toCallResponse(detail: CallDetail): CallResponse {
   return {
-    ...toCallListItemResponse(call),
-    creditsUsed,
-    transcript: call.transcript.map(({ speaker, text }) => ({ speaker, text })),
+    ...toCallListItemResponse(detail.call),
+    creditsUsed: detail.creditsUsed,
+    transcript: detail.call.transcript.map(({ speaker, text }) => ({ speaker, text })),
   };
 }
