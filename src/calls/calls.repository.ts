@@ -40,6 +40,13 @@ export interface NewCall extends Omit<CallDetailRow, 'id' | 'hasRecording'> {
   id?: string;
 }
 
+/** What a call's analysis sets. */
+export interface CallAnalysisFields {
+  sentiment: string;
+  status: string;
+  summary: string;
+}
+
 /** The filters of `GET /calls`; absent ones are not in the SQL at all. */
 export interface CallFilters {
   search?: string;
@@ -169,5 +176,16 @@ export class CallsRepository {
       ],
     );
     return row;
+  }
+
+  /** A call's analysis (a conversation's, after it ended): sentiment, status and `extractedData.summary`. */
+  @AccountQuery([1, EXAMPLE_ID, { sentiment: 'positive', status: 'interested', summary: 'Asked about Sunday delivery; wants a callback.' }])
+  async updateAnalysis(accountId: number, id: string, analysis: CallAnalysisFields): Promise<boolean> {
+    const rows = await this.db.query(
+      `UPDATE calls SET sentiment = $3, status = $4, extracted_data = extracted_data || jsonb_build_object('summary', $5::text)
+        WHERE account_id = $1 AND id = $2 RETURNING id`,
+      [accountId, id, analysis.sentiment, analysis.status, analysis.summary],
+    );
+    return rows.length > 0;
   }
 }

@@ -1,5 +1,10 @@
+import { applyDecorators } from '@nestjs/common';
+import { ApiProperty } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
-import { IsIn, ValidateIf } from 'class-validator';
+import { IsIn, ValidateBy, ValidateIf } from 'class-validator';
+import { codePointLength } from './code-points';
+
+export { codePointLength };
 
 /**
  * The field may be left out, but not sent as null. (class-validator's @IsOptional also lets null through,
@@ -13,3 +18,29 @@ export const Trim = () => Transform(({ value }) => (typeof value === 'string' ? 
 /** One of a fixed list; the message lists the allowed values. */
 export const IsOneOf = (values: readonly unknown[]) =>
   IsIn(values as unknown[], { message: ({ property }) => `${property} must be one of: ${values.join(', ')}` });
+
+const lengthRule = (min: number, max: number) => (min > 0 ? `${min}–${max} characters` : `at most ${max} characters`);
+
+/**
+ * A string of `min` to `max` characters counted as PostgreSQL counts them (`codePointLength`), documented as
+ * the OpenAPI `minLength`/`maxLength`. Every length rule of the API's DTOs is this one.
+ */
+export const CodePointLength = (min: number, max: number) =>
+  applyDecorators(
+    ValidateBy({
+      name: 'codePointLength',
+      constraints: [min, max],
+      validator: {
+        validate: (value) => {
+          if (typeof value !== 'string') return false;
+          const length = codePointLength(value);
+          return length >= min && length <= max;
+        },
+        defaultMessage: (args) => `${args?.property ?? 'value'} must be ${lengthRule(min, max)}`,
+      },
+    }),
+    ApiProperty({ minLength: min > 0 ? min : undefined, maxLength: max }),
+  );
+
+/** At most `max` characters (code points, as PostgreSQL counts them). */
+export const MaxCodePointLength = (max: number) => CodePointLength(0, max);

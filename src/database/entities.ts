@@ -5,6 +5,7 @@ import { Account } from '../auth/account.entity';
 import { Call } from '../calls/call.entity';
 import { ApiKey } from '../auth/api-key.entity';
 import { WidgetSite } from '../widget-sites/widget-site.entity';
+import { Conversation, ConversationMessage } from '../conversations/conversation.entity';
 
 /** Every entity of the application: the app, the CLI, migrations and the drift test all use this list. */
-export const ENTITIES = [Account, ApiKey, Agent, KnowledgeBase, KnowledgeBaseSource, Call, WidgetSite];
+export const ENTITIES = [Account, ApiKey, Agent, KnowledgeBase, KnowledgeBaseSource, Call, WidgetSite, Conversation, ConversationMessage];

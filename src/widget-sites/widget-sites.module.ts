@@ -13,5 +13,6 @@ import { WidgetSitesService } from './widget-sites.service';
   ],
   controllers: [WidgetSitesController, WidgetPublicController],
   providers: [WidgetSitesService],
+  exports: [WidgetSitesService],
 })
 export class WidgetSitesModule {}

@@ -19,6 +19,8 @@ export class WidgetConfigResponse {
   askPhone: boolean;
   /** Display name of the agent that answers; null when the site has no agent. @example "Reception desk" */
   agentName: string | null;
+  /** The agent's reply language (for speech recognition and synthesis); null when the site has no agent. @example "hi-IN" */
+  language: string | null;
 }
 
 /** `site.agent` must be loaded (or null). */
@@ -32,5 +34,6 @@ export function toWidgetConfigResponse(site: WidgetSite): WidgetConfigResponse {
     askName: site.widgetAskName,
     askPhone: site.widgetAskPhone,
     agentName: site.agent?.name ?? null,
+    language: site.agent?.language ?? null,
   };
 }
