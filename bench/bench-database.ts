@@ -14,7 +14,7 @@ import { Client } from 'pg';
 import { loadConfig } from '../src/config/config';
 import { EmbeddedPostgres } from '../src/database/embedded-postgres';
 import { runMigrations } from '../src/database/migrate';
-import { startOnFreePort } from '../src/database/throwaway-postgres';
+import { startOnFreePort } from '../scripts/throwaway-postgres';
 
 export interface DataShape {
   accounts: number;

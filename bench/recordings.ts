@@ -19,7 +19,7 @@ import * as path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { loadConfig } from '../src/config/config';
 import { runMigrations } from '../src/database/migrate';
-import { startThrowawayPostgres } from '../src/database/throwaway-postgres';
+import { startThrowawayPostgres } from '../scripts/throwaway-postgres';
 import { buildService, RunningServer, startServer } from './servers';
 
 const ROOT = path.resolve(__dirname, '..');

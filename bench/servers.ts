@@ -6,7 +6,7 @@
 import { ChildProcess, execFileSync, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { freePort } from '../src/database/throwaway-postgres';
+import { freePort } from '../scripts/throwaway-postgres';
 
 const ROOT = path.resolve(__dirname, '..');
 

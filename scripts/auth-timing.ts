@@ -12,7 +12,7 @@ import { AccountsService } from '../src/auth/accounts.service';
 import { ApiKeysService } from '../src/auth/api-keys.service';
 import { loadConfig } from '../src/config/config';
 import { runMigrations } from '../src/database/migrate';
-import { startThrowawayPostgres } from '../src/database/throwaway-postgres';
+import { startThrowawayPostgres } from './throwaway-postgres';
 
 const ROUNDS = Number(process.env.ROUNDS ?? 2000);
 

@@ -7,7 +7,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { loadConfig } from '../src/config/config';
 import { pendingSchemaChanges, runMigrations } from '../src/database/migrate';
-import { startThrowawayPostgres } from '../src/database/throwaway-postgres';
+import { startThrowawayPostgres } from './throwaway-postgres';
 
 const MIGRATIONS_DIR = path.join(__dirname, '..', 'src', 'database', 'migrations');
 

@@ -18,7 +18,7 @@ import { ApiKeysService } from '../src/auth/api-keys.service';
 import { loadConfig } from '../src/config/config';
 import { dataSourceOptions } from '../src/database/data-source-options';
 import { runMigrations } from '../src/database/migrate';
-import { freePort, startThrowawayPostgres } from '../src/database/throwaway-postgres';
+import { freePort, startThrowawayPostgres } from './throwaway-postgres';
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const autocannon = require('autocannon') as (options: object) => Promise<AutocannonResult> & { on(event: string, listener: (...args: unknown[]) => void): void };

@@ -4,7 +4,7 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { startThrowawayPostgres } from '../src/database/throwaway-postgres';
+import { startThrowawayPostgres } from './throwaway-postgres';
 import { generateOnFreshDatabase, QUERIES_DIR } from './sql-generator';
 
 async function main(): Promise<void> {

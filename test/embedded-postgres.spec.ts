@@ -5,7 +5,7 @@ import * as path from 'node:path';
 import { Client } from 'pg';
 import { startEmbeddedPostgres } from '../src/database/embedded-postgres';
 import { searchLocaleWarning } from '../src/database/search-locale';
-import { freePort, startOnFreePort } from '../src/database/throwaway-postgres';
+import { freePort, startOnFreePort } from '../scripts/throwaway-postgres';
 
 async function query(url: string, sql: string): Promise<unknown[]> {
   const client = new Client({ connectionString: url });

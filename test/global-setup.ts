@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { loadConfig } from '../src/config/config';
 import { runMigrations } from '../src/database/migrate';
-import { startThrowawayPostgres } from '../src/database/throwaway-postgres';
+import { startThrowawayPostgres } from '../scripts/throwaway-postgres';
 
 /**
  * One real PostgreSQL for the whole run: the one in DATABASE_URL, or an embedded one in a throwaway data

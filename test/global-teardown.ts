@@ -1,5 +1,5 @@
 import { rmSync } from 'node:fs';
-import { ThrowawayPostgres } from '../src/database/throwaway-postgres';
+import { ThrowawayPostgres } from '../scripts/throwaway-postgres';
 
 export default async function globalTeardown(): Promise<void> {
   await (globalThis as { testPostgres?: ThrowawayPostgres }).testPostgres?.destroy();

@@ -6,7 +6,7 @@ import { AccountsService } from '../src/auth/accounts.service';
 import { loadConfig } from '../src/config/config';
 import { EmbeddedPostgres, startEmbeddedPostgres } from '../src/database/embedded-postgres';
 import { runMigrations } from '../src/database/migrate';
-import { startOnFreePort } from '../src/database/throwaway-postgres';
+import { startOnFreePort } from '../scripts/throwaway-postgres';
 import request from 'supertest';
 import { INestApplication } from '@nestjs/common';
 import { createTestContext } from './helpers';

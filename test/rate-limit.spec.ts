@@ -1,6 +1,6 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
-import { freePort } from '../src/database/throwaway-postgres';
+import { freePort } from '../scripts/throwaway-postgres';
 import { createTestContext, TestAccount, TestContext } from './helpers';
 
 const TOO_MANY = { statusCode: 429, error: 'Too Many Requests', message: expect.stringMatching(/^Too many requests; retry in \d+ s$/) };

@@ -1,7 +1,6 @@
 import { ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { ClientRequest, request as httpRequest, IncomingMessage } from 'node:http';
-import { AddressInfo, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { AppConfig, MAX_RECORDING_BYTES, StorageConfig } from '../src/config/config';
@@ -79,14 +78,7 @@ export async function s3TestStorage(maxRecordingBytes = MAX_RECORDING_BYTES): Pr
   };
 }
 
-/** A port free right now on loopback (for PUBLIC_BASE_URL, before the app listens on it). */
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
+export { freePort } from '../scripts/throwaway-postgres';
 
 export interface RawResponse {
   status: number;

@@ -7,7 +7,7 @@ import { pipeline } from 'node:stream/promises';
 import { ConfigError, loadConfig, MAX_RECORDING_BYTES } from '../src/config/config';
 import { parseRange } from '../src/recordings/byte-range';
 import { ByteLimit } from '../src/recordings/byte-limit';
-import { contentDisposition, encodeRfc8187, recordingFileName } from '../src/recordings/content-disposition';
+import { contentDisposition, recordingFileName } from '../src/recordings/content-disposition';
 import { LocalRecordingStorage } from '../src/recordings/local-recording-storage';
 import { newRecordingKey, RECORDING_KEY, RecordingStorageError, storageFailure } from '../src/recordings/recording-storage';
 import { PlaybackUrlSigner, playbackUrl } from '../src/recordings/signed-url';
@@ -40,8 +40,10 @@ describe('recording file name', () => {
     expect(ascii).toBe(`call-${CALL_ID}.mp3`);
   });
 
-  it('percent-encodes everything outside RFC 8187 attr-char, UTF-8 byte by byte', () => {
-    expect(encodeRfc8187("राज a'(*)%.mp3")).toBe("%E0%A4%B0%E0%A4%BE%E0%A4%9C%20a%27%28%2A%29%25.mp3");
+  it('percent-encodes filename* outside RFC 8187 attr-char, UTF-8 byte by byte', () => {
+    expect(contentDisposition('attachment', 'राज a(*)%', CALL_ID)).toBe(
+      `attachment; filename="a(*)%.mp3"; filename*=UTF-8''%E0%A4%B0%E0%A4%BE%E0%A4%9C%20a%28%2A%29%25.mp3`,
+    );
   });
 
   it('writes filename*, only for names that are not plain ASCII', () => {
@@ -77,6 +79,10 @@ describe('Range header', () => {
     ['bytes=99999999999999999999-', { kind: 'unsatisfiable' }],
     ['bytes=50-10', { kind: 'whole' }],
     ['bytes=0-1,5-9', { kind: 'whole' }],
+    ['bytes=0-1,2-3', { kind: 'whole' }],
+    ['bytes= 0-99 ', { kind: 'partial', range: { start: 0, end: 99 } }],
+    ['bytes= -100', { kind: 'partial', range: { start: 900, end: 999 } }],
+    ['bytes=0-99999999999999999999', { kind: 'partial', range: { start: 0, end: 999 } }],
     ['items=0-9', { kind: 'whole' }],
     ['bytes=-', { kind: 'whole' }],
     ['bytes=a-b', { kind: 'whole' }],

@@ -5,7 +5,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { Client } from 'pg';
-import { freePort, retryWhenPortTaken, startOnFreePort } from '../src/database/throwaway-postgres';
+import { freePort, retryWhenPortTaken, startOnFreePort } from '../scripts/throwaway-postgres';
 
 const ROOT = path.join(__dirname, '..');
 

@@ -1,3 +1,5 @@
+import { DataSource } from 'typeorm';
+import { WidgetSitesRepository } from '../src/widget-sites/widget-sites.repository';
 import { createTestContext, TestAccount, TestContext } from './helpers';
 
 interface Site {
@@ -75,6 +77,18 @@ describe('public widget routes', () => {
       const site = await createSite({ agentId: agent.id });
       expect((await config(site.siteKey).expect(200)).body.agentName).toBe('Temporary');
       await context.as(owner).delete(`/agents/${agent.id}`).expect(204);
+      expect((await config(site.siteKey).expect(200)).body.agentName).toBeNull();
+    });
+
+    it('never names an agent of another account, even one written into the table behind the API\'s back', async () => {
+      const stranger = await context.createAccount();
+      const foreign = (await context.as(stranger).post('/agents').send({ name: 'Not yours' }).expect(201)).body;
+      const own = (await context.as(owner).post('/agents').send({ name: 'Yours' }).expect(201)).body;
+      const site = await createSite({ agentId: own.id });
+      const sites = context.app.get(WidgetSitesRepository);
+      expect(await sites.findConfigBySiteKey(site.siteKey)).toMatchObject({ agentId: own.id, agentName: 'Yours' });
+      await context.app.get(DataSource).query('UPDATE widget_sites SET agent_id = $1 WHERE id = $2', [foreign.id, site.id]);
+      expect(await sites.findConfigBySiteKey(site.siteKey)).toMatchObject({ agentId: null, agentName: null });
       expect((await config(site.siteKey).expect(200)).body.agentName).toBeNull();
     });
 

@@ -100,7 +100,7 @@ export class WidgetSessionsController {
     @Headers('origin') origin: string | undefined,
     @Res({ passthrough: true }) response: Response,
   ): Promise<StartedConversationResponse> {
-    const site = await this.sites.findBySiteKey(dto.siteKey);
+    const site = await this.sites.findSessionSiteBySiteKey(dto.siteKey);
     allowSiteOrigin(site.allowedDomain, origin, response);
     if (!site.agent) throw new ConflictException('This widget site has no agent to talk to');
     const started = await this.conversations.startOnSite(

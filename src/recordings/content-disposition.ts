@@ -1,11 +1,15 @@
+import { encodeExtended } from 'content-disposition';
+
+/**
+ * The download's `Content-Disposition`: the caller's name made into a file name here (the contract's rules);
+ * the `content-disposition` package encodes `filename*` (RFC 8187).
+ */
+
 /** Longest file name stem, in characters (before `.mp3`). */
 const MAX_STEM_LENGTH = 100;
 
 /** Control and invisible format characters (bidi overrides, zero-width), quotes, slashes, backslashes. */
 const REMOVED = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}"'`\/\\]/gu;
-
-/** RFC 8187 attr-char: what may stand unencoded in `filename*`. */
-const ATTR_CHAR = /[A-Za-z0-9!#$&+\-.^_`|~]/;
 
 /**
  * The caller's name made safe for a file name: whitespace runs (newlines too) become one space; other control
@@ -27,18 +31,8 @@ export function asciiFileStem(stem: string): string {
     .trim();
 }
 
-/** Percent-encodes UTF-8 for `filename*` (RFC 8187): every byte outside attr-char. */
-export function encodeRfc8187(value: string): string {
-  let encoded = '';
-  for (const character of value) {
-    if (ATTR_CHAR.test(character)) encoded += character;
-    else for (const byte of Buffer.from(character, 'utf8')) encoded += `%${byte.toString(16).toUpperCase().padStart(2, '0')}`;
-  }
-  return encoded;
-}
-
 export interface RecordingFileName {
-  /** Plain printable ASCII, for `filename="…"`. */
+  /** Plain printable ASCII, for `filename`. */
   ascii: string;
   /** The full UTF-8 name for `filename*`, only when it differs from the ASCII one. */
   utf8: string | undefined;
@@ -56,9 +50,13 @@ export function recordingFileName(callerName: string, callId: string): Recording
   };
 }
 
-/** `attachment; filename="…"` plus `filename*=UTF-8''…` when the name is not plain ASCII. */
+/**
+ * `attachment; filename="…"` plus `filename*=UTF-8''…` when the name is not plain ASCII. The ASCII name needs no
+ * escaping (it has no quote or backslash left) and is always quoted, as the contract writes it: the package's
+ * `create()` would leave a name made only of token characters unquoted (`filename=call-….mp3`).
+ */
 export function contentDisposition(type: 'attachment' | 'inline', callerName: string, callId: string): string {
   const { ascii, utf8 } = recordingFileName(callerName, callId);
   const header = `${type}; filename="${ascii}"`;
-  return utf8 === undefined ? header : `${header}; filename*=UTF-8''${encodeRfc8187(utf8)}`;
+  return utf8 === undefined ? header : `${header}; filename*=${encodeExtended(utf8)}`;
 }

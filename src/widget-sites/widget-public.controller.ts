@@ -3,10 +3,10 @@ import { ApiHeader, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiProduc
 import type { Request, Response } from 'express';
 import { Public } from '../auth/public.decorator';
 import { ApiErrors } from '../common/api-errors.decorator';
+import { WidgetRateLimit } from '../rate-limit/rate-limit';
 import { toWidgetConfigResponse, WidgetConfigResponse } from './dto/widget-config-response.dto';
 import { EMBED_SCRIPT, EMBED_SCRIPT_ETAG } from './embed-script';
-import { WidgetRateLimit } from '../rate-limit/rate-limit';
-import { WidgetSite } from './widget-site.entity';
+import { WidgetConfigRow } from './widget-sites.repository';
 import { WidgetSitesService } from './widget-sites.service';
 import { allowSiteOrigin } from './widget-cors';
 
@@ -54,9 +54,9 @@ export class WidgetPublicController {
     @Headers('origin') origin: string | undefined,
     @Res({ passthrough: true }) response: Response,
   ): Promise<WidgetConfigResponse> {
-    const site = await this.siteForOrigin(siteKey, origin, response);
+    const config = await this.configForOrigin(siteKey, origin, response);
     response.set('Cache-Control', 'no-store');
-    return toWidgetConfigResponse(site);
+    return toWidgetConfigResponse(config);
   }
 
   @Options('config/:siteKey')
@@ -70,7 +70,7 @@ export class WidgetPublicController {
     @Headers('origin') origin: string | undefined,
     @Res({ passthrough: true }) response: Response,
   ): Promise<void> {
-    await this.siteForOrigin(siteKey, origin, response);
+    await this.configForOrigin(siteKey, origin, response);
     response.set({
       'Access-Control-Allow-Methods': 'GET, OPTIONS',
       'Access-Control-Allow-Headers': 'Content-Type',
@@ -79,13 +79,13 @@ export class WidgetPublicController {
   }
 
   /**
-   * The site of the key (404), if the page's origin may use it (403); sets the CORS headers. Any origin is
-   * allowed (`*`) when allowedDomain is "", otherwise the matching origin is echoed.
+   * What the widget of the key needs (404), if the page's origin may use it (403); sets the CORS headers. Any
+   * origin is allowed (`*`) when allowedDomain is "", otherwise the matching origin is echoed.
    */
-  private async siteForOrigin(siteKey: string, origin: string | undefined, response: Response): Promise<WidgetSite> {
+  private async configForOrigin(siteKey: string, origin: string | undefined, response: Response): Promise<WidgetConfigRow> {
     response.vary('Origin');
-    const site = await this.sites.findBySiteKey(siteKey);
-    allowSiteOrigin(site.allowedDomain, origin, response);
-    return site;
+    const config = await this.sites.findConfigBySiteKey(siteKey);
+    allowSiteOrigin(config.allowedDomain, origin, response);
+    return config;
   }
 }

@@ -9,16 +9,13 @@ import { InjectConfig } from '../config/config.module';
 import { CreateWidgetSiteDto } from './dto/create-widget-site.dto';
 import { UpdateWidgetSiteDto } from './dto/update-widget-site.dto';
 import { toWidgetSiteResponse, WidgetSiteResponse } from './dto/widget-site-response.dto';
-import { WidgetSite } from './widget-site.entity';
+import { WidgetSiteRow } from './widget-sites.repository';
 import { WidgetSitesService } from './widget-sites.service';
 
 const SiteId = () => Param('siteId', new IntIdPipe('Widget site'));
 const AGENT_400 = [400, 'Invalid or unknown field (a `siteKey` too), or `agentId` not an agent of this account (with `details`)'] as [number, string];
 
-/**
- * The account's widget sites. Responses are mapped here rather than with @Serialize because the embed
- * snippet needs the configured PUBLIC_BASE_URL.
- */
+/** The account's widget sites. Each response is mapped from its row with the configured PUBLIC_BASE_URL (the embed snippet's). */
 @ApiTags('widget sites')
 @Controller('widget/sites')
 export class WidgetSitesController {
@@ -75,7 +72,7 @@ export class WidgetSitesController {
     return this.toResponse(await this.sites.rotateKey(account.id, siteId));
   }
 
-  private toResponse(site: WidgetSite): WidgetSiteResponse {
+  private toResponse(site: WidgetSiteRow): WidgetSiteResponse {
     return toWidgetSiteResponse(site, this.config.publicBaseUrl);
   }
 }

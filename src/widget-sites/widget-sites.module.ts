@@ -1,18 +1,14 @@
 import { Module } from '@nestjs/common';
-import { TypeOrmModule } from '@nestjs/typeorm';
 import { AgentsModule } from '../agents/agents.module';
 import { WidgetPublicController } from './widget-public.controller';
-import { WidgetSite } from './widget-site.entity';
 import { WidgetSitesController } from './widget-sites.controller';
+import { WidgetSitesRepository } from './widget-sites.repository';
 import { WidgetSitesService } from './widget-sites.service';
 
 @Module({
-  imports: [
-    TypeOrmModule.forFeature([WidgetSite]),
-    AgentsModule,
-  ],
+  imports: [AgentsModule],
   controllers: [WidgetSitesController, WidgetPublicController],
-  providers: [WidgetSitesService],
+  providers: [WidgetSitesService, WidgetSitesRepository],
   exports: [WidgetSitesService],
 })
 export class WidgetSitesModule {}

@@ -1,87 +1,74 @@
 import { Injectable, NotFoundException } from '@nestjs/common';
-import { InjectRepository } from '@nestjs/typeorm';
-import { Repository } from 'typeorm';
 import { AgentsService, unknownAgentField } from '../agents/agents.service';
+import { definedFields } from '../common/defined-fields';
 import { CreateWidgetSiteDto } from './dto/create-widget-site.dto';
 import { UpdateWidgetSiteDto } from './dto/update-widget-site.dto';
 import { generateSiteKey, isSiteKeyShaped } from './site-key';
-import { WidgetSite } from './widget-site.entity';
-import { definedFields } from '../common/defined-fields';
+import { WidgetConfigRow, WidgetSessionSiteRow, WidgetSiteFields, WidgetSiteRow, WidgetSitesRepository } from './widget-sites.repository';
 
 const FOREIGN_KEY_VIOLATION = '23503';
 
-/** Every management method takes the caller's account first and puts it in the WHERE of every read and write. */
+const notFound = (id: number) => new NotFoundException(`Widget site ${id} not found`);
+
+/** The widget sites' rules (the agent must be the account's, 404s); the SQL is WidgetSitesRepository's. */
 @Injectable()
 export class WidgetSitesService {
   constructor(
-    @InjectRepository(WidgetSite) private readonly sites: Repository<WidgetSite>,
+    private readonly sites: WidgetSitesRepository,
     private readonly agents: AgentsService,
   ) {}
 
-  list(accountId: number): Promise<WidgetSite[]> {
-    return this.sites.find({ where: { accountId }, order: { id: 'ASC' } });
+  list(accountId: number): Promise<WidgetSiteRow[]> {
+    return this.sites.list(accountId);
   }
 
-  async get(accountId: number, id: number): Promise<WidgetSite> {
-    const site = await this.sites.findOneBy({ id, accountId });
-    if (!site) throw new NotFoundException(`Widget site ${id} not found`);
-    return site;
+  async get(accountId: number, id: number): Promise<WidgetSiteRow> {
+    return (await this.sites.get(accountId, id)) ?? Promise.reject(notFound(id));
   }
 
-  async create(accountId: number, dto: CreateWidgetSiteDto): Promise<WidgetSite> {
+  async create(accountId: number, dto: CreateWidgetSiteDto): Promise<WidgetSiteRow> {
     if (dto.agentId != null) await this.agents.getReferenced(accountId, dto.agentId); // a site is answered only by its account's agent
-    const site = this.sites.create({ ...definedFields(dto), accountId, siteKey: generateSiteKey() });
-    return this.whileAgentExists(dto.agentId, () => this.sites.save(site));
+    return this.whileAgentExists(dto.agentId, () => this.sites.insert(accountId, dto as WidgetSiteFields, generateSiteKey()));
   }
 
-  async update(accountId: number, id: number, dto: UpdateWidgetSiteDto): Promise<WidgetSite> {
-    const patch = definedFields(dto);
-    if (Object.keys(patch).length === 0) return this.get(accountId, id);
-    if (patch.agentId != null) {
+  async update(accountId: number, id: number, dto: UpdateWidgetSiteDto): Promise<WidgetSiteRow> {
+    const fields = definedFields(dto);
+    if (Object.keys(fields).length === 0) return this.get(accountId, id);
+    if (fields.agentId != null) {
       await this.get(accountId, id); // another account's site is a 404 before anything is said about the agent
-      await this.agents.getReferenced(accountId, patch.agentId);
+      await this.agents.getReferenced(accountId, fields.agentId);
     }
-    const { affected } = await this.whileAgentExists(patch.agentId, () => this.sites.update({ id, accountId }, patch));
-    if (!affected) throw new NotFoundException(`Widget site ${id} not found`);
-    return this.get(accountId, id);
+    return (await this.whileAgentExists(fields.agentId, () => this.sites.update(accountId, id, fields))) ?? Promise.reject(notFound(id));
   }
 
   async remove(accountId: number, id: number): Promise<void> {
-    const { affected } = await this.sites.delete({ id, accountId });
-    if (!affected) throw new NotFoundException(`Widget site ${id} not found`);
+    if (!(await this.sites.delete(accountId, id))) throw notFound(id);
   }
 
-  /** Replaces the site key in one UPDATE: the old key names nothing from then on. */
-  async rotateKey(accountId: number, id: number): Promise<WidgetSite> {
-    const { affected } = await this.sites.update({ id, accountId }, { siteKey: generateSiteKey() });
-    if (!affected) throw new NotFoundException(`Widget site ${id} not found`);
-    return this.get(accountId, id);
+  /** A new site key, in one UPDATE: the old key names nothing from then on. */
+  async rotateKey(accountId: number, id: number): Promise<WidgetSiteRow> {
+    return (await this.sites.rotateKey(accountId, id, generateSiteKey())) ?? Promise.reject(notFound(id));
   }
 
-  /**
-   * The public widget's lookup: the site key is the credential, so no account is involved. Comes with
-   * its agent (never one of another account: the management methods refuse those).
-   */
-  async findBySiteKey(siteKey: string): Promise<WidgetSite> {
-    const site = isSiteKeyShaped(siteKey) ? await this.sites.findOne({ where: { siteKey }, relations: { agent: true } }) : null;
-    if (!site) throw new NotFoundException('Unknown site key');
-    if (site.agent && site.agent.accountId !== site.accountId) site.agent = null;
-    return site;
+  /** The public widget's lookup: the site key is the credential, so no account is involved. */
+  async findConfigBySiteKey(siteKey: string): Promise<WidgetConfigRow> {
+    const config = isSiteKeyShaped(siteKey) ? await this.sites.findConfigBySiteKey(siteKey) : undefined;
+    return config ?? Promise.reject(new NotFoundException('Unknown site key'));
   }
 
-  /** The agent was checked, but may be deleted before the write: the foreign key then refuses it. */
+  /** The site a widget session is started on (404 for an unknown key), with its agent or null. */
+  async findSessionSiteBySiteKey(siteKey: string): Promise<WidgetSessionSiteRow> {
+    const site = isSiteKeyShaped(siteKey) ? await this.sites.findSessionSiteBySiteKey(siteKey) : undefined;
+    return site ?? Promise.reject(new NotFoundException('Unknown site key'));
+  }
+
+  /** The agent was checked, but may be deleted before the write: the foreign key then refuses it, a 400 like any unknown agent. */
   private async whileAgentExists<T>(agentId: number | null | undefined, write: () => Promise<T>): Promise<T> {
     try {
       return await write();
     } catch (error) {
-      if (agentId != null && isForeignKeyViolation(error)) throw unknownAgentField(agentId);
+      if (agentId != null && (error as { code?: unknown } | null)?.code === FOREIGN_KEY_VIOLATION) throw unknownAgentField(agentId);
       throw error;
     }
   }
-}
-
-
-function isForeignKeyViolation(error: unknown): boolean {
-  const candidate = error as { code?: unknown; driverError?: { code?: unknown } } | null;
-  return candidate?.code === FOREIGN_KEY_VIOLATION || candidate?.driverError?.code === FOREIGN_KEY_VIOLATION;
 }

@@ -4,6 +4,7 @@ import * as os from 'node:os';
 import { AddressInfo } from 'node:net';
 import * as path from 'node:path';
 import { Browser, chromium, ConsoleMessage, Page } from 'playwright-core';
+import { freePort } from '../../scripts/throwaway-postgres';
 import { createTestContext, TestAccount, TestContext } from '../helpers';
 
 // page.evaluate() callbacks run in the browser. The project compiles without the DOM library (it would
@@ -46,15 +47,6 @@ function hostPage(snippet: string): string {
 <button id="host-button" type="button">Shop the collection</button>
 ${snippet}
 </body></html>`;
-}
-
-/** A free loopback port (the API must know its public URL, hence its port, before it starts). */
-async function freePort(): Promise<number> {
-  const server = http.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
 }
 
 /** Serves /site/<id> with that site's snippet pasted in, and /plain without any. */

@@ -42,7 +42,7 @@ export async function uploadRecording(api: ApiClient, callId: string, mp3: Uint8
   const { response } = await api.PUT('/calls/{callId}/recording', {
     params: { path: { callId } },
     body: mp3 as unknown as string,
-    bodySerializer: (body) => body as unknown as BodyInit,
+    bodySerializer: (body: unknown) => body as string, // the bytes as they are
     headers: { 'Content-Type': 'audio/mpeg' },
   });
   return { ok: response.ok, status: response.status };

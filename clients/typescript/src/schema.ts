@@ -519,37 +519,37 @@ export interface components {
              * @description At most 2,000 characters.
              * @default
              */
-            description: string;
+            description?: string;
             /**
              * @default hi-IN
              * @example hi-IN
              * @enum {string}
              */
-            language: "hi-IN" | "en-IN" | "bn-IN" | "gu-IN" | "kn-IN" | "ml-IN" | "mr-IN" | "od-IN" | "pa-IN" | "ta-IN" | "te-IN" | "en-US";
+            language?: "hi-IN" | "en-IN" | "bn-IN" | "gu-IN" | "kn-IN" | "ml-IN" | "mr-IN" | "od-IN" | "pa-IN" | "ta-IN" | "te-IN" | "en-US";
             /**
              * @description 1–100 characters.
              * @default gpt-4.1
              * @example gpt-4.1-mini
              */
-            model: string;
+            model?: string;
             /**
              * @description 1–200 characters after trimming.
              * @default Unnamed agent
              * @example Reception desk
              */
-            name: string;
+            name?: string;
             /**
              * @description At most 50,000 characters.
              * @default
              */
-            systemPrompt: string;
+            systemPrompt?: string;
             /**
              * @description A voice id from `GET /voices`; the platform-only tiers give 403 to other accounts.
              * @default shubh
              * @example shubh
              * @enum {string}
              */
-            voice: "shubh" | "anushka" | "manisha" | "vidya" | "arya" | "abhilash" | "karun" | "hitesh" | "ritu-preview" | "aditya-preview" | "shubh-ng" | "anushka-ng";
+            voice?: "shubh" | "anushka" | "manisha" | "vidya" | "arya" | "abhilash" | "karun" | "hitesh" | "ritu-preview" | "aditya-preview" | "shubh-ng" | "anushka-ng";
         };
         CreateCallDto: {
             /**
@@ -568,32 +568,32 @@ export interface components {
              * @default
              * @example completed
              */
-            callStatus: string;
+            callStatus?: string;
             /**
              * @description Suggested: `inbound`, `outbound`, `web`.
              * @default
              * @example inbound
              */
-            callType: string;
+            callType?: string;
             /**
              * @description Channel label. Suggested: `phone`, `web-widget`, `whatsapp`.
              * @default
              * @example phone
              */
-            channel: string;
+            channel?: string;
             /**
              * @description Length of the call in seconds, 0 to 86,400.
              * @default 0
              * @example 95
              */
-            durationSeconds: number;
+            durationSeconds?: number;
             /**
              * Format: email
              * @description An email address, or "" when unknown.
              * @default
              * @example priya@example.com
              */
-            email: string;
+            email?: string;
             /**
              * @description A JSON object of what the agent extracted from the call; defaults to {}.
              * @example {
@@ -612,25 +612,25 @@ export interface components {
              *       "rating": 5
              *     }
              */
-            feedback: Record<string, never> | null;
+            feedback?: Record<string, never> | null;
             /**
              * @description A test call from the dashboard's test-call button: readable by id, never listed.
              * @default false
              * @example false
              */
-            isTest: boolean;
+            isTest?: boolean;
             /**
              * @description Caller name, at most 200 characters; "" when unknown.
              * @default
              * @example Priya Sharma
              */
-            name: string;
+            name?: string;
             /**
              * @description Caller number: digits, spaces and `+ - ( ) . /`, at most 50 characters; "" when unknown.
              * @default
              * @example +91-98765-43210
              */
-            phone: string;
+            phone?: string;
             /**
              * @description A supported reply language; defaults to the agent's language ("" without an agent).
              * @example hi-IN
@@ -642,24 +642,24 @@ export interface components {
              * @default
              * @example positive
              */
-            sentiment: string;
+            sentiment?: string;
             /**
              * @description Outcome or lead status. Suggested: `new`, `qualified`, `interested`, `not-interested`, `callback`, `converted`.
              * @default
              * @example qualified
              */
-            status: string;
+            status?: string;
             /**
              * @description At most 500 turns; defaults to [].
              * @default []
              */
-            transcript: components["schemas"]["TranscriptTurnDto"][];
+            transcript?: components["schemas"]["TranscriptTurnDto"][];
             /**
              * @description Site the call came from, at most 2,048 characters.
              * @default
              * @example https://shop.example.in/contact
              */
-            website: string;
+            website?: string;
         };
         CreateKnowledgeBaseDto: {
             /**
@@ -667,7 +667,7 @@ export interface components {
              * @default Untitled
              * @example Product FAQ
              */
-            name: string;
+            name?: string;
         };
         CreateSourceDto: {
             /**
@@ -676,20 +676,20 @@ export interface components {
              * @default
              * @example We are open 9:00–18:00, Monday to Saturday.
              */
-            content: string;
+            content?: string;
             /**
              * @description 1–200 characters after trimming.
              * @default Untitled
              * @example Opening hours
              */
-            name: string;
+            name?: string;
             /**
              * @description `text`: content is the text itself; `url`: content is an absolute http or https URL.
              * @default text
              * @example text
              * @enum {string}
              */
-            type: "text" | "url";
+            type?: "text" | "url";
         };
         CreateWidgetSiteDto: {
             /**
@@ -697,14 +697,14 @@ export interface components {
              * @default null
              * @example 42
              */
-            agentId: number | null;
+            agentId?: number | null;
             /**
              * @description Where the widget may run: "" for any site, a host (`example.com`), `*.example.com` for it and all its
              *     subdomains, or `localhost:5173` for development. A pasted URL is reduced to its host; stored lowercase.
              * @default
              * @example *.example.com
              */
-            allowedDomain: string;
+            allowedDomain?: string;
             /**
              * @description 1–200 characters after trimming.
              * @example Acme storefront
@@ -715,43 +715,43 @@ export interface components {
              * @default true
              * @example true
              */
-            widgetAskName: boolean;
+            widgetAskName?: boolean;
             /**
              * @description Whether the widget asks the visitor's phone number before starting.
              * @default true
              * @example true
              */
-            widgetAskPhone: boolean;
+            widgetAskPhone?: boolean;
             /**
              * @default default
              * @example default
              * @enum {string}
              */
-            widgetAvatar: "default" | "female" | "male" | "robot";
+            widgetAvatar?: "default" | "female" | "male" | "robot";
             /**
              * @description Text of the greeting bubble beside the launcher, at most 500 characters; "" for none.
              * @default
              * @example Hi! Questions about your order?
              */
-            widgetGreeting: string;
+            widgetGreeting?: string;
             /**
              * @description The launcher button's text, 1–40 characters after trimming.
              * @default Talk to us
              * @example Talk to us
              */
-            widgetLabel: string;
+            widgetLabel?: string;
             /**
              * @default voice
              * @example voice
              * @enum {string}
              */
-            widgetMode: "voice" | "chat";
+            widgetMode?: "voice" | "chat";
             /**
              * @default bottom-right
              * @example bottom-right
              * @enum {string}
              */
-            widgetPosition: "bottom-right" | "bottom-left";
+            widgetPosition?: "bottom-right" | "bottom-left";
         };
         ErrorDetail: {
             /** @description The body field or query parameter at fault, as a dotted path (`transcript.0.speaker`). */

@@ -1,4 +1,4 @@
-import { WidgetSite } from '../widget-site.entity';
+import { WidgetConfigRow } from '../widget-sites.repository';
 import type { WidgetAvatar, WidgetMode, WidgetPosition } from '../widget-options';
 
 /** What the embedded widget needs to render, and nothing else: no account, no agent id, no prompt. */
@@ -23,8 +23,7 @@ export class WidgetConfigResponse {
   language: string | null;
 }
 
-/** `site.agent` must be loaded (or null). */
-export function toWidgetConfigResponse(site: WidgetSite): WidgetConfigResponse {
+export function toWidgetConfigResponse(site: WidgetConfigRow): WidgetConfigResponse {
   return {
     label: site.widgetLabel,
     position: site.widgetPosition,
@@ -33,7 +32,7 @@ export function toWidgetConfigResponse(site: WidgetSite): WidgetConfigResponse {
     mode: site.widgetMode,
     askName: site.widgetAskName,
     askPhone: site.widgetAskPhone,
-    agentName: site.agent?.name ?? null,
-    language: site.agent?.language ?? null,
+    agentName: site.agentName,
+    language: site.agentLanguage,
   };
 }

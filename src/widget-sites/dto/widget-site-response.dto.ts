@@ -1,6 +1,6 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { embedSnippet } from '../embed-snippet';
-import { WidgetSite } from '../widget-site.entity';
+import { WidgetSiteRow } from '../widget-sites.repository';
 import type { WidgetAvatar, WidgetMode, WidgetPosition } from '../widget-options';
 
 export class WidgetSiteResponse {
@@ -39,7 +39,7 @@ export class WidgetSiteResponse {
   updatedAt: string;
 }
 
-export function toWidgetSiteResponse(site: WidgetSite, publicBaseUrl: string): WidgetSiteResponse {
+export function toWidgetSiteResponse(site: WidgetSiteRow, publicBaseUrl: string): WidgetSiteResponse {
   return {
     id: site.id,
     name: site.name,

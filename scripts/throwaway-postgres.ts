@@ -2,7 +2,12 @@ import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { EmbeddedPostgres, EmbeddedPostgresOptions, startEmbeddedPostgres } from './embedded-postgres';
+import { EmbeddedPostgres, EmbeddedPostgresOptions, startEmbeddedPostgres } from '../src/database/embedded-postgres';
+
+/**
+ * Tooling around the embedded PostgreSQL for the tests, the scripts and the benchmarks (not the service: it
+ * lives here, not in src/): free ports, a retry when one was taken meanwhile, throwaway clusters.
+ */
 
 export interface ThrowawayPostgres {
   url: string;
@@ -11,6 +16,7 @@ export interface ThrowawayPostgres {
   destroy(): Promise<void>;
 }
 
+/** A port free right now on loopback (for a server that must know its port, or its URL, before it listens). */
 export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = net.createServer();
