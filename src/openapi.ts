@@ -5,6 +5,7 @@ import { ErrorResponse } from './common/error-response.dto';
 import pluginMetadata from './metadata';
 import { AppModule } from './app.module';
 import { AppConfig } from './config/config';
+import { CONVERSATION_TOKEN_SCHEME } from './conversations/conversations.controller';
 
 export const API_VERSION = '1.0.0';
 export const API_KEY_SCHEME = 'api-key';
@@ -25,8 +26,8 @@ function sortKeys(value: unknown): unknown {
   );
 }
 
-const isPublicOperation = (security: unknown) =>
-  Array.isArray(security) && security.length === 1 && Object.keys(security[0]).length === 0;
+/** @Public() marks an operation with an empty security requirement (`{}`): it needs no API key. */
+const isPublicOperation = (security: unknown) => Array.isArray(security) && security.some((requirement: object) => Object.keys(requirement).length === 0);
 
 const errorContent = { 'application/json': { schema: { $ref: '#/components/schemas/ErrorResponse' } } };
 
@@ -41,7 +42,8 @@ function documentCommonResponses(document: OpenAPIObject): void {
       if (!operation || typeof operation !== 'object' || !('responses' in operation)) continue;
       const responses = operation.responses;
       if (isPublicOperation(operation.security)) {
-        operation.security = [];
+        // What is left is its own credential (a conversation's bearer token), if any.
+        operation.security = operation.security!.filter((requirement: object) => Object.keys(requirement).length > 0);
       } else {
         responses['401'] ??= { description: 'Missing, unknown or revoked API key', content: errorContent };
         responses['429'] ??= { description: 'Over the rate limit of this API key; see `Retry-After`', content: errorContent };
@@ -59,6 +61,10 @@ export async function buildOpenApiDocument(app: INestApplication): Promise<OpenA
     .setVersion(API_VERSION)
     .addApiKey({ type: 'apiKey', in: 'header', name: 'X-Api-Key' }, API_KEY_SCHEME)
     .addSecurityRequirements(API_KEY_SCHEME)
+    .addBearerAuth(
+      { type: 'http', scheme: 'bearer', description: 'The `token` a conversation was started with (routes under /conversations/{conversationId})' },
+      CONVERSATION_TOKEN_SCHEME,
+    )
     .build();
   const document = SwaggerModule.createDocument(app, config, { extraModels: [ErrorResponse] });
   documentCommonResponses(document);

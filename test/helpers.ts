@@ -4,6 +4,7 @@ import request from 'supertest';
 import { AccountsService } from '../src/auth/accounts.service';
 import { createApp } from '../src/app';
 import { AppConfig, loadConfig } from '../src/config/config';
+import type { Logger } from 'pino';
 
 export interface TestAccount {
   id: number;
@@ -26,12 +27,12 @@ export interface TestContext {
 }
 
 /** The real application on the test database (see global-setup.ts), not listening on a port. */
-export async function createTestContext(overrides: Partial<AppConfig> = {}): Promise<TestContext> {
+export async function createTestContext(overrides: Partial<AppConfig> = {}, options: { logger?: Logger } = {}): Promise<TestContext> {
   // No per-key rate limit unless a test asks for one: tests send many requests with one key.
   // Each context has a job queue of its own (a schema), so that its jobs run with its own configuration.
   const jobQueueSchema = `jobs_${randomBytes(6).toString('hex')}`;
   const config = { ...loadConfig({ ...process.env, LOG_LEVEL: 'silent', RATE_LIMIT: '0' }), jobQueueSchema, ...overrides };
-  const app = await createApp(config, process.env.DATABASE_URL!);
+  const app = await createApp(config, process.env.DATABASE_URL!, options.logger);
   const server = app.getHttpServer();
   const accounts = app.get(AccountsService);
   return {
