@@ -62,7 +62,7 @@ export async function buildOpenApiDocument(app: INestApplication): Promise<OpenA
     .addApiKey({ type: 'apiKey', in: 'header', name: 'X-Api-Key' }, API_KEY_SCHEME)
     .addSecurityRequirements(API_KEY_SCHEME)
     .addBearerAuth(
-      { type: 'http', scheme: 'bearer', description: 'The `token` a conversation was started with (routes under /conversations/{conversationId})' },
+      { type: 'http', scheme: 'bearer', bearerFormat: 'opaque (vac_…)', description: 'The `token` a conversation was started with (routes under /conversations/{conversationId})' },
       CONVERSATION_TOKEN_SCHEME,
     )
     .build();

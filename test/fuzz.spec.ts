@@ -95,15 +95,20 @@ describe('fuzzing every operation of the OpenAPI document', () => {
   let dataSource: DataSource;
   let ops: Operation[];
   const validIds: string[] = [];
+  /** The bearer token of the conversation whose id is among validIds (the conversation routes take it instead of a key). */
+  let conversationToken = '';
 
   beforeAll(async () => {
     ops = operations(await generateOpenApiDocument(loadConfig({})));
-    context = await createTestContext();
+    // Conversations do not end by themselves during the run (that would change the database between two fingerprints).
+    context = await createTestContext({ conversationIdleSeconds: 7 * 24 * 3600 });
     dataSource = context.app.get(DataSource);
     account = await context.createAccount();
     const agent = (await context.as(account).post('/agents').send({ name: 'Fuzz target' }).expect(201)).body;
     const kb = (await context.as(account).post('/knowledge-bases').send({ name: 'Fuzz KB' }).expect(201)).body;
-    validIds.push(String(agent.id), String(kb.id));
+    const conversation = (await context.as(account).post(`/agents/${agent.id}/conversations`).send({}).expect(201)).body;
+    conversationToken = conversation.token;
+    validIds.push(String(agent.id), String(kb.id), conversation.conversationId);
   });
   afterAll(() => context.close());
 
@@ -154,8 +159,8 @@ describe('fuzzing every operation of the OpenAPI document', () => {
         const before = isWrite ? await fingerprint() : '';
 
         let call = context.http[op.method](url);
-        if (input.keyMode === 'valid') call = call.set('X-Api-Key', account.apiKey);
-        if (input.keyMode === 'garbage') call = call.set('X-Api-Key', 'vak_garbage');
+        if (input.keyMode === 'valid') call = call.set('X-Api-Key', account.apiKey).set('Authorization', `Bearer ${conversationToken}`);
+        if (input.keyMode === 'garbage') call = call.set('X-Api-Key', 'vak_garbage').set('Authorization', 'Bearer vac_garbage');
         if (body !== undefined) {
           if (input.contentType) call = call.set('Content-Type', input.contentType);
           call = call.send(body);

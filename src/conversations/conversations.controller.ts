@@ -136,7 +136,6 @@ export class WidgetSessionsController {
  * per conversation and client IP like the other public widget routes.
  */
 @ApiTags('conversations (bearer token)')
-@ApiBearerAuth(CONVERSATION_TOKEN_SCHEME)
 @Public()
 @WidgetRateLimit()
 @Controller('conversations')
@@ -147,6 +146,7 @@ export class ConversationsController {
   ) {}
 
   @Post(':conversationId/messages')
+  @ApiBearerAuth(CONVERSATION_TOKEN_SCHEME)
   @ApiOperation({ summary: 'Send the visitor\'s message and get the agent\'s reply, whole (JSON) or streamed (Server-Sent Events)' })
   @ApiProduces('application/json', 'text/event-stream')
   @ApiExtraModels(MessageReplyResponse)
@@ -179,6 +179,7 @@ export class ConversationsController {
   }
 
   @Get(':conversationId')
+  @ApiBearerAuth(CONVERSATION_TOKEN_SCHEME)
   @ApiOperation({ summary: 'The conversation so far (the widget shows it again after a page reload)' })
   @ApiOkResponse({ type: ConversationResponse })
   @ApiErrors(UNKNOWN_CONVERSATION_404)
@@ -194,6 +195,7 @@ export class ConversationsController {
   }
 
   @Post(':conversationId/end')
+  @ApiBearerAuth(CONVERSATION_TOKEN_SCHEME)
   @NoContent('Ended (or it already had): when the visitor said something, it is now a call with the conversation\'s id')
   @ApiOperation({ summary: 'End the conversation; again 204 if it has already ended' })
   @ApiErrors(UNKNOWN_CONVERSATION_404)

@@ -234,3 +234,15 @@ RETURNING
   feedback,
   extracted_data AS "extractedData",
   transcript;
+
+-- CallsRepository.updateAnalysis
+UPDATE calls
+SET
+  sentiment = $3,
+  status = $4,
+  extracted_data = extracted_data || jsonb_build_object('summary', $5::text)
+WHERE
+  account_id = $1
+  AND id = $2
+RETURNING
+  id;
