@@ -1,4 +1,5 @@
 import { APOLOGY, QUESTION_NOTED } from '../src/conversations/answering/answerer';
+import { ConversationsRepository } from '../src/conversations/conversations.repository';
 import { bearer, capturedLogger, eventually, listen, parseEventStream, startConversation, streamMessage } from './conversation-helpers';
 import { createTestContext, TestAccount, TestContext } from './helpers';
 
@@ -215,6 +216,23 @@ describe('conversations (built-in answerer)', () => {
       expect(call.agent).toBe('Short-lived');
       expect(call.transcript.map((turn: { text: string }) => turn.text)).toEqual(['Hi', QUESTION_NOTED, 'Still there?']);
     });
+  });
+
+  it('takes over a reply whose instance died, once it is stale: the next message is accepted, the late reply is not recorded', async () => {
+    const started = await startConversation(context, owner, agentId);
+    const repository = context.app.get(ConversationsRepository);
+    const limits = { maxVisitorMessages: 100, idleSeconds: 300, staleReplySeconds: 45 };
+    // An instance accepts a message, then dies before its reply.
+    expect(await repository.claimTurn(owner.id, started.conversationId, 'First', limits)).toEqual({ seq: 0, agentId });
+    expect(await repository.claimTurn(owner.id, started.conversationId, 'Again', limits)).toBeUndefined();
+    expect((await message(started, 'Hello?')).status).toBe(409);
+    // Once its reply is stale (here: at once), the conversation takes messages again.
+    expect(await repository.claimTurn(owner.id, started.conversationId, 'Second', { ...limits, staleReplySeconds: 0 })).toEqual({ seq: 1, agentId });
+    expect(await repository.recordReply(owner.id, started.conversationId, 0, 'The late reply')).toBe(false);
+    expect(await repository.recordReply(owner.id, started.conversationId, 1, 'The reply')).toBe(true);
+    const view = (await context.http.get(`/conversations/${started.conversationId}`).set(bearer(started.token)).expect(200)).body;
+    expect(view.messages.map((m: { text: string }) => m.text)).toEqual(['First', 'Second', 'The reply']);
+    await message(started, 'Third').expect(200);
   });
 
   describe('a visitor who goes away mid-stream', () => {
