@@ -1,7 +1,7 @@
 import { DataSource } from 'typeorm';
 import { APOLOGY } from '../src/conversations/answering/answerer';
 import { GENERIC_PROMPT } from '../src/conversations/answering/prompt';
-import { JOB_ANALYSE } from '../src/conversations/conversations.service';
+import { ConversationsService, JOB_ANALYSE } from '../src/conversations/conversations.service';
 import { bearer, capturedLogger, eventually, listen, parseEventStream, startConversation, streamMessage } from './conversation-helpers';
 import { Behaviour, FakeLlm, startFakeLlm } from './fake-llm';
 import { createTestContext, TestAccount, TestContext } from './helpers';
@@ -203,6 +203,24 @@ describe('conversations answered by a Chat Completions provider', () => {
     } finally {
       await server.close();
     }
+  });
+
+  it('waits, when the service shuts down, for the replies being produced, so that each is recorded', async () => {
+    let release!: () => void;
+    const hold = new Promise<void>((resolve) => (release = resolve));
+    llm.behave({ kind: 'stream', pieces: ['Recorded ', 'anyway.'], hold });
+    const instance = await createTestContext({ llm: { baseUrl: llm.url, apiKey: undefined, timeoutMs: 10_000, maxTokens: 64 } });
+    const started = await startConversation(instance, owner, agent.id);
+    const conversations = instance.app.get(ConversationsService);
+    const access = await conversations.authenticate(started.conversationId, `Bearer ${started.token}`);
+    const reply = conversations.reply(await conversations.accept(access, 'Before the restart'));
+    await eventually(async () => (llm.requests.length ? true : undefined));
+    const closed = instance.close();
+    setTimeout(release, 200);
+    await closed;
+    await expect(reply).resolves.toBe('Recorded anyway.');
+    const view = (await context.http.get(`/conversations/${started.conversationId}`).set(bearer(started.token)).expect(200)).body;
+    expect(view.messages.map((m: { text: string }) => m.text)).toEqual(['Before the restart', 'Recorded anyway.']);
   });
 
   describe('post-call analysis (a durable job)', () => {

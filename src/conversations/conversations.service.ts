@@ -1,4 +1,4 @@
-import { ConflictException, GoneException, HttpException, Inject, Injectable, Logger, NotFoundException, OnModuleInit } from '@nestjs/common';
+import { BeforeApplicationShutdown, ConflictException, GoneException, HttpException, Inject, Injectable, Logger, NotFoundException, OnModuleInit } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import { AgentRow } from '../agents/agents.repository';
 import { AgentsService } from '../agents/agents.service';
@@ -123,8 +123,10 @@ export function callOfConversation(id: string, conversation: EndedConversation, 
  * same transaction). The SQL is ConversationsRepository's; the state is all in PostgreSQL.
  */
 @Injectable()
-export class ConversationsService implements OnModuleInit {
+export class ConversationsService implements OnModuleInit, BeforeApplicationShutdown {
   private readonly logger = new Logger('Conversations');
+  /** Replies being produced: shutting down waits for them (bounded by LLM_TIMEOUT_MS), so each is recorded. */
+  private readonly replying = new Set<Promise<string>>();
   private readonly limits: TurnLimits;
   private readonly idleRule: Pick<TurnLimits, 'idleSeconds' | 'staleReplySeconds'>;
 
@@ -244,7 +246,19 @@ export class ConversationsService implements OnModuleInit {
    * reply is always produced and recorded, whatever happens to the visitor's connection; when the answerer
    * fails, the reply is the fixed apology (only the failure's kind is logged, never the provider's text).
    */
-  async reply(turn: AcceptedTurn, onPiece: (piece: string) => void = () => undefined): Promise<string> {
+  reply(turn: AcceptedTurn, onPiece: (piece: string) => void = () => undefined): Promise<string> {
+    const work = this.produceReply(turn, onPiece);
+    this.replying.add(work);
+    const forget = () => this.replying.delete(work);
+    work.then(forget, forget);
+    return work;
+  }
+
+  async beforeApplicationShutdown(): Promise<void> {
+    await Promise.allSettled([...this.replying]);
+  }
+
+  private async produceReply(turn: AcceptedTurn, onPiece: (piece: string) => void): Promise<string> {
     let text = '';
     try {
       for await (const piece of this.answerer.reply(await this.replyRequest(turn))) {
