@@ -175,6 +175,7 @@ function streamMessage(baseUrl: string, conversation: Conversation, text: string
 // ---- Phases ----
 
 interface Context {
+  service: RunningServer;
   baseUrl: string;
   apiKey: string;
   agentId: number;
@@ -199,6 +200,8 @@ interface PhaseFigures {
   errors: number;
   seconds: number;
   messagesPerSecond: number;
+  /** The service process's CPU time (user + system) over the phase, per message: what contention does not change. */
+  serviceCpuMsPerMessage: number;
   ownMs: { p50: number; p90: number; p99: number; max: number };
   totalMs: { p50: number; p99: number };
   providerMs: { p50: number; p99: number };
@@ -213,6 +216,7 @@ interface PhaseFigures {
  */
 async function talk(context: Context, conversations: number, seconds: number, thinkMs: number): Promise<PhaseFigures> {
   const loadAverageBefore = loadAverage();
+  const cpuBefore = context.service.cpuSeconds();
   const timings: MessageTiming[] = [];
   let errors = 0;
   const started = now();
@@ -246,6 +250,7 @@ async function talk(context: Context, conversations: number, seconds: number, th
     errors,
     seconds: round2(elapsed),
     messagesPerSecond: round2(timings.length / elapsed),
+    serviceCpuMsPerMessage: round2(((context.service.cpuSeconds() - cpuBefore) * 1000) / timings.length),
     ownMs: figures(own),
     totalMs: { p50: round2(percentile(totals, 0.5)), p99: round2(percentile(totals, 0.99)) },
     providerMs: { p50: round2(percentile(providers, 0.5)), p99: round2(percentile(providers, 0.99)) },
@@ -266,13 +271,14 @@ interface StreamsFigures {
 }
 
 /** `count` conversations whose replies all stream at the same time; the service's RSS sampled every 50 ms. */
-async function streamAtOnce(context: Context, service: RunningServer, count: number): Promise<StreamsFigures> {
+async function streamAtOnce(context: Context, count: number): Promise<StreamsFigures> {
   const conversations: Conversation[] = [];
   for (let index = 0; index < count; index += 50) {
     conversations.push(...(await Promise.all(Array.from({ length: Math.min(50, count - index) }, () => startConversation(context)))));
   }
   await sleep(2_000); // let the starts' garbage be collected before "before"
   const loadAverageBefore = loadAverage();
+  const { service } = context;
   const rssBeforeMiB = service.rssMiB();
   let rssPeakMiB = rssBeforeMiB;
   const sampler = setInterval(() => (rssPeakMiB = Math.max(rssPeakMiB, service.rssMiB())), 50);
@@ -338,7 +344,7 @@ async function main(): Promise<void> {
       logFile: path.join(work, 'service.log'),
     });
     const { body: agentBody } = await jsonRequest<{ id: number }>(`${service.baseUrl}/agents`, 'POST', { 'X-Api-Key': apiKey }, { name: 'Bench agent', model: 'bench-model' });
-    const context: Context = { baseUrl: service.baseUrl, apiKey, agentId: agentBody.id, provider };
+    const context: Context = { service, baseUrl: service.baseUrl, apiKey, agentId: agentBody.id, provider };
 
     log('warm-up');
     await talk(context, conversations, 5, 0);
@@ -352,7 +358,7 @@ async function main(): Promise<void> {
       saturated.push(await talk(context, conversations, Math.max(5, seconds / 3), 0));
       log(`round ${round} saturated: ${JSON.stringify(saturated.at(-1))}`);
       provider.setPlan({ pieces: Array.from({ length: 20 }, (_, index) => `piece ${index} `), delayMs: 100 });
-      streamed.push(await streamAtOnce(context, service, streams));
+      streamed.push(await streamAtOnce(context, streams));
       log(`round ${round} streams: ${JSON.stringify(streamed.at(-1))}`);
     }
 
@@ -362,11 +368,11 @@ async function main(): Promise<void> {
     log(`wrote ${path.relative(ROOT, file)}`);
 
     const lines = [
-      `| Round | Paced: own p50 / p99 (ms) | First byte gap p50 / p99 (ms) | msg/s | Saturated: own p99 (ms), msg/s | ${streams} streams: errors, RSS growth (MiB) | Load before |`,
-      '|---|---|---|---|---|---|---|',
+      `| Round | Paced: own p50 / p99 (ms) | First byte gap p50 / p99 (ms) | msg/s | CPU ms/msg | Saturated: own p99 (ms), msg/s | ${streams} streams: errors, RSS growth (MiB) | Load before |`,
+      '|---|---|---|---|---|---|---|---|',
       ...paced.map(
         (figures, index) =>
-          `| ${index + 1} | ${figures.ownMs.p50} / ${figures.ownMs.p99} | ${figures.firstByteGapMs.p50} / ${figures.firstByteGapMs.p99} | ${figures.messagesPerSecond} | ` +
+          `| ${index + 1} | ${figures.ownMs.p50} / ${figures.ownMs.p99} | ${figures.firstByteGapMs.p50} / ${figures.firstByteGapMs.p99} | ${figures.messagesPerSecond} | ${figures.serviceCpuMsPerMessage} | ` +
           `${saturated[index].ownMs.p99}, ${saturated[index].messagesPerSecond} | ${streamed[index].errors}, ${streamed[index].rssGrowthMiB} | ${figures.loadAverageBefore.join(' ')} |`,
       ),
     ];

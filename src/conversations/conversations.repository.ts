@@ -39,6 +39,10 @@ export interface MessageRow {
   at: Date;
 }
 
+export interface NumberedMessageRow extends MessageRow {
+  seq: number;
+}
+
 /** A visitor's message accepted for a reply: its place in the conversation, and the agent to answer. */
 export interface ClaimedTurn {
   /** The visitor message's position; the reply takes the next one. */
@@ -196,11 +200,11 @@ export class ConversationsRepository {
     return row;
   }
 
-  /** The last `limit` messages, oldest first. */
+  /** The last `limit` messages, oldest first, with their positions. */
   @AccountQuery([1, EXAMPLE_ID, 20])
-  recentMessages(accountId: number, id: string, limit: number): Promise<MessageRow[]> {
-    return this.db.query<MessageRow>(
-      `SELECT speaker, text, at FROM (
+  recentMessages(accountId: number, id: string, limit: number): Promise<NumberedMessageRow[]> {
+    return this.db.query<NumberedMessageRow>(
+      `SELECT seq, speaker, text, at FROM (
          SELECT seq, speaker, text, at FROM conversation_messages WHERE account_id = $1 AND conversation_id = $2 ORDER BY seq DESC LIMIT $3
        ) recent ORDER BY seq`,
       [accountId, id, limit],

@@ -8,7 +8,7 @@ import { AppConfig } from '../config/config';
 import { InjectConfig } from '../config/config.module';
 import { Database } from '../database/database';
 import { Jobs } from '../jobs/jobs.service';
-import { Answerer, AnswererFailure, APOLOGY, ReplyRequest } from './answering/answerer';
+import { Answerer, AnswererFailure, APOLOGY, ReplyRequest, Turn } from './answering/answerer';
 import { CallAnalyser } from './answering/call-analyser';
 import { PassageFinder } from './answering/passages';
 import { ConversationChannel, ConversationStatus } from './conversation.entity';
@@ -65,6 +65,8 @@ export interface AcceptedTurn {
   seq: number;
   text: string;
   agent: AgentRow;
+  /** The conversation so far, at most HISTORY_TURNS, ending with this message. */
+  turns: Turn[];
 }
 
 export interface ConversationView {
@@ -219,13 +221,21 @@ export class ConversationsService implements OnModuleInit, BeforeApplicationShut
    */
   async accept(access: ConversationAccess, text: string): Promise<AcceptedTurn> {
     const { accountId, id } = access;
-    const [turn, agent] = await Promise.all([this.conversations.claimTurn(accountId, id, text, this.limits), this.agents.find(accountId, access.agentId)]);
+    // One round trip: the history is read beside the claim (the previous reply was recorded before its `done`,
+    // so before this message could be sent); whether it already shows this message or not, it is added last.
+    const [turn, agent, recent] = await Promise.all([
+      this.conversations.claimTurn(accountId, id, text, this.limits),
+      this.agents.find(accountId, access.agentId),
+      this.conversations.recentMessages(accountId, id, HISTORY_TURNS),
+    ]);
     if (!turn) throw await this.refusal(access);
     if (!agent) {
       await this.finish(accountId, id, undefined);
       throw new GoneException('The agent of this conversation was deleted; the conversation has ended');
     }
-    return { access, seq: turn.seq, text, agent };
+    const earlier = recent.filter((message) => message.seq < turn.seq).slice(1 - HISTORY_TURNS);
+    const turns = [...earlier.map(({ speaker, text: said }) => ({ speaker, text: said })), { speaker: 'user' as const, text }];
+    return { access, seq: turn.seq, text, agent, turns };
   }
 
   private async refusal({ accountId, id }: ConversationAccess): Promise<HttpException> {
@@ -276,13 +286,10 @@ export class ConversationsService implements OnModuleInit, BeforeApplicationShut
     return text;
   }
 
-  private async replyRequest({ access, agent, text }: AcceptedTurn): Promise<ReplyRequest> {
+  private async replyRequest({ access, agent, text, turns }: AcceptedTurn): Promise<ReplyRequest> {
     // The built-in answerer uses the best passage only.
     const limit = this.analyser ? this.config.ragPassages : Math.min(1, this.config.ragPassages);
-    const [turns, passages] = await Promise.all([
-      this.conversations.recentMessages(access.accountId, access.id, HISTORY_TURNS),
-      limit > 0 ? this.passages.find(access.accountId, agent, text, limit) : [],
-    ]);
+    const passages = limit > 0 ? await this.passages.find(access.accountId, agent, text, limit) : [];
     return { agent: { model: agent.model, systemPrompt: agent.systemPrompt, language: agent.language }, passages, turns };
   }
 

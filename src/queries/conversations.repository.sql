@@ -153,6 +153,7 @@ WHERE
 
 -- ConversationsRepository.recentMessages
 SELECT
+  seq,
   speaker,
   text,
   at
