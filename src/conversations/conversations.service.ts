@@ -221,6 +221,7 @@ export class ConversationsService implements OnModuleInit, BeforeApplicationShut
    */
   async accept(access: ConversationAccess, text: string): Promise<AcceptedTurn> {
     const { accountId, id } = access;
+    if (access.status === 'ended') throw gone();
     // One round trip: the history is read beside the claim (the previous reply was recorded before its `done`,
     // so before this message could be sent); whether it already shows this message or not, it is added last.
     const [turn, agent, recent] = await Promise.all([
