@@ -12,13 +12,16 @@ const swc = [
   },
 ];
 
+const ESM_ONLY_PACKAGES = ['@nestjs', 'css-select', 'css-what', 'nth-check', 'boolbase', 'cssomnom'];
+
 module.exports = {
   rootDir: '.',
   testEnvironment: 'node',
   testMatch: ['<rootDir>/src/**/*.spec.ts', '<rootDir>/test/**/*.spec.ts'],
-  // NestJS 12 ships ES modules only: compile them to CommonJS along with our code.
+  // NestJS 12 and linkedom's CSS selector engine (css-select and its dependencies, nested ones included) ship ES
+  // modules only, which Node >= 20.19 requires natively but Jest (before Node 24.9) cannot: compile them to CommonJS.
   transform: { '^.+\\.(t|j)s$': swc },
-  transformIgnorePatterns: ['/node_modules/(?!(@nestjs)/)'],
+  transformIgnorePatterns: [`^(?!.*/node_modules/(${ESM_ONLY_PACKAGES.join('|')})/).*/node_modules/`],
   moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
   globalSetup: '<rootDir>/test/global-setup.ts',
   globalTeardown: '<rootDir>/test/global-teardown.ts',

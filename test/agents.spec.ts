@@ -30,6 +30,7 @@ describe('agents', () => {
         voice: 'shubh',
         language: 'hi-IN',
         systemPrompt: '',
+        knowledgeBaseIds: [],
         createdAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
         updatedAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
       });

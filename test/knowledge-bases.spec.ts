@@ -89,6 +89,8 @@ describe('knowledge bases and sources', () => {
         name: 'Untitled',
         type: 'text',
         content: '',
+        status: 'ready',
+        error: '',
         createdAt: expect.stringMatching(ISO),
       });
     });

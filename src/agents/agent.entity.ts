@@ -2,7 +2,7 @@ import { Column, Entity, Index, UpdateDateColumn } from 'typeorm';
 import { AccountOwnedEntity } from '../database/account-owned.entity';
 
 @Entity('agents')
-@Index(['accountId', 'id'])
+@Index(['accountId', 'id'], { unique: true }) // unique: the target of agent_knowledge_bases' foreign key
 export class Agent extends AccountOwnedEntity {
   @Column({ type: 'varchar', length: 200 })
   name: string;

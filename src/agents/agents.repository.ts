@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { Database } from '../database/database';
+import { Database, Sql } from '../database/database';
 import { AccountQuery } from '../database/query.decorator';
 
 /** An agent as the API shows it (no account id: a row is scoped by the query that read it). */
@@ -11,6 +11,8 @@ export interface AgentRow {
   voice: string;
   language: string;
   systemPrompt: string;
+  /** Its knowledge bases' ids, ascending. */
+  knowledgeBaseIds: number[];
   createdAt: Date;
   updatedAt: Date;
 }
@@ -18,7 +20,10 @@ export interface AgentRow {
 /** The fields a client sets; every one is present on create (defaults applied), any subset on update. */
 export type AgentFields = Pick<AgentRow, 'name' | 'description' | 'model' | 'voice' | 'language' | 'systemPrompt'>;
 
-const COLUMNS = `id, name, description, model, voice, language, system_prompt AS "systemPrompt", created_at AS "createdAt", updated_at AS "updatedAt"`;
+const AGENT_COLUMNS = `id, name, description, model, voice, language, system_prompt AS "systemPrompt", created_at AS "createdAt", updated_at AS "updatedAt"`;
+/** An agent's knowledge bases, ascending, through the primary key of agent_knowledge_bases (account, agent, knowledge base). */
+const KNOWLEDGE_BASE_IDS = `array(SELECT l.knowledge_base_id FROM agent_knowledge_bases l WHERE l.account_id = agents.account_id AND l.agent_id = agents.id ORDER BY l.knowledge_base_id) AS "knowledgeBaseIds"`;
+const COLUMNS = `${AGENT_COLUMNS}, ${KNOWLEDGE_BASE_IDS}`;
 
 const EXAMPLE_FIELDS: AgentFields = { name: 'Reception', description: '', model: 'gpt-4.1', voice: 'shubh', language: 'hi-IN', systemPrompt: '' };
 
@@ -38,11 +43,12 @@ export class AgentsRepository {
     return agent;
   }
 
+  /** A new agent has no knowledge bases yet (linkKnowledgeBases gives it some, in the same transaction). */
   @AccountQuery([1, EXAMPLE_FIELDS])
-  async insert(accountId: number, fields: AgentFields): Promise<AgentRow> {
-    const [agent] = await this.db.query<AgentRow>(
+  async insert(accountId: number, fields: AgentFields, sql: Sql = this.db): Promise<AgentRow> {
+    const [agent] = await sql.query<AgentRow>(
       `INSERT INTO agents (account_id, name, description, model, voice, language, system_prompt)
-       VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING ${COLUMNS}`,
+       VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING ${AGENT_COLUMNS}, '{}'::int[] AS "knowledgeBaseIds"`,
       [accountId, fields.name, fields.description, fields.model, fields.voice, fields.language, fields.systemPrompt],
     );
     return agent;
@@ -50,14 +56,32 @@ export class AgentsRepository {
 
   /** Changes the fields given (the others keep their values: every column is NOT NULL, so null means "not given"). */
   @AccountQuery([1, 2, { name: 'Reception (night)' }])
-  async update(accountId: number, id: number, fields: Partial<AgentFields>): Promise<AgentRow | undefined> {
-    const [agent] = await this.db.query<AgentRow>(
+  async update(accountId: number, id: number, fields: Partial<AgentFields>, sql: Sql = this.db): Promise<AgentRow | undefined> {
+    const [agent] = await sql.query<AgentRow>(
       `UPDATE agents SET name = coalesce($3, name), description = coalesce($4, description), model = coalesce($5, model),
               voice = coalesce($6, voice), language = coalesce($7, language), system_prompt = coalesce($8, system_prompt), updated_at = now()
         WHERE account_id = $1 AND id = $2 RETURNING ${COLUMNS}`,
       [accountId, id, fields.name, fields.description, fields.model, fields.voice, fields.language, fields.systemPrompt].map((value) => value ?? null),
     );
     return agent;
+  }
+
+  /**
+   * Makes these (distinct) knowledge bases the agent's, replacing those it had; the ids linked, ascending. Only
+   * knowledge bases of the account are linked: the caller compares, and refuses the others. The foreign keys
+   * (which include the account) lock each linked knowledge base until the transaction ends, so a concurrent
+   * delete of one either waits and then takes the link with it, or came first and fails this statement (23503).
+   */
+  @AccountQuery([1, 2, [3, 4]])
+  async replaceKnowledgeBases(accountId: number, agentId: number, knowledgeBaseIds: number[], sql: Sql = this.db): Promise<number[]> {
+    await sql.query(`DELETE FROM agent_knowledge_bases WHERE account_id = $1 AND agent_id = $2`, [accountId, agentId]);
+    const linked = await sql.query<{ id: number }>(
+      `INSERT INTO agent_knowledge_bases (account_id, agent_id, knowledge_base_id)
+       SELECT $1, $2, kb.id FROM knowledge_bases kb WHERE kb.account_id = $1 AND kb.id = ANY($3::int[])
+       RETURNING knowledge_base_id AS id`,
+      [accountId, agentId, knowledgeBaseIds],
+    );
+    return linked.map(({ id }) => id).sort((a, b) => a - b);
   }
 
   /** Whether the agent existed. Widget sites that named it are left without an agent (ON DELETE SET NULL). */

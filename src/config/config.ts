@@ -41,6 +41,8 @@ export interface AppConfig {
   ragPassages: number;
   /** A conversation without a message for this long ends by itself. */
   conversationIdleSeconds: number;
+  /** URL sources may be fetched from loopback, private and link-local addresses (development only; src/outbound). */
+  fetchAllowPrivateAddresses: boolean;
 }
 
 /** An OpenAI-compatible Chat Completions provider; without `baseUrl`, the built-in answerer replies. */
@@ -169,6 +171,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     },
     ragPassages: readInt(env, 'RAG_PASSAGES', 4, 0, 20),
     conversationIdleSeconds: readInt(env, 'CONVERSATION_IDLE_SECONDS', 300, 10, 7 * 24 * 3600),
+    fetchAllowPrivateAddresses: readBoolean(env, 'FETCH_ALLOW_PRIVATE_ADDRESSES', false),
   };
 }
 

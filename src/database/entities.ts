@@ -1,6 +1,9 @@
 import { Agent } from '../agents/agent.entity';
 import { KnowledgeBaseSource } from '../knowledge-bases/knowledge-base-source.entity';
 import { KnowledgeBase } from '../knowledge-bases/knowledge-base.entity';
+import { KnowledgePassage } from '../knowledge-bases/knowledge-passage.entity';
+import { KnowledgeCorpus, KnowledgeTokenStat } from '../knowledge-bases/knowledge-stats.entity';
+import { AgentKnowledgeBase } from '../agents/agent-knowledge-base.entity';
 import { Account } from '../auth/account.entity';
 import { Call } from '../calls/call.entity';
 import { ApiKey } from '../auth/api-key.entity';
@@ -8,4 +11,18 @@ import { WidgetSite } from '../widget-sites/widget-site.entity';
 import { Conversation, ConversationMessage } from '../conversations/conversation.entity';
 
 /** Every entity of the application: the app, the CLI, migrations and the drift test all use this list. */
-export const ENTITIES = [Account, ApiKey, Agent, KnowledgeBase, KnowledgeBaseSource, Call, WidgetSite, Conversation, ConversationMessage];
+export const ENTITIES = [
+  Account,
+  ApiKey,
+  Agent,
+  KnowledgeBase,
+  KnowledgeBaseSource,
+  KnowledgePassage,
+  KnowledgeTokenStat,
+  KnowledgeCorpus,
+  AgentKnowledgeBase,
+  Call,
+  WidgetSite,
+  Conversation,
+  ConversationMessage,
+];

@@ -25,13 +25,18 @@ export interface JobDefinition<T> {
   expireInSeconds: number;
   /** A cron expression (UTC): the job is also sent on this schedule, once per tick across all instances. */
   cron?: string;
+  /**
+   * pg-boss's queue policy. `short`: at most one job per singletonKey
+   * waits in the queue (a send while one waits is dropped), one may run meanwhile. Default `standard`.
+   */
+  policy?: 'standard' | 'short';
 }
 
 export interface SendOptions {
   /** Enqueue inside this transaction: the job exists if and only if the transaction commits. */
   sql?: Sql;
   startAfter?: Date;
-  /** At most one job with this key is queued or active (pg-boss singletonKey). */
+  /** pg-boss singletonKey: what it dedupes depends on the queue's policy (see JobDefinition.policy). */
   singletonKey?: string;
 }
 
@@ -93,8 +98,8 @@ export class Jobs implements OnApplicationBootstrap, OnApplicationShutdown {
   async onApplicationBootstrap(): Promise<void> {
     await this.boss.start();
     for (const definition of this.definitions.values()) {
-      const { name, retryLimit = 2, retryDelay = 10, retryBackoff = false, expireInSeconds } = definition;
-      const options = { name, retryLimit, retryDelay, retryBackoff, expireInSeconds };
+      const { name, retryLimit = 2, retryDelay = 10, retryBackoff = false, expireInSeconds, policy = 'standard' } = definition;
+      const options = { name, retryLimit, retryDelay, retryBackoff, expireInSeconds, policy };
       await this.boss.createQueue(name, options);
       await this.boss.updateQueue(name, options);
       if (definition.cron) await this.boss.schedule(name, definition.cron, {}, { tz: 'UTC' });

@@ -2,7 +2,7 @@ import { Column, Entity, Index, UpdateDateColumn, VirtualColumn } from 'typeorm'
 import { AccountOwnedEntity } from '../database/account-owned.entity';
 
 @Entity('knowledge_bases')
-@Index(['accountId', 'id'])
+@Index(['accountId', 'id'], { unique: true }) // unique: the target of agent_knowledge_bases' foreign key
 export class KnowledgeBase extends AccountOwnedEntity {
   @Column({ type: 'varchar', length: 200 })
   name: string;

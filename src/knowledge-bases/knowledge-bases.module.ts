@@ -1,13 +1,14 @@
 import { Module } from '@nestjs/common';
-import { TypeOrmModule } from '@nestjs/typeorm';
-import { KnowledgeBaseSource } from './knowledge-base-source.entity';
-import { KnowledgeBase } from './knowledge-base.entity';
 import { KnowledgeBasesController } from './knowledge-bases.controller';
+import { KnowledgeBasesRepository } from './knowledge-bases.repository';
 import { KnowledgeBasesService } from './knowledge-bases.service';
+import { KnowledgeService } from './knowledge.service';
+import { SourceIndexing } from './source-indexing';
 
+/** Knowledge bases, their sources and passages, and retrieval over them (KnowledgeService, for the agents). */
 @Module({
-  imports: [TypeOrmModule.forFeature([KnowledgeBase, KnowledgeBaseSource])],
   controllers: [KnowledgeBasesController],
-  providers: [KnowledgeBasesService],
+  providers: [KnowledgeBasesService, KnowledgeBasesRepository, KnowledgeService, SourceIndexing],
+  exports: [KnowledgeService],
 })
 export class KnowledgeBasesModule {}

@@ -1,73 +1,98 @@
-import { Injectable, NotFoundException } from '@nestjs/common';
-import { InjectRepository } from '@nestjs/typeorm';
-import { Repository } from 'typeorm';
+import { BadRequestException, Injectable, NotFoundException } from '@nestjs/common';
+import { Database } from '../database/database';
 import { CreateKnowledgeBaseDto } from './dto/create-knowledge-base.dto';
 import { CreateSourceDto } from './dto/create-source.dto';
-import { KnowledgeBaseSource } from './knowledge-base-source.entity';
-import { KnowledgeBase } from './knowledge-base.entity';
+import { KnowledgeBaseRow, KnowledgeBasesRepository, SourceRow } from './knowledge-bases.repository';
+import { KnowledgeService, RetrievedPassage } from './knowledge.service';
+import { SourceIndexing, toPassages } from './source-indexing';
 
-const notFound = (id: number) => new NotFoundException(`Knowledge base ${id} not found`);
+const knowledgeBaseNotFound = (id: number) => new NotFoundException(`Knowledge base ${id} not found`);
+const sourceNotFound = (id: number) => new NotFoundException(`Source ${id} not found`);
 
-/** Every method takes the caller's account first and puts it in the WHERE of every read and write. */
+/** The rules of knowledge bases and their sources (404s, indexing on create, refresh); the SQL is the repository's. */
 @Injectable()
 export class KnowledgeBasesService {
   constructor(
-    @InjectRepository(KnowledgeBase) private readonly knowledgeBases: Repository<KnowledgeBase>,
-    @InjectRepository(KnowledgeBaseSource) private readonly sources: Repository<KnowledgeBaseSource>,
+    private readonly repository: KnowledgeBasesRepository,
+    private readonly database: Database,
+    private readonly indexing: SourceIndexing,
+    private readonly knowledge: KnowledgeService,
   ) {}
 
-  list(accountId: number): Promise<KnowledgeBase[]> {
-    return this.knowledgeBases.find({ where: { accountId }, order: { id: 'ASC' } });
+  list(accountId: number): Promise<KnowledgeBaseRow[]> {
+    return this.repository.listKnowledgeBases(accountId);
   }
 
-  async get(accountId: number, id: number): Promise<KnowledgeBase> {
-    const knowledgeBase = await this.knowledgeBases.findOneBy({ id, accountId });
-    if (!knowledgeBase) throw notFound(id);
-    return knowledgeBase;
+  async get(accountId: number, id: number): Promise<KnowledgeBaseRow> {
+    return (await this.repository.getKnowledgeBase(accountId, id)) ?? Promise.reject(knowledgeBaseNotFound(id));
   }
 
-  async getWithSources(accountId: number, id: number): Promise<KnowledgeBase & { sources: KnowledgeBaseSource[] }> {
-    const [knowledgeBase, sources] = await Promise.all([this.get(accountId, id), this.listSourcesUnchecked(accountId, id)]);
-    return Object.assign(knowledgeBase, { sources });
+  async getWithSources(accountId: number, id: number): Promise<{ knowledgeBase: KnowledgeBaseRow; sources: SourceRow[] }> {
+    const [knowledgeBase, sources] = await Promise.all([this.get(accountId, id), this.repository.listSources(accountId, id)]);
+    return { knowledgeBase, sources };
   }
 
-  async create(accountId: number, dto: CreateKnowledgeBaseDto): Promise<KnowledgeBase> {
-    const { id } = await this.knowledgeBases.save(this.knowledgeBases.create({ accountId, name: dto.name }));
-    return this.get(accountId, id);
+  create(accountId: number, dto: CreateKnowledgeBaseDto): Promise<KnowledgeBaseRow> {
+    return this.repository.insertKnowledgeBase(accountId, dto.name!);
   }
 
   async remove(accountId: number, id: number): Promise<void> {
-    const { affected } = await this.knowledgeBases.delete({ id, accountId });
-    if (!affected) throw notFound(id);
+    if (!(await this.repository.deleteKnowledgeBase(accountId, id))) throw knowledgeBaseNotFound(id);
   }
 
-  async listSources(accountId: number, knowledgeBaseId: number): Promise<KnowledgeBaseSource[]> {
-    const [sources] = await Promise.all([this.listSourcesUnchecked(accountId, knowledgeBaseId), this.get(accountId, knowledgeBaseId)]);
+  async listSources(accountId: number, knowledgeBaseId: number): Promise<SourceRow[]> {
+    const [sources] = await Promise.all([this.repository.listSources(accountId, knowledgeBaseId), this.get(accountId, knowledgeBaseId)]);
     return sources;
   }
 
   /**
-   * Adds a source in one transaction that locks the knowledge base row (scoped to the account), so that a
-   * concurrent delete cannot leave an orphan, and touches the knowledge base's updatedAt.
+   * Adds a source in one transaction that locks the knowledge base (a concurrent delete waits, so no source
+   * is orphaned) and touches its updatedAt. A text source is split and indexed here (its passages commit with
+   * it: `ready` at once); a url source is `pending`, and its fetch job is queued in the same transaction.
    */
-  addSource(accountId: number, knowledgeBaseId: number, dto: CreateSourceDto): Promise<KnowledgeBaseSource> {
-    return this.knowledgeBases.manager.transaction(async (manager) => {
-      const { affected } = await manager.update(KnowledgeBase, { id: knowledgeBaseId, accountId }, { updatedAt: () => 'now()' });
-      if (!affected) throw notFound(knowledgeBaseId);
-      const source = manager.create(KnowledgeBaseSource, { accountId, knowledgeBaseId, name: dto.name, type: dto.type, content: dto.content });
-      return manager.save(source);
+  addSource(accountId: number, knowledgeBaseId: number, dto: CreateSourceDto): Promise<SourceRow> {
+    const type = dto.type!;
+    const passages = type === 'text' ? toPassages(dto.content!) : [];
+    return this.database.transaction(async (sql) => {
+      if (!(await this.repository.touchKnowledgeBase(accountId, knowledgeBaseId, sql))) throw knowledgeBaseNotFound(knowledgeBaseId);
+      const source = await this.repository.insertSource(
+        accountId,
+        knowledgeBaseId,
+        { name: dto.name!, type, content: dto.content!, status: type === 'text' ? 'ready' : 'pending' },
+        sql,
+      );
+      if (type === 'text') await this.repository.insertPassages(accountId, knowledgeBaseId, source.id, passages, sql);
+      else await this.indexing.send({ accountId, sourceId: source.id }, sql);
+      return source;
     });
   }
 
   async removeSource(accountId: number, knowledgeBaseId: number, sourceId: number): Promise<void> {
-    const { affected } = await this.sources.delete({ id: sourceId, knowledgeBaseId, accountId });
-    if (!affected) {
+    if (!(await this.repository.deleteSource(accountId, knowledgeBaseId, sourceId))) {
       await this.get(accountId, knowledgeBaseId);
-      throw new NotFoundException(`Source ${sourceId} not found`);
+      throw sourceNotFound(sourceId);
     }
   }
 
-  private listSourcesUnchecked(accountId: number, knowledgeBaseId: number): Promise<KnowledgeBaseSource[]> {
-    return this.sources.find({ where: { accountId, knowledgeBaseId }, order: { id: 'ASC' } });
+  /**
+   * Fetches a url source again: `pending` at once (its passages are withdrawn until the fetch succeeds), the
+   * job queued in the same transaction. A text source has nothing to fetch: 400.
+   */
+  async refreshSource(accountId: number, knowledgeBaseId: number, sourceId: number): Promise<SourceRow> {
+    const source = await this.database.transaction(async (sql) => {
+      const restarted = await this.repository.restartUrlSource(accountId, knowledgeBaseId, sourceId, sql);
+      if (restarted) await this.indexing.send({ accountId, sourceId }, sql);
+      return restarted;
+    });
+    if (source) return source;
+    const type = await this.repository.getSourceType(accountId, knowledgeBaseId, sourceId);
+    if (type === 'text') throw new BadRequestException(`Source ${sourceId} is a text source: only url sources can be refreshed`);
+    await this.get(accountId, knowledgeBaseId);
+    throw sourceNotFound(sourceId);
+  }
+
+  async search(accountId: number, knowledgeBaseId: number, query: string, limit: number): Promise<RetrievedPassage[]> {
+    const [passages] = await Promise.all([this.knowledge.retrieve(accountId, [knowledgeBaseId], query, limit), this.get(accountId, knowledgeBaseId)]);
+    return passages;
   }
 }

@@ -10,7 +10,18 @@ SELECT
   language,
   system_prompt AS "systemPrompt",
   created_at AS "createdAt",
-  updated_at AS "updatedAt"
+  updated_at AS "updatedAt",
+  array(
+    SELECT
+      l.knowledge_base_id
+    FROM
+      agent_knowledge_bases l
+    WHERE
+      l.account_id = agents.account_id
+      AND l.agent_id = agents.id
+    ORDER BY
+      l.knowledge_base_id
+  ) AS "knowledgeBaseIds"
 FROM
   agents
 WHERE
@@ -28,7 +39,18 @@ SELECT
   language,
   system_prompt AS "systemPrompt",
   created_at AS "createdAt",
-  updated_at AS "updatedAt"
+  updated_at AS "updatedAt",
+  array(
+    SELECT
+      l.knowledge_base_id
+    FROM
+      agent_knowledge_bases l
+    WHERE
+      l.account_id = agents.account_id
+      AND l.agent_id = agents.id
+    ORDER BY
+      l.knowledge_base_id
+  ) AS "knowledgeBaseIds"
 FROM
   agents
 WHERE
@@ -57,7 +79,8 @@ RETURNING
   language,
   system_prompt AS "systemPrompt",
   created_at AS "createdAt",
-  updated_at AS "updatedAt";
+  updated_at AS "updatedAt",
+  '{}'::INT[] AS "knowledgeBaseIds";
 
 -- AgentsRepository.update
 UPDATE agents
@@ -81,7 +104,37 @@ RETURNING
   language,
   system_prompt AS "systemPrompt",
   created_at AS "createdAt",
-  updated_at AS "updatedAt";
+  updated_at AS "updatedAt",
+  array(
+    SELECT
+      l.knowledge_base_id
+    FROM
+      agent_knowledge_bases l
+    WHERE
+      l.account_id = agents.account_id
+      AND l.agent_id = agents.id
+    ORDER BY
+      l.knowledge_base_id
+  ) AS "knowledgeBaseIds";
+
+-- AgentsRepository.replaceKnowledgeBases
+DELETE FROM agent_knowledge_bases
+WHERE
+  account_id = $1
+  AND agent_id = $2;
+INSERT INTO
+  agent_knowledge_bases (account_id, agent_id, knowledge_base_id)
+SELECT
+  $1,
+  $2,
+  kb.id
+FROM
+  knowledge_bases kb
+WHERE
+  kb.account_id = $1
+  AND kb.id = ANY ($3::INT[])
+RETURNING
+  knowledge_base_id AS id;
 
 -- AgentsRepository.delete
 DELETE FROM agents

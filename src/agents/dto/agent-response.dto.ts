@@ -1,3 +1,4 @@
+import { ApiProperty } from '@nestjs/swagger';
 import { AgentRow } from '../agents.repository';
 
 export class AgentResponse {
@@ -15,6 +16,9 @@ export class AgentResponse {
   language: string;
   /** Blank means the built-in generic assistant prompt is used. @example "" */
   systemPrompt: string;
+  /** The knowledge bases it answers from, by id ascending. @example [3, 7] */
+  @ApiProperty({ type: 'integer', isArray: true })
+  knowledgeBaseIds: number[];
   /** @example "2026-11-22T09:15:02.123Z" */
   createdAt: string;
   /** @example "2026-11-22T09:15:02.123Z" */
@@ -30,6 +34,7 @@ export function toAgentResponse(agent: AgentRow): AgentResponse {
     voice: agent.voice,
     language: agent.language,
     systemPrompt: agent.systemPrompt,
+    knowledgeBaseIds: agent.knowledgeBaseIds,
     createdAt: agent.createdAt.toISOString(),
     updatedAt: agent.updatedAt.toISOString(),
   };

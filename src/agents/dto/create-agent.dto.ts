@@ -16,4 +16,6 @@ export class CreateAgentDto extends UpdateAgentDto {
   language?: string = 'hi-IN';
 
   systemPrompt?: string = '';
+
+  knowledgeBaseIds?: number[] = [];
 }

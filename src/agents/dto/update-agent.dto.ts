@@ -1,7 +1,10 @@
 import { ApiProperty } from '@nestjs/swagger';
-import { IsString, Length, MaxLength } from 'class-validator';
+import { ArrayMaxSize, IsArray, IsInt, IsString, Length, Max, MaxLength, Min } from 'class-validator';
+import { MAX_INT_ID } from '../../common/id.pipes';
 import { IsOmittable, IsOneOf, Trim } from '../../common/validators';
 import { REPLY_LANGUAGES, VOICE_IDS } from '../voices';
+
+export const MAX_KNOWLEDGE_BASES = 50;
 
 /** Any subset of the agent's fields; absent fields are left as they are. The rules apply on create too. */
 export class UpdateAgentDto {
@@ -41,4 +44,18 @@ export class UpdateAgentDto {
   @IsString()
   @MaxLength(50_000)
   systemPrompt?: string;
+
+  /**
+   * The knowledge bases the agent answers from: ids of knowledge bases of this account (400 otherwise), at most
+   * 50; duplicates count once. Replaces the agent's list. Returned ascending; a deleted knowledge base leaves
+   * every agent's list. @example [3, 7]
+   */
+  @ApiProperty({ type: 'integer', isArray: true, required: false, maxItems: MAX_KNOWLEDGE_BASES })
+  @IsOmittable()
+  @IsArray()
+  @ArrayMaxSize(MAX_KNOWLEDGE_BASES)
+  @IsInt({ each: true })
+  @Min(1, { each: true })
+  @Max(MAX_INT_ID, { each: true })
+  knowledgeBaseIds?: number[];
 }

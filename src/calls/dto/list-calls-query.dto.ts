@@ -1,16 +1,10 @@
 import { applyDecorators } from '@nestjs/common';
 import { ApiPropertyOptional } from '@nestjs/swagger';
-import { Transform } from 'class-transformer';
 import { IsInt, IsString, Max, MaxLength, Min } from 'class-validator';
 import { MAX_INT_ID } from '../../common/id.pipes';
+import { ToInteger } from '../../common/query-params';
 import { IsOmittable, Trim } from '../../common/validators';
 import { IsStorable } from '../../common/storable-text';
-
-/**
- * A query-string integer: only plain digits are converted (`1e2`, `0x10`, ` 5` and `1.5` stay strings and
- * are refused by @IsInt), so that what is accepted is exactly what is documented.
- */
-const ToInteger = () => Transform(({ value }) => (typeof value === 'string' && /^-?\d+$/.test(value) ? Number(value) : value));
 
 /** An optional text filter: trimmed, storable, at most `maxLength` characters; blank means no filter. */
 const QueryText = (maxLength: number) =>

@@ -1,5 +1,6 @@
-import { KnowledgeBaseSource } from '../knowledge-base-source.entity';
-import { KnowledgeBase } from '../knowledge-base.entity';
+import { ApiProperty } from '@nestjs/swagger';
+import { SOURCE_STATUSES, SOURCE_TYPES, SourceStatus, SourceType } from '../knowledge-base-source.entity';
+import { KnowledgeBaseRow, SourceRow } from '../knowledge-bases.repository';
 
 export class SourceResponse {
   /** @example 7 */
@@ -8,10 +9,18 @@ export class SourceResponse {
   knowledgeBaseId: number;
   /** @example "Opening hours" */
   name: string;
-  /** @example "text" */
-  type: 'text' | 'url';
-  /** @example "We are open 9:00–18:00, Monday to Saturday." */
+  @ApiProperty({ enum: SOURCE_TYPES, example: 'text' })
+  type: SourceType;
+  /** A text source's text; a url source's URL (its fetched text is searchable, not returned). @example "We are open 9:00–18:00, Monday to Saturday." */
   content: string;
+  /**
+   * `ready`: searchable; `pending`: being indexed (a url source is fetched in the background: poll until it
+   * is `ready` or `failed`); `failed`: see `error`. Text sources are `ready` at once.
+   */
+  @ApiProperty({ enum: SOURCE_STATUSES, example: 'ready' })
+  status: SourceStatus;
+  /** Why the last fetch failed when `failed`; otherwise "". @example "" */
+  error: string;
   /** @example "2026-11-22T09:15:02.123Z" */
   createdAt: string;
 }
@@ -34,18 +43,20 @@ export class KnowledgeBaseWithSourcesResponse extends KnowledgeBaseResponse {
   sources: SourceResponse[];
 }
 
-export function toSourceResponse(source: KnowledgeBaseSource): SourceResponse {
+export function toSourceResponse(source: SourceRow): SourceResponse {
   return {
     id: source.id,
     knowledgeBaseId: source.knowledgeBaseId,
     name: source.name,
     type: source.type,
     content: source.content,
+    status: source.status,
+    error: source.error,
     createdAt: source.createdAt.toISOString(),
   };
 }
 
-export function toKnowledgeBaseResponse(knowledgeBase: KnowledgeBase): KnowledgeBaseResponse {
+export function toKnowledgeBaseResponse(knowledgeBase: KnowledgeBaseRow): KnowledgeBaseResponse {
   return {
     id: knowledgeBase.id,
     name: knowledgeBase.name,
@@ -55,8 +66,6 @@ export function toKnowledgeBaseResponse(knowledgeBase: KnowledgeBase): Knowledge
   };
 }
 
-export function toKnowledgeBaseWithSourcesResponse(
-  value: KnowledgeBase & { sources: KnowledgeBaseSource[] },
-): KnowledgeBaseWithSourcesResponse {
-  return { ...toKnowledgeBaseResponse(value), sources: value.sources.map(toSourceResponse) };
+export function toKnowledgeBaseWithSourcesResponse(knowledgeBase: KnowledgeBaseRow, sources: SourceRow[]): KnowledgeBaseWithSourcesResponse {
+  return { ...toKnowledgeBaseResponse(knowledgeBase), sources: sources.map(toSourceResponse) };
 }
