@@ -71,6 +71,28 @@ describe('conversations answered by a Chat Completions provider', () => {
     expect(Object.keys(body).sort()).toEqual(['max_tokens', 'messages', 'model', 'stream']);
   });
 
+  it('gives the best passages of the agent\'s knowledge bases for the latest message (at most RAG_PASSAGES), best first', async () => {
+    const kb = (await context.as(owner).post('/knowledge-bases').send({ name: 'Sharma Sweets' }).expect(201)).body;
+    const facts = [
+      ['Pune', 'We deliver sweets to Pune on Tuesdays and Fridays.'],
+      ['Pune shop', 'Our Pune shop on FC Road opens at 10 am.'],
+      ['Pune prices', 'Delivery to Pune costs 80 rupees, free above 1,000 rupees.'],
+      ['Pune festivals', 'During Diwali, Pune orders need two days more.'],
+      ['Mumbai', 'Mumbai deliveries run every day.'],
+    ];
+    for (const [name, content] of facts) await context.as(owner).post(`/knowledge-bases/${kb.id}/sources`).send({ name, content }).expect(201);
+    const informed = (await context.as(owner).post('/agents').send({ name: 'Informed', knowledgeBaseIds: [kb.id] }).expect(201)).body;
+    const question = 'When do you deliver to Pune?';
+    const expected = (await context.as(owner).get(`/knowledge-bases/${kb.id}/search`).query({ q: question, limit: 3 }).expect(200)).body;
+    expect(expected).toHaveLength(3);
+    const started = await startConversation(context, owner, informed.id);
+    await message(started, question).expect(200);
+    const system = llm.requests[0].body.messages[0].content;
+    const shown = [...system.matchAll(/\[(\d+)\] From "([^"]+)":\n([^\n]+)/g)].map((match) => ({ sourceName: match[2], text: match[3] }));
+    expect(shown).toEqual(expected.map(({ sourceName, text }: { sourceName: string; text: string }) => ({ sourceName, text })));
+    expect(system).not.toContain('Mumbai');
+  });
+
   it('uses the built-in generic prompt when the agent\'s is blank', async () => {
     const plain = (await context.as(owner).post('/agents').send({ name: 'Plain', language: 'te-IN' }).expect(201)).body;
     const started = await startConversation(context, owner, plain.id);

@@ -114,6 +114,24 @@ describe('conversations (built-in answerer)', () => {
       expect(view.body.messages).toHaveLength(2);
     });
 
+    it('replies with the best passage of the agent\'s knowledge bases for the message, deterministically', async () => {
+      const kb = (await context.as(owner).post('/knowledge-bases').send({ name: 'Shop facts' }).expect(201)).body;
+      const unlinked = (await context.as(owner).post('/knowledge-bases').send({ name: 'Not the agent\'s' }).expect(201)).body;
+      const delivery = 'We deliver every day, Sundays included, between 9 am and 6 pm.';
+      const returns = 'Returns are accepted within 30 days of purchase with the receipt.';
+      for (const [name, content] of [['Delivery', delivery], ['Returns', returns]]) {
+        await context.as(owner).post(`/knowledge-bases/${kb.id}/sources`).send({ name, content }).expect(201);
+      }
+      await context.as(owner).post(`/knowledge-bases/${unlinked.id}/sources`).send({ name: 'Hours', content: 'Ask about opening hours on weekdays.' }).expect(201);
+      const agent = (await context.as(owner).post('/agents').send({ name: 'Informed', knowledgeBaseIds: [kb.id] }).expect(201)).body;
+      const started = await startConversation(context, owner, agent.id);
+      expect((await message(started, 'Do you deliver on Sundays?').expect(200)).body.text).toBe(delivery);
+      expect((await message(started, 'How do returns work?').expect(200)).body.text).toBe(returns);
+      expect((await message(started, 'Do you deliver on Sundays?').expect(200)).body.text).toBe(delivery);
+      expect((await message(started, 'opening hours on weekdays?').expect(200)).body.text).toBe(QUESTION_NOTED);
+      expect((await message(started, 'xyzzy plugh').expect(200)).body.text).toBe(QUESTION_NOTED);
+    });
+
     it('answers 409 to the 101st visitor message', async () => {
       const started = await startConversation(context, owner, agentId);
       for (let index = 0; index < 100; index++) await message(started, `Message ${index}`).expect(200);

@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import OpenAI from 'openai';
 import { AgentsModule } from '../agents/agents.module';
 import { CallsModule } from '../calls/calls.module';
+import { KnowledgeBasesModule } from '../knowledge-bases/knowledge-bases.module';
 import { AppConfig } from '../config/config';
 import { APP_CONFIG } from '../config/config.module';
 import { WidgetSitesModule } from '../widget-sites/widget-sites.module';
@@ -10,7 +11,7 @@ import { BuiltInAnswerer } from './answering/builtin-answerer';
 import { CallAnalyser } from './answering/call-analyser';
 import { CHAT_CLIENT, createChatClient } from './answering/chat-client';
 import { ChatCompletionsAnswerer } from './answering/chat-completions-answerer';
-import { NoPassageFinder, PassageFinder } from './answering/passages';
+import { KnowledgePassageFinder, PassageFinder } from './answering/passages';
 import { AgentConversationsController, ConversationsController, WidgetSessionsController } from './conversations.controller';
 import { ConversationsRepository } from './conversations.repository';
 import { ConversationsService } from './conversations.service';
@@ -33,11 +34,11 @@ const answeringProviders = [
     inject: [CHAT_CLIENT, APP_CONFIG],
     useFactory: (client: OpenAI | null, config: AppConfig) => (client ? new CallAnalyser(client, config) : null),
   },
-  { provide: PassageFinder, useClass: NoPassageFinder },
+  { provide: PassageFinder, useClass: KnowledgePassageFinder },
 ];
 
 @Module({
-  imports: [AgentsModule, CallsModule, WidgetSitesModule],
+  imports: [AgentsModule, CallsModule, KnowledgeBasesModule, WidgetSitesModule],
   controllers: [AgentConversationsController, WidgetSessionsController, ConversationsController],
   providers: [ConversationsService, ConversationsRepository, ...answeringProviders],
 })

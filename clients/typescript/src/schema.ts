@@ -238,8 +238,28 @@ export interface paths {
         get: operations["KnowledgeBasesController_get"];
         put?: never;
         post?: never;
-        /** Delete a knowledge base and its sources */
+        /** Delete a knowledge base, its sources and their passages; agents that used it no longer do */
         delete: operations["KnowledgeBasesController_remove"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/knowledge-bases/{kbId}/search": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Search the passages of a knowledge base
+         * @description The passages of the knowledge base's `ready` sources that best match `q`, best first (the retrieval that agents answer from). Words are matched in any script (Chinese and Japanese by pairs of characters); a passage that shares no word with `q` is not returned, so the answer may be `[]`.
+         */
+        get: operations["KnowledgeBasesController_search"];
+        put?: never;
+        post?: never;
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -255,7 +275,10 @@ export interface paths {
         /** List the sources of a knowledge base, by id */
         get: operations["KnowledgeBasesController_listSources"];
         put?: never;
-        /** Add a source (text, or a URL) to a knowledge base */
+        /**
+         * Add a source (text, or a URL) to a knowledge base
+         * @description A `text` source is split into passages and searchable at once (`status: ready`). A `url` source is `pending` and fetched in the background (http(s) only, at most 5 redirects, 5 MiB, 15 s; HTML reduced to its readable text, plain text and Markdown kept; private and loopback addresses refused): it becomes `ready`, or `failed` with the reason in `error`.
+         */
         post: operations["KnowledgeBasesController_addSource"];
         delete?: never;
         options?: never;
@@ -273,8 +296,28 @@ export interface paths {
         get?: never;
         put?: never;
         post?: never;
-        /** Delete one source of a knowledge base */
+        /** Delete one source of a knowledge base, and its passages */
         delete: operations["KnowledgeBasesController_removeSource"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/knowledge-bases/{kbId}/sources/{sourceId}/refresh": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Fetch a url source again
+         * @description The source is `pending` (and not searchable) until the fetch ends: `ready` or `failed`.
+         */
+        post: operations["KnowledgeBasesController_refreshSource"];
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -435,6 +478,14 @@ export interface components {
             description: string;
             /** @example 42 */
             id: number;
+            /**
+             * @description The knowledge bases it answers from, by id ascending.
+             * @example [
+             *       3,
+             *       7
+             *     ]
+             */
+            knowledgeBaseIds: number[];
             /** @example hi-IN */
             language: string;
             /** @example gpt-4.1 */
@@ -631,6 +682,16 @@ export interface components {
              * @default
              */
             description?: string;
+            /**
+             * @description The knowledge bases the agent answers from: ids of knowledge bases of this account (400 otherwise), at most
+             *     50; duplicates count once. Replaces the agent's list. Returned ascending; a deleted knowledge base leaves
+             *     every agent's list.
+             * @example [
+             *       3,
+             *       7
+             *     ]
+             */
+            knowledgeBaseIds?: number[];
             /**
              * @default hi-IN
              * @example hi-IN
@@ -953,6 +1014,26 @@ export interface components {
              */
             url: string;
         };
+        SearchResultResponse: {
+            /**
+             * @description Relevance, higher is better (BM25: the matched words' rarity in the account's knowledge, each word counted
+             *     once per passage, adjusted for the passage's length). Compares passages of the account, not across accounts.
+             * @example 4.82
+             */
+            score: number;
+            /**
+             * @description The source the passage comes from.
+             * @example 7
+             */
+            sourceId: number;
+            /** @example Opening hours */
+            sourceName: string;
+            /**
+             * @description The passage: about 1,000 characters of the source's text, cut at paragraph and sentence boundaries.
+             * @example We are open 9:00–18:00, Monday to Saturday. On Sundays the shop is closed.
+             */
+            text: string;
+        };
         SendMessageDto: {
             /**
              * @description 1–2,000 characters after trimming.
@@ -961,16 +1042,31 @@ export interface components {
             text: string;
         };
         SourceResponse: {
-            /** @example We are open 9:00–18:00, Monday to Saturday. */
+            /**
+             * @description A text source's text; a url source's URL (its fetched text is searchable, not returned).
+             * @example We are open 9:00–18:00, Monday to Saturday.
+             */
             content: string;
             /** @example 2026-11-22T09:15:02.123Z */
             createdAt: string;
+            /**
+             * @description Why the last fetch failed when `failed`; otherwise "".
+             * @example
+             */
+            error: string;
             /** @example 7 */
             id: number;
             /** @example 3 */
             knowledgeBaseId: number;
             /** @example Opening hours */
             name: string;
+            /**
+             * @description `ready`: searchable; `pending`: being indexed (a url source is fetched in the background: poll until it
+             *     is `ready` or `failed`); `failed`: see `error`. Text sources are `ready` at once.
+             * @example ready
+             * @enum {string}
+             */
+            status: "ready" | "pending" | "failed";
             /**
              * @example text
              * @enum {string}
@@ -1063,6 +1159,16 @@ export interface components {
         UpdateAgentDto: {
             /** @description At most 2,000 characters. */
             description?: string;
+            /**
+             * @description The knowledge bases the agent answers from: ids of knowledge bases of this account (400 otherwise), at most
+             *     50; duplicates count once. Replaces the agent's list. Returned ascending; a deleted knowledge base leaves
+             *     every agent's list.
+             * @example [
+             *       3,
+             *       7
+             *     ]
+             */
+            knowledgeBaseIds?: number[];
             /**
              * @example en-IN
              * @enum {string}
@@ -2809,6 +2915,77 @@ export interface operations {
             };
         };
     };
+    KnowledgeBasesController_search: {
+        parameters: {
+            query: {
+                /** @description Most passages returned, 1–20. */
+                limit?: number;
+                /** @description What to look for (a visitor's question, or a few words), 1–500 characters after trimming, in any script. */
+                q: string;
+            };
+            header?: never;
+            path: {
+                kbId: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SearchResultResponse"][];
+                };
+            };
+            /** @description Invalid body field, unknown field, malformed JSON or bad query parameter (with `details`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No such resource on this account (another account's resource is a 404 too) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Over the rate limit of this API key; see `Retry-After` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database (or recording storage) is unavailable; try again shortly */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
     KnowledgeBasesController_listSources: {
         parameters: {
             query?: never;
@@ -2972,6 +3149,73 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description Missing, unknown or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No such resource on this account (another account's resource is a 404 too) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Over the rate limit of this API key; see `Retry-After` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database (or recording storage) is unavailable; try again shortly */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    KnowledgeBasesController_refreshSource: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                kbId: number;
+                sourceId: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SourceResponse"];
+                };
+            };
+            /** @description The source is a text source: only url sources can be refreshed */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
             };
             /** @description Missing, unknown or revoked API key */
             401: {

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { AgentRow } from '../../agents/agents.repository';
+import { KnowledgeService } from '../../knowledge-bases/knowledge.service';
 
 /** A passage of a knowledge base that matches a visitor's message. */
 export interface Passage {
@@ -17,10 +18,16 @@ export abstract class PassageFinder {
   abstract find(accountId: number, agent: AgentRow, query: string, limit: number): Promise<Passage[]>;
 }
 
-/** Until knowledge bases can be searched: no passages (the built-in answerer then notes the question). */
+/** The agent's knowledge bases searched by KnowledgeService (BM25 over their ready sources' passages). */
 @Injectable()
-export class NoPassageFinder extends PassageFinder {
-  async find(): Promise<Passage[]> {
-    return [];
+export class KnowledgePassageFinder extends PassageFinder {
+  constructor(private readonly knowledge: KnowledgeService) {
+    super();
+  }
+
+  async find(accountId: number, agent: AgentRow, query: string, limit: number): Promise<Passage[]> {
+    if (agent.knowledgeBaseIds.length === 0) return [];
+    const passages = await this.knowledge.retrieve(accountId, agent.knowledgeBaseIds, query, limit);
+    return passages.map(({ sourceName, text, score }) => ({ sourceName, text, score }));
   }
 }
