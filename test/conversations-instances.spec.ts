@@ -84,17 +84,27 @@ describe('conversations across two instances', () => {
     expect(call.transcript.map((turn: { text: string }) => turn.text)).toEqual(['Hi', QUESTION_NOTED]);
   });
 
-  it('schedules the exact end of a conversation that will be idle before the next sweep, run by either instance', async () => {
+  it('ends a conversation at its idle time by its own job, which waits again when a message moved that time', async () => {
     const started = await startConversation(a, owner, agentId, { test: false });
-    await send(a, started, 'Bye soon').expect(200);
-    await b.app.get(ConversationsService).endIdleConversations(); // not idle yet: its end is scheduled for its idle time
-    const scheduled = await a.app
-      .get(DataSource)
-      .query(`SELECT start_after FROM ${a.config.jobQueueSchema}.job WHERE name = $1 AND data->>'conversationId' = $2`, [JOB_END_IF_IDLE, started.conversationId]);
-    expect(scheduled.length).toBeGreaterThanOrEqual(1);
-    // Ended in the background (by that job, or by a minute's sweep if one came first), not by anyone reading it.
+    const job = async () =>
+      (
+        await a.app
+          .get(DataSource)
+          .query(`SELECT state, start_after FROM ${a.config.jobQueueSchema}.job WHERE name = $1 AND singleton_key = $2 ORDER BY created_on`, [
+            JOB_END_IF_IDLE,
+            started.conversationId,
+          ])
+      ).map((row: { state: string; start_after: Date }) => ({ state: row.state, startAfter: row.start_after.getTime() }));
+    const [scheduled] = await job();
+    expect(scheduled).toEqual({ state: 'created', startAfter: Date.parse(started.expiresAt) });
+    await send(b, started, 'One more thing').expect(200); // moves the idle time past the job's
+    // Ended in the background (by its job, or by a minute's sweep if one came first), not by anyone reading it.
     await eventually(async () => ((await callExists(started.conversationId)) ? true : undefined), 30_000);
-    const [row] = await a.app.get(DataSource).query('SELECT status FROM conversations WHERE id = $1', [started.conversationId]);
+    const [row] = await a.app
+      .get(DataSource)
+      .query(`SELECT status, extract(epoch FROM ended_at - last_message_at) AS idle FROM conversations WHERE id = $1`, [started.conversationId]);
     expect(row.status).toBe('ended');
+    expect(Number(row.idle)).toBeGreaterThanOrEqual(IDLE_SECONDS);
+    expect((await job()).length).toBeGreaterThanOrEqual(1);
   }, 40_000);
 });

@@ -71,11 +71,10 @@ export interface EndedConversation {
   startedAt: Date;
 }
 
-/** An active conversation that will be idle at `idleAt`. */
-export interface IdleCandidate {
+/** An active conversation that is idle. */
+export interface IdleConversation {
   accountId: number;
   id: string;
-  idleAt: Date;
 }
 
 /** The limits a visitor's message is checked against, in the one statement that accepts it. */
@@ -266,8 +265,8 @@ export class ConversationsRepository {
   }
 
   @UnscopedQuery('the idle sweep looks at every account\'s active conversations at once', [300, 45, 200])
-  idleConversations(idleSeconds: number, staleReplySeconds: number, limit: number): Promise<Pick<IdleCandidate, 'accountId' | 'id'>[]> {
-    return this.db.query<IdleCandidate>(
+  idleConversations(idleSeconds: number, staleReplySeconds: number, limit: number): Promise<IdleConversation[]> {
+    return this.db.query<IdleConversation>(
       withLimits(
         `SELECT account_id AS "accountId", id FROM conversations
           WHERE status = 'active' AND ${IDLE} AND (replying_since IS NULL OR NOT (${REPLYING}))
@@ -279,15 +278,17 @@ export class ConversationsRepository {
     );
   }
 
-  @UnscopedQuery('the idle sweep looks at every account\'s active conversations at once', [300, 120, 2000])
-  soonIdleConversations(idleSeconds: number, lookaheadSeconds: number, limit: number): Promise<IdleCandidate[]> {
-    return this.db.query<IdleCandidate>(
-      `SELECT account_id AS "accountId", id, last_message_at + make_interval(secs => $1) AS "idleAt"
-         FROM conversations
-        WHERE status = 'active' AND last_message_at > now() - make_interval(secs => $1)
-          AND last_message_at <= now() - make_interval(secs => $1) + make_interval(secs => $2)
-        ORDER BY last_message_at LIMIT $3`,
-      [idleSeconds, lookaheadSeconds, limit],
+  /**
+   * When to check an active conversation for idleness next: its idle time, or in a second when that has
+   * passed (a reply was in progress: the end waits for it). Undefined once it has ended.
+   */
+  @AccountQuery([1, EXAMPLE_ID, 300])
+  async nextIdleCheck(accountId: number, id: string, idleSeconds: number): Promise<Date | undefined> {
+    const [row] = await this.db.query<{ at: Date }>(
+      `SELECT greatest(last_message_at + make_interval(secs => $3), now() + interval '1 second') AS at
+         FROM conversations WHERE account_id = $1 AND id = $2 AND status = 'active'`,
+      [accountId, id, idleSeconds],
     );
+    return row?.at;
   }
 }

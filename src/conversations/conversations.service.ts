@@ -6,7 +6,7 @@ import { NewCall } from '../calls/calls.repository';
 import { CallsRepository } from '../calls/calls.repository';
 import { AppConfig } from '../config/config';
 import { InjectConfig } from '../config/config.module';
-import { Database } from '../database/database';
+import { Database, Sql } from '../database/database';
 import { Jobs } from '../jobs/jobs.service';
 import { Answerer, AnswererFailure, APOLOGY, ReplyRequest, Turn } from './answering/answerer';
 import { CallAnalyser } from './answering/call-analyser';
@@ -19,12 +19,6 @@ import { ConversationAccess, ConversationCorsRule, ConversationsRepository, Ende
 export const MAX_VISITOR_MESSAGES = 100;
 /** The turns a provider sees, at most (the latest last). */
 export const HISTORY_TURNS = 20;
-/**
- * The idle sweep runs once a minute (cron), and may start up to ~40 s late (pg-boss checks its schedules every
- * 30 s); so that a conversation ends within seconds of its idle time rather than up to 100 s after, the sweep
- * also schedules an exact end for every conversation that will be idle before the sweep after next.
- */
-const IDLE_LOOKAHEAD_SECONDS = 120;
 const IDLE_BATCH = 200;
 /** A reply in progress is taken as abandoned (its instance died) this long after LLM_TIMEOUT_MS. */
 const STALE_REPLY_MARGIN_SECONDS = 15;
@@ -149,13 +143,16 @@ export class ConversationsService implements OnModuleInit, BeforeApplicationShut
   }
 
   onModuleInit(): void {
-    this.jobs.define({ name: JOB_END_IDLE, cron: '* * * * *', handler: () => this.endIdleConversations(), retryLimit: 0, expireInSeconds: 300 });
+    // Each conversation has one job waiting for its idle time (policy `short`: one per conversation), which ends
+    // it, or, when messages moved that time, waits again; the sweep is the safety net (once a minute, one instance).
     this.jobs.define<ConversationRef>({
       name: JOB_END_IF_IDLE,
-      handler: ({ accountId, conversationId }) => this.endIfIdle(accountId, conversationId).then(() => undefined),
+      policy: 'short',
+      handler: ({ accountId, conversationId }) => this.endOrWaitAgain(accountId, conversationId),
       concurrency: 4,
       expireInSeconds: 60,
     });
+    this.jobs.define({ name: JOB_END_IDLE, cron: '* * * * *', handler: () => this.endIdleConversations(), retryLimit: 0, expireInSeconds: 300 });
     this.jobs.define<ConversationRef>({
       name: JOB_ANALYSE,
       handler: ({ accountId, conversationId }) => this.analyse(accountId, conversationId),
@@ -191,12 +188,14 @@ export class ConversationsService implements OnModuleInit, BeforeApplicationShut
     const id = randomUUID();
     const token = generateConversationToken();
     const conversation = { id, tokenHash: hashConversationToken(token), agentId: agent.id, agentName: agent.name, replyLanguage: agent.language, ...visitor, ...origin };
-    const { startedAt } = await this.db.transaction(async (sql) => {
-      const started = await this.conversations.insert(accountId, conversation, sql);
+    const expiresAt = await this.db.transaction(async (sql) => {
+      const { startedAt } = await this.conversations.insert(accountId, conversation, sql);
       if (greeting) await this.conversations.insertGreeting(accountId, id, greeting, sql);
-      return started;
+      const idleAt = new Date(startedAt.getTime() + this.config.conversationIdleSeconds * 1000);
+      await this.waitForIdleTime(accountId, id, idleAt, sql);
+      return idleAt;
     });
-    return { conversationId: id, token, greeting, expiresAt: new Date(startedAt.getTime() + this.config.conversationIdleSeconds * 1000) };
+    return { conversationId: id, token, greeting, expiresAt };
   }
 
   // ---- The bearer routes ----
@@ -339,9 +338,24 @@ export class ConversationsService implements OnModuleInit, BeforeApplicationShut
     });
   }
 
+  /** Schedules the conversation's idle check for `idleAt` (inside `sql`'s transaction when given). */
+  private waitForIdleTime(accountId: number, id: string, idleAt: Date, sql?: Sql): Promise<void> {
+    return this.jobs.send<ConversationRef>(JOB_END_IF_IDLE, { accountId, conversationId: id }, { sql, startAfter: idleAt, singletonKey: id });
+  }
+
   /**
-   * The idle sweep (once a minute, on one instance): ends every conversation idle for CONVERSATION_IDLE_SECONDS,
-   * and schedules the exact end of those that will be idle before the next sweeps come round.
+   * The conversation's idle time has come: it ends if it is idle; otherwise messages moved its idle time, and
+   * the check waits again until then (a failure retries the job, so the chain does not break).
+   */
+  private async endOrWaitAgain(accountId: number, id: string): Promise<void> {
+    if (await this.endIfIdle(accountId, id)) return;
+    const next = await this.conversations.nextIdleCheck(accountId, id, this.idleRule.idleSeconds);
+    if (next) await this.waitForIdleTime(accountId, id, next);
+  }
+
+  /**
+   * The idle sweep (once a minute, on one instance), a safety net behind each conversation's own idle check:
+   * ends every conversation idle for CONVERSATION_IDLE_SECONDS.
    */
   async endIdleConversations(): Promise<void> {
     for (;;) {
@@ -349,9 +363,6 @@ export class ConversationsService implements OnModuleInit, BeforeApplicationShut
       let ended = 0;
       for (const { accountId, id } of idle) if (await this.endIfIdle(accountId, id)) ended++;
       if (idle.length < IDLE_BATCH || ended === 0) break;
-    }
-    for (const { accountId, id, idleAt } of await this.conversations.soonIdleConversations(this.idleRule.idleSeconds, IDLE_LOOKAHEAD_SECONDS, 10 * IDLE_BATCH)) {
-      await this.jobs.send<ConversationRef>(JOB_END_IF_IDLE, { accountId, conversationId: id }, { startAfter: idleAt });
     }
   }
 

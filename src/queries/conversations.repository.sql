@@ -299,19 +299,15 @@ ORDER BY
 LIMIT
   $3;
 
--- ConversationsRepository.soonIdleConversations
--- unscoped: the idle sweep looks at every account's active conversations at once
+-- ConversationsRepository.nextIdleCheck
 SELECT
-  account_id AS "accountId",
-  id,
-  last_message_at + make_interval(secs => $1) AS "idleAt"
+  greatest(
+    last_message_at + make_interval(secs => $3),
+    now() + interval '1 second'
+  ) AS at
 FROM
   conversations
 WHERE
-  status = 'active'
-  AND last_message_at > now() - make_interval(secs => $1)
-  AND last_message_at <= now() - make_interval(secs => $1) + make_interval(secs => $2)
-ORDER BY
-  last_message_at
-LIMIT
-  $3;
+  account_id = $1
+  AND id = $2
+  AND status = 'active';
