@@ -12,7 +12,7 @@ const swc = [
   },
 ];
 
-const ESM_ONLY_PACKAGES = ['@nestjs', 'css-select', 'css-what', 'nth-check', 'boolbase', 'cssomnom'];
+const ESM_ONLY_PACKAGES = ['@nestjs', 'css-select', 'css-what', 'nth-check', 'boolbase', 'cssomnom', 'stemmer'];
 
 module.exports = {
   rootDir: '.',

@@ -86,6 +86,7 @@ function agent(row: Row) {
     voice: row.voice,
     language: row.language,
     systemPrompt: row.system_prompt,
+    knowledgeBaseIds: row.knowledge_base_ids,
     createdAt: row.created_at.toISOString(),
     updatedAt: row.updated_at.toISOString(),
   };

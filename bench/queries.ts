@@ -19,10 +19,13 @@ const PHONE_LIKE_SEARCH = /^[0-9+\-().\/\s]*[0-9][0-9+\-().\/\s]*$/;
 const escapeLike = (value: string) => value.replace(/[\\%_]/g, (character) => `\\${character}`);
 
 export const GET_CALL_SQL = `SELECT ${LIST_COLUMNS}, account_id, transcript, is_test FROM calls WHERE account_id = $1 AND id = $2 LIMIT 1`;
-export const AGENT_COLUMNS = 'id, account_id, name, description, model, voice, language, system_prompt, created_at, updated_at';
+const AGENT_FIELDS = 'id, account_id, name, description, model, voice, language, system_prompt, created_at, updated_at';
+/** The agent's knowledge bases, ascending (as AgentsRepository reads them). */
+const KNOWLEDGE_BASE_IDS = `array(SELECT l.knowledge_base_id FROM agent_knowledge_bases l WHERE l.account_id = agents.account_id AND l.agent_id = agents.id ORDER BY l.knowledge_base_id) AS knowledge_base_ids`;
+export const AGENT_COLUMNS = `${AGENT_FIELDS}, ${KNOWLEDGE_BASE_IDS}`;
 export const LIST_AGENTS_SQL = `SELECT ${AGENT_COLUMNS} FROM agents WHERE account_id = $1 ORDER BY id ASC`;
 export const INSERT_AGENT_SQL = `INSERT INTO agents (account_id, name, description, model, voice, language, system_prompt)
-  VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING ${AGENT_COLUMNS}`;
+  VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING ${AGENT_FIELDS}, '{}'::int[] AS knowledge_base_ids`;
 
 export interface SqlQuery {
   text: string;

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { PUBLIC_ROUTES, registeredRoutes } from './routes';
 import { createTestContext, TestAccount, TestContext } from './helpers';
 
@@ -33,6 +34,15 @@ const knowledgeBaseFixture: FixtureFactory = async (context, owner, marker) => {
     params: { kbId: String(kb.id), sourceId: String(source.id) },
     snapshot: () => body(context.as(owner).get(`/knowledge-bases/${kb.id}`)),
   };
+};
+
+/** A url source, once its fetch has ended (it is refused: loopback), so that its snapshot holds still. */
+const urlSourceFixture: FixtureFactory = async (context, owner, marker) => {
+  const kb = (await context.as(owner).post('/knowledge-bases').send({ name: marker }).expect(201)).body;
+  const url = `http://127.0.0.1:9/${marker}`;
+  const source = (await context.as(owner).post(`/knowledge-bases/${kb.id}/sources`).send({ name: marker, type: 'url', content: url }).expect(201)).body;
+  while ((await context.as(owner).get(`/knowledge-bases/${kb.id}`).expect(200)).body.sources[0].status === 'pending') await sleep(20);
+  return { params: { kbId: String(kb.id), sourceId: String(source.id) }, snapshot: () => body(context.as(owner).get(`/knowledge-bases/${kb.id}`)) };
 };
 
 const callFixture: FixtureFactory = async (context, owner, marker) => {
@@ -88,6 +98,8 @@ export const FIXTURES: Record<string, FixtureFactory> = {
   '/knowledge-bases/:kbId': knowledgeBaseFixture,
   '/knowledge-bases/:kbId/sources': knowledgeBaseFixture,
   '/knowledge-bases/:kbId/sources/:sourceId': knowledgeBaseFixture,
+  '/knowledge-bases/:kbId/sources/:sourceId/refresh': urlSourceFixture,
+  '/knowledge-bases/:kbId/search': knowledgeBaseFixture,
   '/calls/:callId': callFixture,
   '/calls/:callId/recording': recordingFixture,
   '/calls/:callId/recording/download': recordingFixture,
@@ -112,6 +124,11 @@ const LIST_QUERIES: Record<string, (marker: string, params: Record<string, strin
     '?limit=1000&days=3650',
     ...(params.agentId ? [`?agentId=${params.agentId}`] : []),
   ],
+};
+
+/** Query strings a route needs to be valid when the caller owns the resource, so that only ownership can fail. */
+const ROUTE_QUERIES: Record<string, (marker: string) => string> = {
+  '/knowledge-bases/:kbId/search': (marker) => `?q=${marker}`,
 };
 
 /** A body each method accepts on a route when the caller owns the resource, so that only ownership can fail. */
@@ -155,7 +172,7 @@ describe('cross-account matrix', () => {
       const [method, path] = route.split(' ');
       const fixture = fixtures.get(path);
       if (!fixture) continue;
-      const url = path.replace(/:(\w+)/g, (_, name: string) => fixture.params[name]);
+      const url = path.replace(/:(\w+)/g, (_, name: string) => fixture.params[name]) + (ROUTE_QUERIES[path]?.(markerOf.get(path)!) ?? '');
       const before = await fixture.snapshot();
       const call = context.as(intruder)[method.toLowerCase() as 'get'](url);
       const payload = requestBody(method);

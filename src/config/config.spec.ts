@@ -12,7 +12,14 @@ describe('loadConfig', () => {
       creditsPerMinute: 1,
       recordingUrlTtlSeconds: 300,
       logLevel: 'info',
+      fetchAllowPrivateAddresses: false,
     });
+  });
+
+  it('reads FETCH_ALLOW_PRIVATE_ADDRESSES as a boolean', () => {
+    expect(loadConfig({ FETCH_ALLOW_PRIVATE_ADDRESSES: 'true' }).fetchAllowPrivateAddresses).toBe(true);
+    expect(loadConfig({ FETCH_ALLOW_PRIVATE_ADDRESSES: 'false' }).fetchAllowPrivateAddresses).toBe(false);
+    expect(() => loadConfig({ FETCH_ALLOW_PRIVATE_ADDRESSES: 'sometimes' })).toThrow('FETCH_ALLOW_PRIVATE_ADDRESSES');
   });
 
   it('derives PUBLIC_BASE_URL from PORT, and trims a trailing slash from a given one', () => {

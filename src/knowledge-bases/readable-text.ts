@@ -1,4 +1,4 @@
-import { Readability } from '@mozilla/readability';
+import { isProbablyReaderable, Readability } from '@mozilla/readability';
 import { convert, HtmlToTextOptions } from 'html-to-text';
 import { parseHTML } from 'linkedom';
 
@@ -6,16 +6,17 @@ import { parseHTML } from 'linkedom';
  * The readable text of an HTML page: Mozilla Readability (Firefox's reader view) picks the article out of the
  * page (navigation, footers, sidebars and ads left behind) on linkedom's DOM; html-to-text turns the article's
  * HTML into plain text with its structure (a blank line between paragraphs, headings and list items on their
- * own lines), which passages are then cut along. A page Readability finds no article in (too short, not a
- * document) is converted whole, without its navigation, header, footer, scripts and forms.
+ * own lines), which passages are then cut along. A page Readability does not take for an article (too short,
+ * not a document: its own isProbablyReaderable) is converted whole, without its navigation, header, footer,
+ * scripts and forms.
  *
  * CPU-heavy on large pages (seconds for 5 MiB): the service runs it in a worker thread (readable-text.worker.ts).
  */
 export function readableText(html: string): string {
   const { document } = parseHTML(html);
   const title = document.querySelector('title')?.textContent?.trim() ?? '';
-  // Readability changes the document it reads: convert the fallback from the HTML as it was.
-  const article = new Readability(document as unknown as ConstructorParameters<typeof Readability>[0], { charThreshold: 200 }).parse();
+  const dom = document as unknown as Parameters<typeof isProbablyReaderable>[0];
+  const article = isProbablyReaderable(dom) ? new Readability(dom).parse() : null;
   const text = article?.content ? convert(article.content, CONVERT_OPTIONS) : convert(html, WHOLE_PAGE_OPTIONS);
   const heading = (article?.title || title).trim();
   const body = text.replace(/\u0000/g, '').trim();

@@ -1,3 +1,4 @@
+import { stemmer } from 'stemmer';
 import { codePointLength } from '../common/code-points';
 
 /**
@@ -11,6 +12,9 @@ import { codePointLength } from '../common/code-points';
  *   stay whole with their marks.
  * - Arabic short vowels (harakat) and the tatweel are dropped: they are optional in writing, and a question
  *   typed without them must find a text written with them.
+ * - Words of plain ASCII letters are reduced to their English stem (Porter's algorithm, the `stemmer`
+ *   package): `refunds` and `refund`, `opening` and `open` become one token. English is the Latin-script
+ *   language of the service's reply languages; other words are matched as written.
  * - Han, Hiragana and Katakana have no spaces: each run becomes its overlapping character bigrams (`营业时间`
  *   → `营业 业时 时间`), a single character standing alone as itself. A query's bigrams are then found in any
  *   text that contains the query's words, without a dictionary.
@@ -24,6 +28,7 @@ const CJK = String.raw`\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}`;
 const TOKEN_RUN = new RegExp(String.raw`[${CJK}]+|(?:(?![${CJK}])[\p{L}\p{M}\p{N}])+`, 'gu');
 const ARABIC_OPTIONAL = /[\u0610-\u061A\u064B-\u065F\u0670\u06D6-\u06DC\u06DF-\u06E4\u06E7\u06E8\u06EA-\u06ED\u0640]/gu;
 const IS_CJK = new RegExp(`^[${CJK}]`, 'u');
+const ASCII_WORD = /^[a-z]+$/;
 
 /** Every token of the text, in order, with repeats. */
 export function searchTokens(text: string): string[] {
@@ -31,7 +36,7 @@ export function searchTokens(text: string): string[] {
   const tokens: string[] = [];
   for (const [run] of normalized.matchAll(TOKEN_RUN)) {
     if (IS_CJK.test(run)) tokens.push(...bigrams(run));
-    else if (codePointLength(run) <= MAX_TOKEN_LENGTH) tokens.push(run);
+    else if (codePointLength(run) <= MAX_TOKEN_LENGTH) tokens.push(ASCII_WORD.test(run) ? stemmer(run) : run);
   }
   return tokens;
 }
