@@ -132,6 +132,14 @@ describe('conversations answered by a Chat Completions provider', () => {
     ]);
   });
 
+  it('records a reply with NUL or an unpaired surrogate as text PostgreSQL can store', async () => {
+    llm.behave({ kind: 'stream', pieces: ['Hi\u0000 there', ' \uD800!'] });
+    const started = await startConversation(context, owner, agent.id);
+    expect((await message(started, 'Hello').expect(200)).body).toEqual({ text: 'Hi there \uFFFD!' });
+    const view = (await context.http.get(`/conversations/${started.conversationId}`).set(bearer(started.token)).expect(200)).body;
+    expect(view.messages.at(-1).text).toBe('Hi there \uFFFD!');
+  });
+
   describe('a provider that fails gives the visitor the fixed apology, and nothing of its own text, anywhere', () => {
     const failures: [string, Behaviour][] = [
       ['HTTP 500', { kind: 'status', status: 500, message: PROVIDER_SECRET }],

@@ -2,8 +2,8 @@ import { BeforeApplicationShutdown, ConflictException, GoneException, HttpExcept
 import { randomUUID } from 'node:crypto';
 import { AgentRow } from '../agents/agents.repository';
 import { AgentsService } from '../agents/agents.service';
-import { NewCall } from '../calls/calls.repository';
-import { CallsRepository } from '../calls/calls.repository';
+import { CallsRepository, NewCall } from '../calls/calls.repository';
+import { UNSTORABLE } from '../common/storable-text';
 import { AppConfig } from '../config/config';
 import { InjectConfig } from '../config/config.module';
 import { Database, Sql } from '../database/database';
@@ -82,9 +82,9 @@ function originHost(origin: string | undefined): string {
   }
 }
 
-/** Text PostgreSQL can store: a provider's reply may carry NUL or an unpaired surrogate. */
-const storable = (text: string) =>
-  text.replace(/\u0000/g, '').replace(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, '\uFFFD');
+const UNSTORABLE_EVERYWHERE = new RegExp(UNSTORABLE.source, 'g');
+/** Text PostgreSQL can store: a provider's reply may carry NUL (dropped) or an unpaired surrogate (U+FFFD). */
+const storable = (text: string) => text.replace(UNSTORABLE_EVERYWHERE, (found) => (found === '\u0000' ? '' : '\uFFFD'));
 
 /** The call of an ended conversation in which the visitor said something (contract section 10). */
 export function callOfConversation(id: string, conversation: EndedConversation, messages: MessageRow[]): NewCall {
