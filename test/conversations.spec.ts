@@ -1,4 +1,5 @@
 import { APOLOGY, QUESTION_NOTED } from '../src/conversations/answering/answerer';
+import { hashConversationToken } from '../src/conversations/conversation-token';
 import { ConversationsRepository } from '../src/conversations/conversations.repository';
 import { bearer, capturedLogger, eventually, listen, parseEventStream, startConversation, streamMessage } from './conversation-helpers';
 import { createTestContext, TestAccount, TestContext } from './helpers';
@@ -240,12 +241,14 @@ describe('conversations (built-in answerer)', () => {
     const started = await startConversation(context, owner, agentId);
     const repository = context.app.get(ConversationsRepository);
     const limits = { maxVisitorMessages: 100, idleSeconds: 300, staleReplySeconds: 45 };
+    const accept = (text: string, staleReplySeconds = 45) =>
+      repository.acceptMessage(started.conversationId, hashConversationToken(started.token), text, { ...limits, staleReplySeconds }, 19);
     // An instance accepts a message, then dies before its reply.
-    expect(await repository.claimTurn(owner.id, started.conversationId, 'First', limits)).toEqual({ seq: 0, agentId });
-    expect(await repository.claimTurn(owner.id, started.conversationId, 'Again', limits)).toBeUndefined();
+    expect(await accept('First')).toMatchObject({ seq: 0, replying: false, history: [] });
+    expect(await accept('Again')).toMatchObject({ seq: null, replying: true });
     expect((await message(started, 'Hello?')).status).toBe(409);
     // Once its reply is stale (here: at once), the conversation takes messages again.
-    expect(await repository.claimTurn(owner.id, started.conversationId, 'Second', { ...limits, staleReplySeconds: 0 })).toEqual({ seq: 1, agentId });
+    expect(await accept('Second', 0)).toMatchObject({ seq: 1, history: [{ speaker: 'user', text: 'First' }] });
     expect(await repository.recordReply(owner.id, started.conversationId, 0, 'The late reply')).toBe(false);
     expect(await repository.recordReply(owner.id, started.conversationId, 1, 'The reply')).toBe(true);
     const view = (await context.http.get(`/conversations/${started.conversationId}`).set(bearer(started.token)).expect(200)).body;

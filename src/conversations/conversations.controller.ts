@@ -166,7 +166,9 @@ export class ConversationsController {
     @Req() request: Request,
     @Res() response: Response,
   ): Promise<void> {
-    const turn = await this.conversations.accept(await this.open(conversationId, authorization, origin, response), dto.text);
+    const turn = await this.conversations.accept(conversationId, authorization, dto.text, (access) =>
+      allowConversationOrigin(access, origin, this.config.corsOrigins, response),
+    );
     if (request.accepts(['application/json', 'text/event-stream']) === 'text/event-stream') {
       const stream = new EventStream(response);
       const text = await this.conversations.reply(turn, (piece) => stream.send('delta', { text: piece }));

@@ -39,23 +39,16 @@ export interface MessageRow {
   at: Date;
 }
 
-export interface NumberedMessageRow extends MessageRow {
-  seq: number;
-}
 
-/** A visitor's message accepted for a reply: its place in the conversation, and the agent to answer. */
-export interface ClaimedTurn {
-  /** The visitor message's position; the reply takes the next one. */
-  seq: number;
-  agentId: number;
-}
-
-/** Why a visitor's message was not accepted. */
-export interface TurnRefusal {
-  status: ConversationStatus;
+/** A visitor's message as the conversation took it: its state, and the message's place when it was accepted. */
+export interface MessageAcceptance extends ConversationAccess {
   visitorMessageCount: number;
+  /** A reply (to an earlier message) was being produced. */
   replying: boolean;
-  idle: boolean;
+  /** The accepted message's position (the reply takes the next one); null when refused. */
+  seq: number | null;
+  /** The messages before it, oldest first (at most the limit asked for). */
+  history: { speaker: MessageSpeaker; text: string }[];
 }
 
 /** What the call of an ended conversation is made of, besides its messages. */
@@ -157,57 +150,49 @@ export class ConversationsRepository {
   }
 
   /**
-   * Accepts a visitor's message, in one statement: only while the conversation is active, not idle, under the
-   * message limit and not already producing a reply (which it then is). Undefined when refused (see `refusal`).
+   * A visitor's message, in one statement: finds the conversation by id and token hash and accepts the message
+   * (records it, and marks a reply in progress) only while the conversation is active, not idle, under the
+   * message limit and not already producing a reply; with the messages before it (at most `historyLimit`). The
+   * row's state comes back either way, so that a refusal can say why without another query. Undefined for a
+   * wrong token. Everything after the lookup is keyed by the row it found (its account_id and id).
    */
-  @AccountQuery([1, EXAMPLE_ID, 'Do you deliver on Sundays?', EXAMPLE_LIMITS])
-  async claimTurn(accountId: number, id: string, text: string, limits: TurnLimits): Promise<ClaimedTurn | undefined> {
-    const [row] = await this.db.query<ClaimedTurn>(
+  @UnscopedQuery(
+    'the bearer routes know only the conversation id and its token: the row they name is the scope of everything else',
+    [EXAMPLE_ID, EXAMPLE_HASH, 'Do you deliver on Sundays?', EXAMPLE_LIMITS, 19],
+  )
+  async acceptMessage(id: string, tokenHash: string, text: string, limits: TurnLimits, historyLimit: number): Promise<MessageAcceptance | undefined> {
+    const [row] = await this.db.query<MessageAcceptance>(
       withLimits(
-        `WITH turn AS (
-           UPDATE conversations
-              SET message_count = message_count + 1, visitor_message_count = visitor_message_count + 1,
+        `WITH target AS (
+           SELECT account_id, id, agent_id, status, allowed_domain, visitor_message_count, ${IDLE} AS idle,
+                  coalesce(${REPLYING}, false) AS replying
+             FROM conversations WHERE id = $1 AND token_hash = $2
+         ), turn AS (
+           UPDATE conversations c
+              SET message_count = c.message_count + 1, visitor_message_count = c.visitor_message_count + 1,
                   last_message_at = now(), replying_since = now()
-            WHERE account_id = $1 AND id = $2 AND status = 'active' AND visitor_message_count < $4
-              AND NOT (${IDLE}) AND (replying_since IS NULL OR NOT (${REPLYING}))
-            RETURNING account_id, id, message_count - 1 AS seq, last_message_at, agent_id
+             FROM target
+            WHERE c.account_id = target.account_id AND c.id = target.id AND c.status = 'active' AND c.visitor_message_count < $4
+              AND NOT (${IDLE.replaceAll('last_message_at', 'c.last_message_at')})
+              AND (c.replying_since IS NULL OR NOT (${REPLYING.replaceAll('replying_since', 'c.replying_since')}))
+            RETURNING c.account_id, c.id, c.message_count - 1 AS seq, c.last_message_at
          ), message AS (
            INSERT INTO conversation_messages (account_id, conversation_id, seq, speaker, text, at)
            SELECT account_id, id, seq, 'user', $3, last_message_at FROM turn
          )
-         SELECT seq, agent_id AS "agentId" FROM turn`,
+         SELECT target.account_id AS "accountId", target.id, target.agent_id AS "agentId", target.status, target.idle,
+                target.allowed_domain AS "allowedDomain", target.visitor_message_count AS "visitorMessageCount", target.replying,
+                turn.seq,
+                (SELECT coalesce(json_agg(json_build_object('speaker', recent.speaker, 'text', recent.text) ORDER BY recent.seq), '[]')
+                   FROM (SELECT seq, speaker, text FROM conversation_messages m
+                          WHERE m.account_id = target.account_id AND m.conversation_id = target.id ORDER BY seq DESC LIMIT $7) recent) AS history
+           FROM target LEFT JOIN turn ON true`,
         '$5',
         '$6',
       ),
-      [accountId, id, text, limits.maxVisitorMessages, limits.idleSeconds, limits.staleReplySeconds],
+      [id, tokenHash, text, limits.maxVisitorMessages, limits.idleSeconds, limits.staleReplySeconds, historyLimit],
     );
     return row;
-  }
-
-  /** Why `claimTurn` refused (read after it did); undefined if the conversation is gone. */
-  @AccountQuery([1, EXAMPLE_ID, EXAMPLE_LIMITS])
-  async refusal(accountId: number, id: string, limits: TurnLimits): Promise<TurnRefusal | undefined> {
-    const [row] = await this.db.query<TurnRefusal>(
-      withLimits(
-        `SELECT status, visitor_message_count AS "visitorMessageCount", coalesce(${REPLYING}, false) AS replying, ${IDLE} AS idle
-           FROM conversations WHERE account_id = $1 AND id = $2`,
-        '$3',
-        '$4',
-      ),
-      [accountId, id, limits.idleSeconds, limits.staleReplySeconds],
-    );
-    return row;
-  }
-
-  /** The last `limit` messages, oldest first, with their positions. */
-  @AccountQuery([1, EXAMPLE_ID, 20])
-  recentMessages(accountId: number, id: string, limit: number): Promise<NumberedMessageRow[]> {
-    return this.db.query<NumberedMessageRow>(
-      `SELECT seq, speaker, text, at FROM (
-         SELECT seq, speaker, text, at FROM conversation_messages WHERE account_id = $1 AND conversation_id = $2 ORDER BY seq DESC LIMIT $3
-       ) recent ORDER BY seq`,
-      [accountId, id, limit],
-    );
   }
 
   /**

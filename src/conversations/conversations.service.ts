@@ -214,38 +214,35 @@ export class ConversationsService implements OnModuleInit, BeforeApplicationShut
   }
 
   /**
-   * Accepts a visitor's message (recorded at once) for a reply: 410 once ended (an idle conversation is ended
-   * now, by whichever instance notices first), 409 after 100 visitor messages or while the previous reply is
-   * still being produced.
+   * Accepts a visitor's message (recorded at once) for a reply, in one statement that also opens the
+   * conversation by its token (404 for a wrong one): 410 once ended (an idle conversation is ended now, by
+   * whichever instance notices first), 409 after 100 visitor messages or while the previous reply is still
+   * being produced. `opened` is called with the conversation first, even when the message is then refused.
    */
-  async accept(access: ConversationAccess, text: string): Promise<AcceptedTurn> {
-    const { accountId, id } = access;
-    if (access.status === 'ended') throw gone();
-    // One round trip: the history is read beside the claim (the previous reply was recorded before its `done`,
-    // so before this message could be sent); whether it already shows this message or not, it is added last.
-    const [turn, agent, recent] = await Promise.all([
-      this.conversations.claimTurn(accountId, id, text, this.limits),
-      this.agents.find(accountId, access.agentId),
-      this.conversations.recentMessages(accountId, id, HISTORY_TURNS),
-    ]);
-    if (!turn) throw await this.refusal(access);
+  async accept(conversationId: string, authorization: string | undefined, text: string, opened: (access: ConversationAccess) => void): Promise<AcceptedTurn> {
+    const token = bearerToken(authorization);
+    const acceptance = token
+      ? await this.conversations.acceptMessage(conversationId, hashConversationToken(token), text, this.limits, HISTORY_TURNS - 1)
+      : undefined;
+    if (!acceptance) throw notFound(conversationId);
+    const { seq, history, visitorMessageCount, replying, ...access } = acceptance;
+    opened(access);
+    if (seq === null) throw await this.refusal(access, visitorMessageCount, replying);
+    const agent = await this.agents.find(access.accountId, access.agentId);
     if (!agent) {
-      await this.finish(accountId, id, undefined);
+      await this.finish(access.accountId, access.id, undefined);
       throw new GoneException('The agent of this conversation was deleted; the conversation has ended');
     }
-    const earlier = recent.filter((message) => message.seq < turn.seq).slice(1 - HISTORY_TURNS);
-    const turns = [...earlier.map(({ speaker, text: said }) => ({ speaker, text: said })), { speaker: 'user' as const, text }];
-    return { access, seq: turn.seq, text, agent, turns };
+    return { access, seq, text, agent, turns: [...history, { speaker: 'user', text }] };
   }
 
-  private async refusal({ accountId, id }: ConversationAccess): Promise<HttpException> {
-    const state = await this.conversations.refusal(accountId, id, this.limits);
-    if (!state || state.status === 'ended') return gone();
-    if (state.idle && !state.replying) {
-      await this.endIfIdle(accountId, id);
+  private async refusal(access: ConversationAccess, visitorMessageCount: number, replying: boolean): Promise<HttpException> {
+    if (access.status === 'ended') return gone();
+    if (access.idle && !replying) {
+      await this.endIfIdle(access.accountId, access.id);
       return gone();
     }
-    if (state.visitorMessageCount >= MAX_VISITOR_MESSAGES) {
+    if (visitorMessageCount >= MAX_VISITOR_MESSAGES) {
       return new ConflictException(`This conversation has reached its limit of ${MAX_VISITOR_MESSAGES} visitor messages`);
     }
     return busy(); // replying (or it was, a moment ago: the visitor may send again)

@@ -16,7 +16,7 @@ export class EventStream {
       // Proxies such as nginx would otherwise buffer the stream.
       'X-Accel-Buffering': 'no',
     });
-    response.flushHeaders();
+    // The headers go out with the first event (one write fewer than flushing them now).
   }
 
   get open(): boolean {

@@ -80,35 +80,56 @@ FROM
 WHERE
   id = $1;
 
--- ConversationsRepository.claimTurn
+-- ConversationsRepository.acceptMessage
+-- unscoped: the bearer routes know only the conversation id and its token: the row they name is the scope of everything else
 WITH
+  target AS (
+    SELECT
+      account_id,
+      id,
+      agent_id,
+      status,
+      allowed_domain,
+      visitor_message_count,
+      last_message_at <= now() - make_interval(secs => $5) AS idle,
+      coalesce(
+        replying_since > now() - make_interval(secs => $6),
+        FALSE
+      ) AS replying
+    FROM
+      conversations
+    WHERE
+      id = $1
+      AND token_hash = $2
+  ),
   turn AS (
-    UPDATE conversations
+    UPDATE conversations c
     SET
-      message_count = message_count + 1,
-      visitor_message_count = visitor_message_count + 1,
+      message_count = c.message_count + 1,
+      visitor_message_count = c.visitor_message_count + 1,
       last_message_at = now(),
       replying_since = now()
+    FROM
+      target
     WHERE
-      account_id = $1
-      AND id = $2
-      AND status = 'active'
-      AND visitor_message_count < $4
+      c.account_id = target.account_id
+      AND c.id = target.id
+      AND c.status = 'active'
+      AND c.visitor_message_count < $4
       AND NOT (
-        last_message_at <= now() - make_interval(secs => $5)
+        c.last_message_at <= now() - make_interval(secs => $5)
       )
       AND (
-        replying_since IS NULL
+        c.replying_since IS NULL
         OR NOT (
-          replying_since > now() - make_interval(secs => $6)
+          c.replying_since > now() - make_interval(secs => $6)
         )
       )
     RETURNING
-      account_id,
-      id,
-      message_count - 1 AS seq,
-      last_message_at,
-      agent_id
+      c.account_id,
+      c.id,
+      c.message_count - 1 AS seq,
+      c.last_message_at
   ),
   message AS (
     INSERT INTO
@@ -131,51 +152,45 @@ WITH
       turn
   )
 SELECT
-  seq,
-  agent_id AS "agentId"
-FROM
-  turn;
-
--- ConversationsRepository.refusal
-SELECT
-  status,
-  visitor_message_count AS "visitorMessageCount",
-  coalesce(
-    replying_since > now() - make_interval(secs => $4),
-    FALSE
-  ) AS replying,
-  last_message_at <= now() - make_interval(secs => $3) AS idle
-FROM
-  conversations
-WHERE
-  account_id = $1
-  AND id = $2;
-
--- ConversationsRepository.recentMessages
-SELECT
-  seq,
-  speaker,
-  text,
-  at
-FROM
+  target.account_id AS "accountId",
+  target.id,
+  target.agent_id AS "agentId",
+  target.status,
+  target.idle,
+  target.allowed_domain AS "allowedDomain",
+  target.visitor_message_count AS "visitorMessageCount",
+  target.replying,
+  turn.seq,
   (
     SELECT
-      seq,
-      speaker,
-      text,
-      at
+      coalesce(
+        json_agg(
+          json_build_object('speaker', recent.speaker, 'text', recent.text)
+          ORDER BY
+            recent.seq
+        ),
+        '[]'
+      )
     FROM
-      conversation_messages
-    WHERE
-      account_id = $1
-      AND conversation_id = $2
-    ORDER BY
-      seq DESC
-    LIMIT
-      $3
-  ) recent
-ORDER BY
-  seq;
+      (
+        SELECT
+          seq,
+          speaker,
+          text
+        FROM
+          conversation_messages m
+        WHERE
+          m.account_id = target.account_id
+          AND m.conversation_id = target.id
+        ORDER BY
+          seq DESC
+        LIMIT
+          $7
+      ) recent
+  ) AS history
+FROM
+  target
+  LEFT JOIN turn ON TRUE;
 
 -- ConversationsRepository.recordReply
 WITH
