@@ -9,14 +9,15 @@
  *   For each message: the client's total time, the provider's own span (request received → response ended),
  *   the service's own time = total − provider span, and the gap between the provider writing its first token
  *   and the client receiving the first `delta` event. Both clocks are this process's.
- * - Paced: N conversations at once (50), each visitor sending a message, reading the whole reply, then pausing
- *   (uniform 0–2 × think time, mean 250 ms): the targets are measured here. Saturated: the same conversations
- *   with no pause (throughput; every message waits behind the others, so latency there is queueing).
+ * - N conversations at once (50), each visitor sending a message, reading the whole reply, then pausing
+ *   (uniform 0–2 × the think time) before the next, at three paces: think time 1 s (each visitor sending about
+ *   a message a second, faster than anyone types: about 50 messages/s in all), 250 ms (about 180/s), and 0
+ *   (saturation: the throughput; every message then waits behind the others, so its time there is queueing).
  * - Streams: 1,000 conversations whose replies stream at once (the provider sends 20 pieces 100 ms apart):
  *   errors, and the service's RSS growth (peak − before, sampled every 50 ms).
  *
  * Prints a Markdown summary on stdout, progress on stderr, and writes bench/results/conversations-<date>.json.
- * Options: --conversations 50 --seconds 30 --think-ms 250 --streams 1000 --rounds 3; --profile runs the service with
+ * Options: --conversations 50 --seconds 30 --think-ms 1000,250,0 --streams 1000 --rounds 3; --profile runs the service with
  * --cpu-prof (the profile lands in the system's temporary directory, named on stderr).
  */
 import { execFileSync } from 'node:child_process';
@@ -198,6 +199,7 @@ async function startConversation(context: Context): Promise<Conversation> {
 interface PhaseFigures {
   messages: number;
   errors: number;
+  errorKinds: Record<string, number>;
   seconds: number;
   messagesPerSecond: number;
   /** The service process's CPU time (user + system) over the phase, per message: what contention does not change. */
@@ -218,7 +220,7 @@ async function talk(context: Context, conversations: number, seconds: number, th
   const loadAverageBefore = loadAverage();
   const cpuBefore = context.service.cpuSeconds();
   const timings: MessageTiming[] = [];
-  let errors = 0;
+  const errorKinds: Record<string, number> = {};
   const started = now();
   const deadline = started + seconds * 1000;
   const expected = context.provider.replyOf();
@@ -232,7 +234,8 @@ async function talk(context: Context, conversations: number, seconds: number, th
         }
         const timing = await streamMessage(context.baseUrl, conversation, `Bench message ${++messageSerial}`);
         conversation.messages++;
-        if (timing.status !== 200 || timing.doneText !== expected || !context.provider.spans.has(timing.key)) errors++;
+        const failure = timing.status !== 200 ? `status ${timing.status}` : timing.doneText !== expected ? 'another reply' : context.provider.spans.has(timing.key) ? '' : 'no provider request';
+        if (failure) errorKinds[failure] = (errorKinds[failure] ?? 0) + 1;
         else timings.push(timing);
         if (thinkMs) await sleep(Math.random() * 2 * thinkMs);
       }
@@ -247,7 +250,8 @@ async function talk(context: Context, conversations: number, seconds: number, th
   const figures = (values: number[]) => ({ p50: round2(percentile(values, 0.5)), p90: round2(percentile(values, 0.9)), p99: round2(percentile(values, 0.99)), max: round2(Math.max(...values)) });
   return {
     messages: timings.length,
-    errors,
+    errors: Object.values(errorKinds).reduce((sum, count) => sum + count, 0),
+    errorKinds,
     seconds: round2(elapsed),
     messagesPerSecond: round2(timings.length / elapsed),
     serviceCpuMsPerMessage: round2(((context.service.cpuSeconds() - cpuBefore) * 1000) / timings.length),
@@ -307,7 +311,8 @@ async function streamAtOnce(context: Context, count: number): Promise<StreamsFig
 async function main(): Promise<void> {
   const conversations = option('conversations', 50);
   const seconds = option('seconds', 30);
-  const thinkMs = option('think-ms', 250);
+  const thinkIndex = process.argv.indexOf('--think-ms');
+  const paces = (thinkIndex > 0 ? process.argv[thinkIndex + 1] : '1000,250,0').split(',').map(Number);
   const streams = option('streams', 1_000);
   const rounds = option('rounds', 3);
   const work = fs.mkdtempSync(path.join(os.tmpdir(), 'voice-agent-bench-conversations-'));
@@ -348,32 +353,39 @@ async function main(): Promise<void> {
 
     log('warm-up');
     await talk(context, conversations, 5, 0);
-    const paced: PhaseFigures[] = [];
-    const saturated: PhaseFigures[] = [];
-    const streamed: StreamsFigures[] = [];
+    const talks: (PhaseFigures & { round: number; thinkMs: number })[] = [];
+    const streamed: (StreamsFigures & { round: number })[] = [];
     for (let round = 1; round <= rounds; round++) {
       provider.setPlan({ pieces: ['Yes, ', 'we deliver ', 'every day ', 'from 9 to 6.'], delayMs: 0 });
-      paced.push(await talk(context, conversations, seconds, thinkMs));
-      log(`round ${round} paced: ${JSON.stringify(paced.at(-1))}`);
-      saturated.push(await talk(context, conversations, Math.max(5, seconds / 3), 0));
-      log(`round ${round} saturated: ${JSON.stringify(saturated.at(-1))}`);
+      for (const thinkMs of paces) {
+        talks.push({ round, thinkMs, ...(await talk(context, conversations, thinkMs ? seconds : Math.max(5, seconds / 3), thinkMs)) });
+        log(`round ${round}, think ${thinkMs} ms: ${JSON.stringify(talks.at(-1))}`);
+      }
       provider.setPlan({ pieces: Array.from({ length: 20 }, (_, index) => `piece ${index} `), delayMs: 100 });
-      streamed.push(await streamAtOnce(context, streams));
+      streamed.push({ round, ...(await streamAtOnce(context, streams)) });
       log(`round ${round} streams: ${JSON.stringify(streamed.at(-1))}`);
     }
 
-    const result = { date: new Date().toISOString(), node: process.version, cpus: os.cpus().length, options: { conversations, seconds, thinkMs, streams, rounds }, paced, saturated, streamed };
+    const options = { conversations, seconds, thinkMs: paces, streams, rounds };
+    const result = { date: new Date().toISOString(), node: process.version, cpus: os.cpus().length, options, talks, streamed };
     const file = path.join(ROOT, 'bench', 'results', `conversations-${new Date().toISOString().slice(0, 16).replace(':', '')}.json`);
     fs.writeFileSync(file, `${JSON.stringify(result, null, 2)}\n`);
     log(`wrote ${path.relative(ROOT, file)}`);
 
     const lines = [
-      `| Round | Paced: own p50 / p99 (ms) | First byte gap p50 / p99 (ms) | msg/s | CPU ms/msg | Saturated: own p99 (ms), msg/s | ${streams} streams: errors, RSS growth (MiB) | Load before |`,
+      `| Round | Think time | Messages/s | Service's own time p50 / p90 / p99 (ms) | First byte after the provider's first token p50 / p99 (ms) | Service CPU per message (ms) | Errors | Load before |`,
       '|---|---|---|---|---|---|---|---|',
-      ...paced.map(
-        (figures, index) =>
-          `| ${index + 1} | ${figures.ownMs.p50} / ${figures.ownMs.p99} | ${figures.firstByteGapMs.p50} / ${figures.firstByteGapMs.p99} | ${figures.messagesPerSecond} | ${figures.serviceCpuMsPerMessage} | ` +
-          `${saturated[index].ownMs.p99}, ${saturated[index].messagesPerSecond} | ${streamed[index].errors}, ${streamed[index].rssGrowthMiB} | ${figures.loadAverageBefore.join(' ')} |`,
+      ...talks.map(
+        (figures) =>
+          `| ${figures.round} | ${figures.thinkMs} ms | ${figures.messagesPerSecond} | ${figures.ownMs.p50} / ${figures.ownMs.p90} / ${figures.ownMs.p99} | ` +
+          `${figures.firstByteGapMs.p50} / ${figures.firstByteGapMs.p99} | ${figures.serviceCpuMsPerMessage} | ${figures.errors} | ${figures.loadAverageBefore.join(' ')} |`,
+      ),
+      '',
+      `| Round | Streams at once | Errors | Seconds | RSS before (MiB) | RSS peak (MiB) | Growth (MiB) | Load before |`,
+      '|---|---|---|---|---|---|---|---|',
+      ...streamed.map(
+        (figures) =>
+          `| ${figures.round} | ${figures.streams} | ${figures.errors} | ${figures.seconds} | ${figures.rssBeforeMiB} | ${figures.rssPeakMiB} | ${figures.rssGrowthMiB} | ${figures.loadAverageBefore.join(' ')} |`,
       ),
     ];
     process.stdout.write(`${lines.join('\n')}\n`);
