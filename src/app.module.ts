@@ -19,11 +19,12 @@ import { WidgetSitesModule } from './widget-sites/widget-sites.module';
 import { KnowledgeBasesModule } from './knowledge-bases/knowledge-bases.module';
 import { CallsModule } from './calls/calls.module';
 import { RecordingsModule } from './recordings/recordings.module';
+import { ConversationsModule } from './conversations/conversations.module';
 import { UsageModule } from './usage/usage.module';
 import { WebhooksModule } from './webhooks/webhooks.module';
 
 /** The domain modules, each with its controller, service and entities. */
-const DOMAIN_MODULES = [HealthModule, AgentsModule, KnowledgeBasesModule, CallsModule, RecordingsModule, WidgetSitesModule, WebhooksModule, UsageModule];
+const DOMAIN_MODULES = [HealthModule, AgentsModule, KnowledgeBasesModule, CallsModule, RecordingsModule, WidgetSitesModule, WebhooksModule, UsageModule, ConversationsModule];
 
 /** The methods whose requests carry a body: other requests never go through the JSON middleware. */
 const BODY_METHODS = [RequestMethod.POST, RequestMethod.PUT, RequestMethod.PATCH];

@@ -6,6 +6,7 @@ import pluginMetadata from './metadata';
 import { AppModule } from './app.module';
 import { AppConfig } from './config/config';
 import { WEBHOOK_EVENT_SCHEMAS } from './webhooks/dto/webhook-event-payload.dto';
+import { CONVERSATION_TOKEN_SCHEME } from './conversations/conversations.controller';
 
 export const API_VERSION = '1.0.0';
 export const API_KEY_SCHEME = 'api-key';
@@ -26,8 +27,8 @@ function sortKeys(value: unknown): unknown {
   );
 }
 
-const isPublicOperation = (security: unknown) =>
-  Array.isArray(security) && security.length === 1 && Object.keys(security[0]).length === 0;
+/** @Public() marks an operation with an empty security requirement (`{}`): it needs no API key. */
+const isPublicOperation = (security: unknown) => Array.isArray(security) && security.some((requirement: object) => Object.keys(requirement).length === 0);
 
 const errorContent = { 'application/json': { schema: { $ref: '#/components/schemas/ErrorResponse' } } };
 
@@ -103,7 +104,8 @@ function documentCommonResponses(document: OpenAPIObject): void {
   for (const { method, operation } of operationsOf(document)) {
     const responses = operation.responses;
     if (isPublicOperation(operation.security)) {
-      operation.security = [];
+      // What is left is its own credential (a conversation's bearer token), if any.
+      operation.security = (operation.security as object[]).filter((requirement) => Object.keys(requirement).length > 0);
     } else {
       responses['401'] ??= { description: 'Missing, unknown, revoked or expired API key', content: errorContent };
       responses['429'] ??= { description: 'Over the rate limit of this account (all its keys together), or too many requests without a valid key from this address; see `Retry-After`', content: errorContent };
@@ -166,6 +168,10 @@ export async function buildOpenApiDocument(app: INestApplication): Promise<OpenA
     .setVersion(API_VERSION)
     .addApiKey({ type: 'apiKey', in: 'header', name: 'X-Api-Key' }, API_KEY_SCHEME)
     .addSecurityRequirements(API_KEY_SCHEME)
+    .addBearerAuth(
+      { type: 'http', scheme: 'bearer', bearerFormat: 'opaque (vac_…)', description: 'The `token` a conversation was started with (routes under /conversations/{conversationId})' },
+      CONVERSATION_TOKEN_SCHEME,
+    )
     .build();
   const document = SwaggerModule.createDocument(app, config, { extraModels: [ErrorResponse, ...Object.values(WEBHOOK_EVENT_SCHEMAS)] });
   documentCommonResponses(document);

@@ -110,9 +110,21 @@ const apiKeyFixture: FixtureFactory = async (context, owner, marker) => {
   };
 };
 
+/** A conversation of A's, with its token; the snapshot reads it back with that token. */
+const conversationFixture: FixtureFactory = async (context, owner, marker) => {
+  const agent = (await context.as(owner).post('/agents').send({ name: marker }).expect(201)).body;
+  const started = (await context.as(owner).post(`/agents/${agent.id}/conversations`).send({ name: marker }).expect(201)).body;
+  await context.http.post(`/conversations/${started.conversationId}/messages`).set('Authorization', `Bearer ${started.token}`).send({ text: marker }).expect(200);
+  return {
+    params: { conversationId: started.conversationId, agentId: String(agent.id) },
+    snapshot: () => body(context.http.get(`/conversations/${started.conversationId}`).set('Authorization', `Bearer ${started.token}`)),
+  };
+};
+
 /** Every route path with parameters → how to create the resource it names, for account A. */
 export const FIXTURES: Record<string, FixtureFactory> = {
   '/agents/:agentId': agentFixture,
+  '/agents/:agentId/conversations': agentFixture,
   '/knowledge-bases/:kbId': knowledgeBaseFixture,
   '/knowledge-bases/:kbId/sources': knowledgeBaseFixture,
   '/knowledge-bases/:kbId/sources/:sourceId': knowledgeBaseFixture,
@@ -146,6 +158,13 @@ const cursorAt = (callId: string) => encodeListCursor({ callDate: new Date(Date.
 
 /** Today, as GET /usage takes it. */
 const today = () => new Date().toISOString().slice(0, 10);
+
+/** The public routes of a conversation (its bearer token instead of an API key) → the fixture of one of A's. */
+const BEARER_FIXTURES: Record<string, FixtureFactory> = {
+  '/conversations/:conversationId': conversationFixture,
+  '/conversations/:conversationId/messages': conversationFixture,
+  '/conversations/:conversationId/end': conversationFixture,
+};
 
 /** Extra query strings tried on list routes, built from A's resources (a filter must never widen the scope). */
 const LIST_QUERIES: Record<string, (marker: string, params: Record<string, string>) => string[]> = {
@@ -210,6 +229,26 @@ describe('cross-account matrix', () => {
       const call = context.as(intruder)[method.toLowerCase() as 'get'](url);
       const payload = requestBody(method);
       const response = await (payload ? call.send(payload) : call);
+      if (response.status !== 404) failures.push(`${route} answered ${response.status}`);
+      if (JSON.stringify(response.body).includes('secret-')) failures.push(`${route} leaked A's data`);
+      if (JSON.stringify(await fixture.snapshot()) !== JSON.stringify(before)) failures.push(`${route} changed A's data`);
+    }
+    expect(failures).toEqual([]);
+  });
+
+  it("answers 404 on every conversation route to B's token with A's conversation id, and changes nothing of A's", async () => {
+    const intruderAgent = (await context.as(intruder).post('/agents').send({}).expect(201)).body;
+    const own = (await context.as(intruder).post(`/agents/${intruderAgent.id}/conversations`).send({}).expect(201)).body;
+    const bearerRoutes = registeredRoutes(context).filter((route) => PUBLIC_ROUTES.includes(route) && route.includes(':conversationId'));
+    expect(bearerRoutes.filter((route) => !route.startsWith('OPTIONS')).map((route) => route.split(' ')[1]).sort()).toEqual(Object.keys(BEARER_FIXTURES).sort());
+    const failures: string[] = [];
+    for (const route of bearerRoutes.filter((candidate) => !candidate.startsWith('OPTIONS'))) {
+      const [method, path] = route.split(' ');
+      const fixture = await BEARER_FIXTURES[path](context, owner, `secret-${randomUUID()}`);
+      const url = path.replace(':conversationId', fixture.params.conversationId);
+      const before = await fixture.snapshot();
+      const call = context.http[method.toLowerCase() as 'get'](url).set('Authorization', `Bearer ${own.token}`);
+      const response = await (method === 'POST' ? call.send({ text: 'intrusion' }) : call);
       if (response.status !== 404) failures.push(`${route} answered ${response.status}`);
       if (JSON.stringify(response.body).includes('secret-')) failures.push(`${route} leaked A's data`);
       if (JSON.stringify(await fixture.snapshot()) !== JSON.stringify(before)) failures.push(`${route} changed A's data`);

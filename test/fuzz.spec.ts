@@ -285,12 +285,15 @@ describe('fuzzing every operation of the OpenAPI document', () => {
   const idsByParameter: Record<string, string> = {};
   /** The id of the key the fuzz sends: a random path id must not revoke it (the rest of the run would be 401s). */
   let ownKeyId = '';
+  /** The bearer token of the conversation whose id is among validIds (the conversation routes take it instead of a key). */
+  let conversationToken = '';
 
   beforeAll(async () => {
     const document = await generateOpenApiDocument(loadConfig({}));
     ops = operations(document);
     schemas = (document.components?.schemas ?? {}) as Schemas;
-    context = await createTestContext();
+    // Conversations do not end by themselves during the run (that would change the database between two fingerprints).
+    context = await createTestContext({ conversationIdleSeconds: 7 * 24 * 3600 });
     dataSource = context.app.get(DataSource);
     account = await context.createAccount();
     const agent = (await context.as(account).post('/agents').send({ name: 'Fuzz target' }).expect(201)).body;
@@ -305,8 +308,10 @@ describe('fuzzing every operation of the OpenAPI document', () => {
     // A key the focused requests may revoke (DELETE /api-keys/{keyId}); the one the fuzz sends is never a target.
     const spareKey = (await context.as(account).post('/api-keys').send({ name: 'Fuzz spare' }).expect(201)).body;
     ownKeyId = String(((await context.as(account).get('/api-keys').expect(200)).body as { id: number }[])[0].id);
-    validIds.push(String(agent.id), String(kb.id), String(urlSource.id));
-    Object.assign(idsByParameter, { agentId: agent.id, kbId: kb.id, sourceId: source.id, siteId: site.id, callId: call.id, siteKey: site.siteKey, keyId: spareKey.id });
+    const conversation = (await context.as(account).post(`/agents/${agent.id}/conversations`).send({}).expect(201)).body;
+    conversationToken = conversation.token;
+    validIds.push(String(agent.id), String(kb.id), String(urlSource.id), conversation.conversationId);
+    Object.assign(idsByParameter, { agentId: agent.id, kbId: kb.id, sourceId: source.id, siteId: site.id, callId: call.id, siteKey: site.siteKey, keyId: spareKey.id, conversationId: conversation.conversationId });
   });
   afterAll(() => context.close());
 
@@ -376,8 +381,8 @@ describe('fuzzing every operation of the OpenAPI document', () => {
         const before = isWrite ? (current ??= await fingerprint()) : '';
 
         let call = context.http[op.method](url);
-        if (input.keyMode === 'valid') call = call.set('X-Api-Key', account.apiKey);
-        if (input.keyMode === 'garbage') call = call.set('X-Api-Key', 'vak_garbage');
+        if (input.keyMode === 'valid') call = call.set('X-Api-Key', account.apiKey).set('Authorization', `Bearer ${conversationToken}`);
+        if (input.keyMode === 'garbage') call = call.set('X-Api-Key', 'vak_garbage').set('Authorization', 'Bearer vac_garbage');
         if (body !== undefined) {
           if (input.contentType) call = call.set('Content-Type', input.contentType);
           call = call.send(body);

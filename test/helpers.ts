@@ -6,6 +6,7 @@ import { DataSource } from 'typeorm';
 import { AccountsService } from '../src/auth/accounts.service';
 import { createApp } from '../src/app';
 import { AppConfig, loadConfig } from '../src/config/config';
+import type { Logger } from 'pino';
 
 export interface TestAccount {
   id: number;
@@ -28,7 +29,7 @@ export interface TestContext {
 }
 
 /** The real application on the test database (see global-setup.ts), not listening on a port. */
-export async function createTestContext(overrides: Partial<AppConfig> = {}): Promise<TestContext> {
+export async function createTestContext(overrides: Partial<AppConfig> = {}, options: { logger?: Logger } = {}): Promise<TestContext> {
   // No rate limit unless a test asks for one: tests send many requests with one key, and many without a valid one.
   // Each context has a job queue of its own (a schema), so that its jobs run with its own configuration.
   const jobQueueSchema = `jobs_${randomBytes(6).toString('hex')}`;
@@ -37,7 +38,7 @@ export async function createTestContext(overrides: Partial<AppConfig> = {}): Pro
     jobQueueSchema,
     ...overrides,
   };
-  const app = await createApp(config, process.env.DATABASE_URL!);
+  const app = await createApp(config, process.env.DATABASE_URL!, options.logger);
   const server = app.getHttpServer();
   const accounts = app.get(AccountsService);
   return {

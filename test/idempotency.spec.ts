@@ -270,6 +270,11 @@ const POST_ROUTES: Record<string, (context: TestContext, account: TestAccount) =
     const delivery = (await context.as(account).post(`/webhooks/${id}/test`).expect(202)).body;
     return { path: `/webhooks/${id}/deliveries/${delivery.id}/retry` };
   },
+  // The dashboard's test call: a retry gets the same conversation and token, not a second conversation.
+  'POST /agents/:agentId/conversations': async (context, account) => {
+    const agent = (await context.as(account).post('/agents').send({ name: 'Talker' }).expect(201)).body;
+    return { path: `/agents/${agent.id}/conversations`, body: { name: 'Walked' } };
+  },
 };
 
 async function webhook(context: TestContext, account: TestAccount): Promise<{ id: number }> {

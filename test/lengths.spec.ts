@@ -46,11 +46,14 @@ interface Limit {
   restricted?: 'email' | 'pattern' | 'uri';
 }
 
+/** Limited fields that name an existing resource rather than store text: tested on their own below. */
+const REFERENCES = ['StartWidgetSessionDto.siteKey'];
+
 function limitsOf(document: OpenAPIObject): Limit[] {
   const schemas = (document.components?.schemas ?? {}) as Record<string, { properties?: Record<string, Record<string, unknown>> }>;
   return Object.entries(schemas).flatMap(([schema, { properties = {} }]) =>
     Object.entries(properties)
-      .filter(([, property]) => typeof property.maxLength === 'number')
+      .filter(([field, property]) => typeof property.maxLength === 'number' && !REFERENCES.includes(`${schema}.${field}`))
       .map(([field, property]) => ({
         schema,
         field,
@@ -73,6 +76,34 @@ const parent = (context: TestContext, account: TestAccount, path: string, body: 
   const key = `${account.id} ${path}`;
   if (!parents.has(key)) parents.set(key, context.as(account).post(path).send(body).expect(201).then((response) => response.body.id as number));
   return parents.get(key)!;
+};
+
+/** The conversation of the account that the message target writes to (its id and bearer token). */
+const conversations = new Map<number, Promise<{ conversationId: string; token: string }>>();
+const conversation = (context: TestContext, account: TestAccount) => {
+  if (!conversations.has(account.id)) {
+    conversations.set(
+      account.id,
+      parent(context, account, '/agents', {}).then(async (agentId) => (await context.as(account).post(`/agents/${agentId}/conversations`).send({}).expect(201)).body),
+    );
+  }
+  return conversations.get(account.id)!;
+};
+
+/** A conversation's stored visitor name or phone (not shown by any route until its call is recorded). */
+const storedConversationField = async (context: TestContext, written: Response, field: string) =>
+  (await context.app.get(DataSource).query(`SELECT name, phone FROM conversations WHERE id = $1`, [written.body.conversationId]))[0][field];
+
+/** A widget site of the account whose agent answers, for POST /widget/sessions. */
+const siteKeys = new Map<number, Promise<string>>();
+const answeringSiteKey = (context: TestContext, account: TestAccount) => {
+  if (!siteKeys.has(account.id)) {
+    siteKeys.set(
+      account.id,
+      parent(context, account, '/agents', {}).then(async (agentId) => (await context.as(account).post('/widget/sites').send({ name: 'Talking site', agentId }).expect(201)).body.siteKey),
+    );
+  }
+  return siteKeys.get(account.id)!;
 };
 
 const TARGETS: Record<string, Target> = {
@@ -124,6 +155,27 @@ const TARGETS: Record<string, Target> = {
     write: (context, account, field, value) => context.as(account).post('/webhooks').send({ url: 'https://8.8.8.8/hook', events: ['call.deleted'], [field]: value }),
     read: async (context, account, written, field) => (await context.as(account).get(`/webhooks/${written.body.id}`).expect(200)).body[field],
   },
+  StartConversationDto: {
+    write: async (context, account, field, value) => context.as(account).post(`/agents/${await parent(context, account, '/agents', {})}/conversations`).send({ [field]: value }),
+    read: (context, account, written, field) => storedConversationField(context, written, field),
+  },
+  StartWidgetSessionDto: {
+    write: async (context, account, field, value) =>
+      context.http.post('/widget/sessions').set('Origin', 'https://shop.example.com').send({ siteKey: await answeringSiteKey(context, account), [field]: value }),
+    read: (context, account, written, field) => storedConversationField(context, written, field),
+  },
+  SendMessageDto: {
+    // One conversation per account, started before the fingerprints (a refused message must change nothing).
+    write: async (context, account, field, value) => {
+      const { conversationId, token } = await conversation(context, account);
+      return context.http.post(`/conversations/${conversationId}/messages`).set('Authorization', `Bearer ${token}`).send({ [field]: value });
+    },
+    read: async (context, account, written, field) => {
+      const { conversationId, token } = await conversation(context, account);
+      const { messages } = (await context.http.get(`/conversations/${conversationId}`).set('Authorization', `Bearer ${token}`).expect(200)).body;
+      return (messages as { speaker: string; text: string }[]).filter((message) => message.speaker === 'user').at(-1)![field as 'text'];
+    },
+  },
   UpdateWebhookDto: {
     write: async (context, account, field, value) =>
       context
@@ -153,6 +205,8 @@ describe('length limits, counted in code points as PostgreSQL counts them', () =
     context = await createTestContext();
     dataSource = context.app.get(DataSource);
     account = await context.createAccount();
+    // The resources the targets write into, made before any fingerprint is taken.
+    await Promise.all([conversation(context, account), answeringSiteKey(context, account)]);
   });
   afterAll(() => context.close());
 
@@ -201,6 +255,13 @@ describe('length limits, counted in code points as PostgreSQL counts them', () =
       }
     }
     expect(failures).toEqual([]);
+  });
+
+  it('refuses a site key one past its limit with a 400 naming it, and answers one at its limit that names no site with a 404', async () => {
+    const session = (siteKey: string) => context.http.post('/widget/sessions').set('Origin', 'https://shop.example.com').send({ siteKey });
+    const past = await session('k'.repeat(101)).expect(400);
+    expect(past.body.details).toEqual([expect.objectContaining({ field: 'siteKey' })]);
+    await session('😀'.repeat(100)).expect(404);
   });
 
   describe('query parameters of GET /calls', () => {

@@ -20,6 +20,16 @@ export const PUBLIC_ROUTES = [
   'GET /widget/embed.js',
   'GET /widget/config/:siteKey',
   'OPTIONS /widget/config/:siteKey',
+  // Starting a widget conversation: the site key (in the body) and the page's Origin, like the config
+  'POST /widget/sessions',
+  'OPTIONS /widget/sessions',
+  // A conversation's routes: its bearer token is the credential (a wrong one is a 404); CORS per conversation
+  'POST /conversations/:conversationId/messages',
+  'GET /conversations/:conversationId',
+  'POST /conversations/:conversationId/end',
+  'OPTIONS /conversations/:conversationId',
+  'OPTIONS /conversations/:conversationId/messages',
+  'OPTIONS /conversations/:conversationId/end',
   // Recording playback through a signed, expiring URL (local storage driver): the URL is the credential
   'GET /recordings/:token',
 ];

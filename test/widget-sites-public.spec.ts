@@ -45,7 +45,7 @@ describe('public widget routes', () => {
 
   describe('GET /widget/config/{siteKey}', () => {
     it('gives what the widget renders, and nothing internal', async () => {
-      const agent = (await context.as(owner).post('/agents').send({ name: 'Asha', systemPrompt: 'SECRET-PROMPT' }).expect(201)).body;
+      const agent = (await context.as(owner).post('/agents').send({ name: 'Asha', language: 'ta-IN', systemPrompt: 'SECRET-PROMPT' }).expect(201)).body;
       const site = await createSite({
         agentId: agent.id,
         widgetPosition: 'bottom-left',
@@ -66,18 +66,19 @@ describe('public widget routes', () => {
         askName: true,
         askPhone: false,
         agentName: 'Asha',
+        language: 'ta-IN',
       });
       expect(response.text).not.toContain('SECRET-PROMPT');
       expect(response.text).not.toMatch(/account|systemPrompt|siteKey|agentId/i);
       expect(response.headers['cache-control']).toBe('no-store');
     });
 
-    it('says agentName null when the site has no agent, or its agent was deleted', async () => {
+    it('says agentName and language null when the site has no agent, or its agent was deleted', async () => {
       const agent = (await context.as(owner).post('/agents').send({ name: 'Temporary' }).expect(201)).body;
       const site = await createSite({ agentId: agent.id });
-      expect((await config(site.siteKey).expect(200)).body.agentName).toBe('Temporary');
+      expect((await config(site.siteKey).expect(200)).body).toMatchObject({ agentName: 'Temporary', language: 'hi-IN' });
       await context.as(owner).delete(`/agents/${agent.id}`).expect(204);
-      expect((await config(site.siteKey).expect(200)).body.agentName).toBeNull();
+      expect((await config(site.siteKey).expect(200)).body).toMatchObject({ agentName: null, language: null });
     });
 
     it('never names an agent of another account, even one written into the table behind the API\'s back', async () => {

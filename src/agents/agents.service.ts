@@ -29,6 +29,11 @@ export class AgentsService {
     return (await this.agents.get(accountId, id)) ?? Promise.reject(notFound(id));
   }
 
+  /** The agent, or undefined (for callers that have a rule of their own when it is gone: a conversation's). */
+  find(accountId: number, id: number): Promise<AgentRow | undefined> {
+    return this.agents.get(accountId, id);
+  }
+
   /**
    * The agent a request body names in `agentId` (a call's, a widget site's): it must be one of the account's,
    * and a body field that names something else is a 400 on that field, not a 404.

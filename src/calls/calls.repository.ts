@@ -48,6 +48,13 @@ export interface NewCall extends Omit<CallDetailRow, 'id' | 'hasRecording'> {
   id?: string;
 }
 
+/** What a call's analysis sets. */
+export interface CallAnalysisFields {
+  sentiment: string;
+  status: string;
+  summary: string;
+}
+
 /** The filters of `GET /calls`; absent ones are not in the SQL at all. */
 export interface CallFilters {
   search?: string;
@@ -233,5 +240,16 @@ export class CallsRepository {
   async delete(accountId: number, id: string, sql: Sql = this.db): Promise<{ id: string; isTest: boolean } | undefined> {
     const [row] = await sql.query<{ id: string; isTest: boolean }>(`DELETE FROM calls WHERE account_id = $1 AND id = $2 RETURNING id, is_test AS "isTest"`, [accountId, id]);
     return row;
+  }
+
+  /** A call's analysis (a conversation's, after it ended): sentiment, status and `extractedData.summary`. */
+  @AccountQuery([1, EXAMPLE_ID, { sentiment: 'positive', status: 'interested', summary: 'Asked about Sunday delivery; wants a callback.' }])
+  async updateAnalysis(accountId: number, id: string, analysis: CallAnalysisFields): Promise<boolean> {
+    const rows = await this.db.query(
+      `UPDATE calls SET sentiment = $3, status = $4, extracted_data = extracted_data || jsonb_build_object('summary', $5::text)
+        WHERE account_id = $1 AND id = $2 RETURNING id`,
+      [accountId, id, analysis.sentiment, analysis.status, analysis.summary],
+    );
+    return rows.length > 0;
   }
 }

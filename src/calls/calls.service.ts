@@ -5,7 +5,7 @@ import { isUuid } from '../common/id.pipes';
 import { AppConfig } from '../config/config';
 import { InjectConfig } from '../config/config.module';
 import { AgentRow } from '../agents/agents.repository';
-import { Database, Sql } from '../database/database';
+import { Database, Sql, TransactionSql } from '../database/database';
 import { RecordingsService } from '../recordings/recordings.service';
 import { WebhookEvents } from '../webhooks/webhook-events.service';
 import { callNotFound } from './call-not-found';
@@ -100,14 +100,20 @@ export class CallsService {
     return withCredits(call, this.config.creditsPerMinute);
   }
 
-  /** Records the call and, unless it is a test call, its `call.created` event: in one transaction (the outbox). */
+  /** `POST /calls`: the call, with its agent's name and language, recorded as `record` does. */
   async create(accountId: number, dto: CreateCallDto): Promise<CallDetail> {
     const agent = dto.agentId == null ? null : await this.agents.getReferenced(accountId, dto.agentId);
-    return this.database.transaction(async (sql) => {
-      const detail = withCredits(await this.calls.insert(accountId, this.newCall(dto, agent), sql), this.config.creditsPerMinute);
-      if (!dto.isTest) await this.webhookEvents.record(sql, accountId, { type: 'call.created', data: toCallResponse(detail) });
-      return detail;
-    });
+    return this.database.transaction((sql) => this.record(accountId, this.newCall(dto, agent), sql));
+  }
+
+  /**
+   * Records a call (posted, or a conversation's when it ends) and, unless it is a test call, its `call.created`
+   * event, in the caller's transaction: they commit together or not at all (the webhooks' outbox).
+   */
+  async record(accountId: number, call: NewCall, sql: TransactionSql): Promise<CallDetail> {
+    const detail = withCredits(await this.calls.insert(accountId, call, sql), this.config.creditsPerMinute);
+    if (!call.isTest) await this.webhookEvents.record(sql, accountId, { type: 'call.created', data: toCallResponse(detail) });
+    return detail;
   }
 
   private newCall(dto: CreateCallDto, agent: AgentRow | null): NewCall {

@@ -8,8 +8,12 @@ import { AppConfig } from '../config/config';
 const ALLOWED_HEADERS = ['X-Api-Key', 'Content-Type', 'X-Request-Id', 'Idempotency-Key'];
 const EXPOSED_HEADERS = ['X-Request-Id', 'Retry-After', 'Content-Disposition', 'Content-Length', 'Link', 'RateLimit', 'RateLimit-Policy', 'Idempotent-Replayed'];
 
-/** The public widget routes answer CORS themselves (per site, from its allowed domain). */
-const ownsItsCors = (path: string) => path.startsWith('/widget/embed.js') || path.startsWith('/widget/config/');
+/**
+ * The public widget routes answer CORS themselves (per site, from its allowed domain), and so do the conversation
+ * routes (per conversation: its site's domain, or CORS_ORIGINS for an API conversation).
+ */
+const OWN_CORS_PREFIXES = ['/widget/embed.js', '/widget/config/', '/widget/sessions', '/conversations/'];
+const ownsItsCors = (path: string) => OWN_CORS_PREFIXES.some((prefix) => path.startsWith(prefix));
 
 /**
  * Security headers on every response (helmet; resources may be loaded cross-origin, as the widget script is),

@@ -46,6 +46,15 @@ describe('loadConfig', () => {
     ['EMBEDDED_PG_PORT', 'auto'],
     ['DB_MIGRATION_LOCK_TIMEOUT_MS', '0'],
     ['UNAUTHENTICATED_RATE_LIMIT', '-1'],
+    ['LLM_BASE_URL', 'localhost:11434'],
+    ['LLM_BASE_URL', 'ftp://llm.example.com/v1'],
+    ['LLM_API_KEY', 'two words'],
+    ['LLM_TIMEOUT_MS', '0'],
+    ['LLM_TIMEOUT_MS', 'soon'],
+    ['LLM_MAX_TOKENS', '0'],
+    ['RAG_PASSAGES', '21'],
+    ['CONVERSATION_IDLE_SECONDS', '5'],
+    ['CONVERSATION_IDLE_SECONDS', '1e3'],
   ])('stops on a bad %s (%s) with a message naming it', (variable, value) => {
     expect(() => loadConfig({ [variable]: value })).toThrow(ConfigError);
     expect(() => loadConfig({ [variable]: value })).toThrow(variable);
@@ -130,5 +139,16 @@ describe('loadConfig', () => {
   it('accepts postgres:// and postgresql:// URLs', () => {
     expect(loadConfig({ DATABASE_URL: 'postgres://u:p@db:5432/app' }).databaseUrl).toBe('postgres://u:p@db:5432/app');
     expect(loadConfig({ DATABASE_URL: 'postgresql://db/app' }).databaseUrl).toBe('postgresql://db/app');
+  });
+
+  it('reads the conversation settings: no provider by default, and the contract\'s defaults', () => {
+    expect(loadConfig({})).toMatchObject({
+      llm: { baseUrl: undefined, apiKey: undefined, timeoutMs: 30_000, maxTokens: 512 },
+      ragPassages: 4,
+      conversationIdleSeconds: 300,
+    });
+    const config = loadConfig({ LLM_BASE_URL: 'http://localhost:11434/v1/', LLM_API_KEY: 'sk-x', LLM_TIMEOUT_MS: '5000', LLM_MAX_TOKENS: '64', RAG_PASSAGES: '0' });
+    expect(config.llm).toEqual({ baseUrl: 'http://localhost:11434/v1', apiKey: 'sk-x', timeoutMs: 5_000, maxTokens: 64 });
+    expect(config.ragPassages).toBe(0);
   });
 });

@@ -43,12 +43,28 @@ export interface AppConfig {
   jobQueueSchema: string;
   /** How often pg-boss's maintenance runs: it retries jobs whose instance died mid-job (after their expiry). */
   jobMaintenanceIntervalSeconds: number;
+  /** Who answers in conversations (see LlmConfig). */
+  llm: LlmConfig;
+  /** Passages of the agent's knowledge bases given with each reply, at most. */
+  ragPassages: number;
+  /** A conversation without a message for this long ends by itself. */
+  conversationIdleSeconds: number;
   /** URL sources may be fetched from loopback, private and link-local addresses (development only; src/outbound). */
   fetchAllowPrivateAddresses: boolean;
   /** Whether this instance works the job queues (false: it only queues jobs, for other instances to do). */
   jobWorkers: boolean;
   /** Webhook deliveries (see WebhooksConfig below). */
   webhooks: WebhooksConfig;
+}
+
+/** An OpenAI-compatible Chat Completions provider; without `baseUrl`, the built-in answerer replies. */
+export interface LlmConfig {
+  /** e.g. https://api.openai.com/v1 or http://localhost:11434/v1 (Ollama); unset: no provider. */
+  baseUrl: string | undefined;
+  apiKey: string | undefined;
+  /** The longest one reply (or one analysis) may take, first byte to last. */
+  timeoutMs: number;
+  maxTokens: number;
 }
 
 export class ConfigError extends StartupError {
@@ -188,6 +204,14 @@ export function loadConfig(env: Env = process.env): AppConfig {
     storage: readStorageConfig(env),
     jobQueueSchema: readMatching(env, 'JOB_QUEUE_SCHEMA', /^[a-z_][a-z0-9_]{0,62}$/, 'must be a lowercase PostgreSQL identifier (letters, digits, _)') ?? 'pgboss',
     jobMaintenanceIntervalSeconds: readInt(env, 'JOB_MAINTENANCE_INTERVAL_SECONDS', 30, 1, 3600),
+    llm: {
+      baseUrl: readUrl(env, 'LLM_BASE_URL', ['http:', 'https:']),
+      apiKey: readMatching(env, 'LLM_API_KEY', /^\S{1,4096}$/, 'must be 1-4096 characters without spaces'),
+      timeoutMs: readInt(env, 'LLM_TIMEOUT_MS', 30_000, 100, 600_000),
+      maxTokens: readInt(env, 'LLM_MAX_TOKENS', 512, 1, 1_000_000),
+    },
+    ragPassages: readInt(env, 'RAG_PASSAGES', 4, 0, 20),
+    conversationIdleSeconds: readInt(env, 'CONVERSATION_IDLE_SECONDS', 300, 10, 7 * 24 * 3600),
     fetchAllowPrivateAddresses: readBoolean(env, 'FETCH_ALLOW_PRIVATE_ADDRESSES', false),
     jobWorkers: readBoolean(env, 'JOB_WORKERS', true),
     webhooks: readWebhooksConfig(env),

@@ -375,3 +375,15 @@ WHERE
 RETURNING
   id,
   is_test AS "isTest";
+
+-- CallsRepository.updateAnalysis
+UPDATE calls
+SET
+  sentiment = $3,
+  status = $4,
+  extracted_data = extracted_data || jsonb_build_object('summary', $5::text)
+WHERE
+  account_id = $1
+  AND id = $2
+RETURNING
+  id;

@@ -23,33 +23,33 @@ FOR UPDATE;
 
 -- RecordingsRepository.swapKey
 WITH
+  old AS (
+    SELECT
+      account_id,
+      id,
+      recording_key,
+      is_test
+    FROM
+      calls
+    WHERE
+      account_id = $1
+      AND id = $2
+    FOR UPDATE
+  ),
   swapped AS (
     UPDATE calls AS c
     SET
       recording_key = $3
     FROM
-      (
-        SELECT
-          account_id,
-          id,
-          recording_key
-        FROM
-          calls
-        WHERE
-          account_id = $1
-          AND id = $2
-        FOR UPDATE
-      ) AS old
+      old
     WHERE
       c.account_id = $1
       AND c.account_id = old.account_id
       AND c.id = old.id
-    RETURNING
-      old.recording_key AS previous,
-      c.is_test AS "isTest"
+      AND old.recording_key IS DISTINCT FROM $3
   )
 SELECT
-  previous,
-  "isTest"
+  recording_key AS previous,
+  is_test AS "isTest"
 FROM
-  swapped;
+  old;

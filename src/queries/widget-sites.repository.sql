@@ -159,7 +159,32 @@ SELECT
   site.widget_ask_name AS "widgetAskName",
   site.widget_ask_phone AS "widgetAskPhone",
   agent.id AS "agentId",
-  agent.name AS "agentName"
+  agent.name AS "agentName",
+  agent.language AS "agentLanguage"
+FROM
+  widget_sites site
+  LEFT JOIN agents agent ON agent.id = site.agent_id
+  AND agent.account_id = site.account_id
+WHERE
+  site.site_key = $1;
+
+-- WidgetSitesRepository.findSessionSiteBySiteKey
+-- unscoped: a widget session is started with the site key as its credential, which names one site (and its account)
+SELECT
+  site.account_id AS "accountId",
+  site.allowed_domain AS "allowedDomain",
+  site.widget_greeting AS "widgetGreeting",
+  CASE
+    WHEN agent.id IS NULL THEN NULL
+    ELSE json_build_object(
+      'id',
+      agent.id,
+      'name',
+      agent.name,
+      'language',
+      agent.language
+    )
+  END AS agent
 FROM
   widget_sites site
   LEFT JOIN agents agent ON agent.id = site.agent_id

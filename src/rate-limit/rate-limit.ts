@@ -67,7 +67,10 @@ function accountThrottler(config: AppConfig): ThrottlerOptions {
   };
 }
 
-/** The public widget routes: per site key (when the path has one) and client IP. */
+/**
+ * The public widget routes: per site key (in the path, or the body of POST /widget/sessions) or conversation
+ * (the bearer routes), and client IP.
+ */
 function widgetThrottler(config: AppConfig): ThrottlerOptions {
   return {
     name: 'widget',
@@ -76,8 +79,8 @@ function widgetThrottler(config: AppConfig): ThrottlerOptions {
     setHeaders: false, // RateLimitGuard sends a plain Retry-After; the throttler would suffix it with the name
     skipIf: (context) => Reflect.getMetadata(WIDGET_RATE_LIMITED, context.getClass()) !== true,
     getTracker: (request: TrackedRequest) => {
-      const siteKey = typeof request.params?.siteKey === 'string' ? request.params.siteKey : '-';
-      return `${siteKey}|${normalizeIp(request.ip ?? '')}`;
+      const named = [request.params?.siteKey, request.params?.conversationId, request.body?.siteKey].find((value) => typeof value === 'string');
+      return `${named ?? '-'}|${normalizeIp(request.ip ?? '')}`;
     },
   };
 }

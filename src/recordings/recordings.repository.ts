@@ -42,20 +42,22 @@ export class RecordingsRepository {
   /**
    * Sets the key and returns the one it replaced (`{ previous }`), atomically: the row is locked while the old
    * key is read, so two concurrent uploads, or an upload racing a delete, each get the key they really
-   * replaced and no object is orphaned. Undefined when the call does not exist on the account. `isTest` says
+   * replaced and no object is orphaned (setting the key it already has writes nothing). Undefined when the call
+   * does not exist on the account. `isTest` says
    * whether webhooks hear of it (test calls have no events). Inside `sql`'s transaction when given.
    */
   @AccountQuery([1, EXAMPLE_ID, EXAMPLE_KEY])
   async swapKey(accountId: number, callId: string, key: string | null, sql: Sql = this.db): Promise<{ previous: string | null; isTest: boolean } | undefined> {
     const [row] = await sql.query<{ previous: string | null; isTest: boolean }>(
-      // In a WITH, so that the driver returns the rows as for a SELECT.
-      `WITH swapped AS (
+      // The row is written only when the key changes: removing a recording that is not there changes nothing.
+      `WITH old AS (
+         SELECT account_id, id, recording_key, is_test FROM calls WHERE account_id = $1 AND id = $2 FOR UPDATE
+       ), swapped AS (
          UPDATE calls AS c SET recording_key = $3
-           FROM (SELECT account_id, id, recording_key FROM calls WHERE account_id = $1 AND id = $2 FOR UPDATE) AS old
-          WHERE c.account_id = $1 AND c.account_id = old.account_id AND c.id = old.id
-          RETURNING old.recording_key AS previous, c.is_test AS "isTest"
+           FROM old
+          WHERE c.account_id = $1 AND c.account_id = old.account_id AND c.id = old.id AND old.recording_key IS DISTINCT FROM $3
        )
-       SELECT previous, "isTest" FROM swapped`,
+       SELECT recording_key AS previous, is_test AS "isTest" FROM old`,
       [accountId, callId, key],
     );
     return row;

@@ -1,14 +1,14 @@
-import { Controller, ForbiddenException, Get, Headers, HttpCode, Options, Param, Req, Res } from '@nestjs/common';
+import { Controller, Get, Headers, HttpCode, Options, Param, Req, Res } from '@nestjs/common';
 import { ApiHeader, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiProduces, ApiTags } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { Public } from '../auth/public.decorator';
 import { ApiErrors } from '../common/api-errors.decorator';
 import { WidgetRateLimit } from '../rate-limit/rate-limit';
-import { originMatches } from './allowed-domain';
 import { toWidgetConfigResponse, WidgetConfigResponse } from './dto/widget-config-response.dto';
 import { EMBED_SCRIPT, EMBED_SCRIPT_ETAG } from './embed-script';
 import { WidgetConfigRow } from './widget-sites.repository';
 import { WidgetSitesService } from './widget-sites.service';
+import { allowSiteOrigin } from './widget-cors';
 
 /** Cached for an hour, then revalidated cheaply (ETag); pasted snippets never change, so no longer. */
 const EMBED_CACHE_CONTROL = 'public, max-age=3600, stale-while-revalidate=86400';
@@ -85,10 +85,7 @@ export class WidgetPublicController {
   private async configForOrigin(siteKey: string, origin: string | undefined, response: Response): Promise<WidgetConfigRow> {
     response.vary('Origin');
     const config = await this.sites.findConfigBySiteKey(siteKey);
-    if (!originMatches(config.allowedDomain, origin)) {
-      throw new ForbiddenException(origin ? `This widget is not enabled on ${origin.slice(0, 200)}` : 'This widget only answers pages that send an Origin header');
-    }
-    response.set('Access-Control-Allow-Origin', config.allowedDomain === '' ? '*' : origin!);
+    allowSiteOrigin(config.allowedDomain, origin, response);
     return config;
   }
 }

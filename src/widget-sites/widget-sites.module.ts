@@ -9,5 +9,6 @@ import { WidgetSitesService } from './widget-sites.service';
   imports: [AgentsModule],
   controllers: [WidgetSitesController, WidgetPublicController],
   providers: [WidgetSitesService, WidgetSitesRepository],
+  exports: [WidgetSitesService],
 })
 export class WidgetSitesModule {}

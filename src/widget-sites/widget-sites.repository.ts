@@ -35,6 +35,14 @@ export interface WidgetConfigRow
   > {
   agentId: number | null;
   agentName: string | null;
+  agentLanguage: string | null;
+}
+
+/** What starting a widget conversation needs of the site a key names (the agent: only one of the site's account). */
+export interface WidgetSessionSiteRow extends Pick<WidgetSiteRow, 'allowedDomain' | 'widgetGreeting'> {
+  /** The site's account, which the conversation belongs to. */
+  accountId: number;
+  agent: { id: number; name: string; language: string } | null;
 }
 
 const COLUMNS = `id, name, agent_id AS "agentId", allowed_domain AS "allowedDomain", widget_position AS "widgetPosition",
@@ -154,12 +162,27 @@ export class WidgetSitesRepository {
     const [config] = await this.db.query<WidgetConfigRow>(
       `SELECT site.allowed_domain AS "allowedDomain", site.widget_position AS "widgetPosition", site.widget_label AS "widgetLabel",
               site.widget_avatar AS "widgetAvatar", site.widget_greeting AS "widgetGreeting", site.widget_mode AS "widgetMode",
-              site.widget_ask_name AS "widgetAskName", site.widget_ask_phone AS "widgetAskPhone", agent.id AS "agentId", agent.name AS "agentName"
+              site.widget_ask_name AS "widgetAskName", site.widget_ask_phone AS "widgetAskPhone", agent.id AS "agentId", agent.name AS "agentName",
+              agent.language AS "agentLanguage"
          FROM widget_sites site
          LEFT JOIN agents agent ON agent.id = site.agent_id AND agent.account_id = site.account_id
         WHERE site.site_key = $1`,
       [siteKey],
     );
     return config;
+  }
+
+  /** The site a widget session is started on, by its key, with its agent only when that agent is of the site's account. */
+  @UnscopedQuery('a widget session is started with the site key as its credential, which names one site (and its account)', [EXAMPLE_KEY])
+  async findSessionSiteBySiteKey(siteKey: string): Promise<WidgetSessionSiteRow | undefined> {
+    const [site] = await this.db.query<WidgetSessionSiteRow>(
+      `SELECT site.account_id AS "accountId", site.allowed_domain AS "allowedDomain", site.widget_greeting AS "widgetGreeting",
+              CASE WHEN agent.id IS NULL THEN NULL ELSE json_build_object('id', agent.id, 'name', agent.name, 'language', agent.language) END AS agent
+         FROM widget_sites site
+         LEFT JOIN agents agent ON agent.id = site.agent_id AND agent.account_id = site.account_id
+        WHERE site.site_key = $1`,
+      [siteKey],
+    );
+    return site;
   }
 }

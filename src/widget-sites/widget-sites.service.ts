@@ -4,7 +4,7 @@ import { definedFields } from '../common/defined-fields';
 import { CreateWidgetSiteDto } from './dto/create-widget-site.dto';
 import { UpdateWidgetSiteDto } from './dto/update-widget-site.dto';
 import { generateSiteKey, isSiteKeyShaped } from './site-key';
-import { WidgetConfigRow, WidgetSiteFields, WidgetSiteRow, WidgetSitesRepository } from './widget-sites.repository';
+import { WidgetConfigRow, WidgetSessionSiteRow, WidgetSiteFields, WidgetSiteRow, WidgetSitesRepository } from './widget-sites.repository';
 
 const FOREIGN_KEY_VIOLATION = '23503';
 
@@ -54,6 +54,12 @@ export class WidgetSitesService {
   async findConfigBySiteKey(siteKey: string): Promise<WidgetConfigRow> {
     const config = isSiteKeyShaped(siteKey) ? await this.sites.findConfigBySiteKey(siteKey) : undefined;
     return config ?? Promise.reject(new NotFoundException('Unknown site key'));
+  }
+
+  /** The site a widget session is started on (404 for an unknown key), with its agent or null. */
+  async findSessionSiteBySiteKey(siteKey: string): Promise<WidgetSessionSiteRow> {
+    const site = isSiteKeyShaped(siteKey) ? await this.sites.findSessionSiteBySiteKey(siteKey) : undefined;
+    return site ?? Promise.reject(new NotFoundException('Unknown site key'));
   }
 
   /** The agent was checked, but may be deleted before the write: the foreign key then refuses it, a 400 like any unknown agent. */

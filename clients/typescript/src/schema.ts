@@ -38,6 +38,23 @@ export interface paths {
         patch: operations["AgentsController_update"];
         trace?: never;
     };
+    "/agents/{agentId}/conversations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Start a conversation with an agent (a test conversation unless `test` is false) */
+        post: operations["AgentConversationsController_start"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api-keys": {
         parameters: {
             query?: never;
@@ -176,6 +193,60 @@ export interface paths {
         post?: never;
         delete?: never;
         options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/conversations/{conversationId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The conversation so far (the widget shows it again after a page reload) */
+        get: operations["ConversationsController_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        /** CORS preflight of the conversation routes, for the pages that started it */
+        options: operations["ConversationsController_preflight[0]"];
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/conversations/{conversationId}/end": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** End the conversation; again 204 if it has already ended */
+        post: operations["ConversationsController_end"];
+        delete?: never;
+        /** CORS preflight of the conversation routes, for the pages that started it */
+        options: operations["ConversationsController_preflight[2]"];
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/conversations/{conversationId}/messages": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Send the visitor's message and get the agent's reply, whole (JSON) or streamed (Server-Sent Events) */
+        post: operations["ConversationsController_message"];
+        delete?: never;
+        /** CORS preflight of the conversation routes, for the pages that started it */
+        options: operations["ConversationsController_preflight[1]"];
         head?: never;
         patch?: never;
         trace?: never;
@@ -545,6 +616,24 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/widget/sessions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Start a conversation with the site's agent, from a page on the site's allowed domain (CORS) */
+        post: operations["WidgetSessionsController_start"];
+        delete?: never;
+        /** CORS preflight of starting a session: the site key is in the body, so any page may ask; the POST itself refuses pages the site does not allow */
+        options: operations["WidgetSessionsController_preflight"];
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/widget/sites": {
         parameters: {
             query?: never;
@@ -866,6 +955,28 @@ export interface components {
             transcript: components["schemas"]["TranscriptTurnResponse"][];
             /** @example https://shop.example.in/contact */
             website: string;
+        };
+        ConversationMessageResponse: {
+            /** @example 2026-11-22T09:15:12.456Z */
+            at: string;
+            /**
+             * @example user
+             * @enum {string}
+             */
+            speaker: "agent" | "user";
+            /** @example Do you deliver on Sundays? */
+            text: string;
+        };
+        ConversationResponse: {
+            /** @example 5f0c2a7e-8d3b-4c1e-9a6f-2b7d4e8c1a90 */
+            conversationId: string;
+            /** @description Every message in order, the greeting first when there is one. */
+            messages: components["schemas"]["ConversationMessageResponse"][];
+            /**
+             * @example active
+             * @enum {string}
+             */
+            status: "active" | "ended";
         };
         CreateAgentDto: {
             /**
@@ -1317,6 +1428,13 @@ export interface components {
              */
             status: "ok";
         };
+        MessageReplyResponse: {
+            /**
+             * @description The agent's whole reply.
+             * @example Yes, we deliver every day from 9 am to 6 pm.
+             */
+            text: string;
+        };
         PingData: {
             /**
              * @description The webhook tested.
@@ -1372,6 +1490,13 @@ export interface components {
              */
             text: string;
         };
+        SendMessageDto: {
+            /**
+             * @description 1–2,000 characters after trimming.
+             * @example Do you deliver on Sundays?
+             */
+            text: string;
+        };
         SourceResponse: {
             /**
              * @description A text source's text; a url source's URL (its fetched text is searchable, not returned).
@@ -1403,6 +1528,67 @@ export interface components {
              * @enum {string}
              */
             type: "text" | "url";
+        };
+        StartConversationDto: {
+            /**
+             * @description The visitor's name, at most 200 characters; "" when not given.
+             * @default
+             * @example Priya Sharma
+             */
+            name?: string;
+            /**
+             * @description The visitor's number: digits, spaces and `+ - ( ) . /`, at most 50 characters; "" when not given.
+             * @default
+             * @example +91-98765-43210
+             */
+            phone?: string;
+            /**
+             * @description A test conversation becomes a test call: readable by id, never listed.
+             * @default true
+             * @example true
+             */
+            test?: boolean;
+        };
+        StartedConversationResponse: {
+            /**
+             * @description Also the id of the call the conversation becomes.
+             * @example 5f0c2a7e-8d3b-4c1e-9a6f-2b7d4e8c1a90
+             */
+            conversationId: string;
+            /**
+             * @description When the conversation ends if no message comes before (each message moves it).
+             * @example 2026-11-22T09:20:02.123Z
+             */
+            expiresAt: string;
+            /**
+             * @description The site's greeting, already the conversation's first message; "" for none.
+             * @example Namaste! Ask me anything.
+             */
+            greeting: string;
+            /**
+             * @description The bearer secret of this one conversation (`Authorization: Bearer <token>` on its routes), shown only here.
+             * @example vac_Jq2n8Jx0cW1sYvT5bK7dLmPz4RfH9gAe
+             */
+            token: string;
+        };
+        StartWidgetSessionDto: {
+            /**
+             * @description The visitor's name, at most 200 characters; "" when not given.
+             * @default
+             * @example Priya Sharma
+             */
+            name?: string;
+            /**
+             * @description The visitor's number: digits, spaces and `+ - ( ) . /`, at most 50 characters; "" when not given.
+             * @default
+             * @example +91-98765-43210
+             */
+            phone?: string;
+            /**
+             * @description The site key of the embed snippet.
+             * @example ws_3q2n8Jx0cW1sYvT5bK7dLmPz4RfH9gAe
+             */
+            siteKey: string;
         };
         TranscriptTurnDto: {
             /**
@@ -1692,6 +1878,11 @@ export interface components {
              * @example Talk to us
              */
             label: string;
+            /**
+             * @description The agent's reply language (for speech recognition and synthesis); null when the site has no agent.
+             * @example hi-IN
+             */
+            language: string | null;
             /**
              * @example voice
              * @enum {string}
@@ -2203,6 +2394,146 @@ export interface operations {
             };
             /** @description Body is not application/json */
             415: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Over the rate limit of this account (all its keys together), or too many requests without a valid key from this address; see `Retry-After` */
+            429: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database (or recording storage) is unavailable; try again shortly */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    AgentConversationsController_start: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the POST safe to retry: 1–255 printable ASCII characters (a UUID, say), per account. The same key with the same method, path and body within 24 hours gets the first answer again (status and body, with `Idempotent-Replayed: true`) and does nothing again; with another request, 422; while the first is still running, 409. Answers 5xx and 429 are not kept: the key may be retried. */
+                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
+            };
+            path: {
+                agentId: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["StartConversationDto"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StartedConversationResponse"];
+                };
+            };
+            /** @description Invalid body field, unknown field, malformed JSON or bad query parameter (with `details`); or: An `Idempotency-Key` that is not 1–255 printable ASCII characters */
+            400: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing, unknown, revoked or expired API key */
+            401: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The API key does not have the scope this needs (`read` for GET, `write` for the others) */
+            403: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No such resource on this account (another account's resource is a 404 too) */
+            404: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A request with this `Idempotency-Key` is still in progress */
+            409: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Body is not application/json */
+            415: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description This `Idempotency-Key` was used with another request (method, path or body) in the last 24 hours */
+            422: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -3330,6 +3661,392 @@ export interface operations {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    ConversationsController_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                conversationId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConversationResponse"];
+                };
+            };
+            /** @description No such conversation, or a token that is not this conversation's */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Too many requests from this address for this site key; see `Retry-After` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database (or recording storage) is unavailable; try again shortly */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    "ConversationsController_preflight[0]": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Sent by the browser; must match the site's allowedDomain unless that is "" */
+                Origin?: string;
+            };
+            path: {
+                conversationId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Allowed: the CORS headers */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description This page may not call this conversation */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No such conversation */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Too many requests from this address for this site key; see `Retry-After` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database (or recording storage) is unavailable; try again shortly */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    ConversationsController_end: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                conversationId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Ended (or it already had): when the visitor said something, it is now a call with the conversation's id */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No such conversation, or a token that is not this conversation's */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Too many requests from this address for this site key; see `Retry-After` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database (or recording storage) is unavailable; try again shortly */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    "ConversationsController_preflight[2]": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Sent by the browser; must match the site's allowedDomain unless that is "" */
+                Origin?: string;
+            };
+            path: {
+                conversationId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Allowed: the CORS headers */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description This page may not call this conversation */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No such conversation */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Too many requests from this address for this site key; see `Retry-After` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database (or recording storage) is unavailable; try again shortly */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    ConversationsController_message: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                conversationId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SendMessageDto"];
+            };
+        };
+        responses: {
+            /**
+             * @description The whole reply as JSON; or, with `Accept: text/event-stream`, a Server-Sent Events stream:
+             *     `event: delta` / `data: {"text": "…"}` for each piece of the reply as it is produced, then `event: done` /
+             *     `data: {"text": "<the whole reply>"}`. The `done` text is what was recorded: when the provider fails part-way, it is
+             *     the fixed apology, which replaces the pieces shown so far. The reply is produced and recorded even if the client
+             *     goes away.
+             */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MessageReplyResponse"];
+                    "text/event-stream": string;
+                };
+            };
+            /** @description Invalid body field, unknown field, malformed JSON or bad query parameter (with `details`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                    "text/event-stream": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No such conversation, or a token that is not this conversation's */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                    "text/event-stream": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /**
+             * @description The visitor has sent 100 messages (the limit), or the reply to their previous message is still being
+             *     produced: one reply at a time, so send the next message once the reply (or `done`) has arrived
+             */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                    "text/event-stream": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The conversation has ended */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                    "text/event-stream": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                    "text/event-stream": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                    "text/event-stream": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Too many requests from this address for this site key; see `Retry-After` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database (or recording storage) is unavailable; try again shortly */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    "ConversationsController_preflight[1]": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Sent by the browser; must match the site's allowedDomain unless that is "" */
+                Origin?: string;
+            };
+            path: {
+                conversationId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Allowed: the CORS headers */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description This page may not call this conversation */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No such conversation */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Too many requests from this address for this site key; see `Retry-After` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database (or recording storage) is unavailable; try again shortly */
+            503: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -5517,6 +6234,143 @@ export interface operations {
                 content: {
                     "application/javascript": string;
                 };
+            };
+            /** @description Too many requests from this address for this site key; see `Retry-After` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database (or recording storage) is unavailable; try again shortly */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    WidgetSessionsController_start: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Sent by the browser; must match the site's allowedDomain unless that is "" */
+                Origin?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["StartWidgetSessionDto"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StartedConversationResponse"];
+                };
+            };
+            /** @description Invalid body field, unknown field, malformed JSON or bad query parameter (with `details`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The page's Origin does not match the site's allowedDomain */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Unknown site key (or one that was rotated, or a deleted site) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The site has no agent to talk to */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Too many requests from this address for this site key; see `Retry-After` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database (or recording storage) is unavailable; try again shortly */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    WidgetSessionsController_preflight: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Sent by the browser; must match the site's allowedDomain unless that is "" */
+                Origin?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The CORS headers */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description Too many requests from this address for this site key; see `Retry-After` */
             429: {

@@ -19,6 +19,8 @@ export class WidgetConfigResponse {
   askPhone: boolean;
   /** Display name of the agent that answers; null when the site has no agent. @example "Reception desk" */
   agentName: string | null;
+  /** The agent's reply language (for speech recognition and synthesis); null when the site has no agent. @example "hi-IN" */
+  language: string | null;
 }
 
 export function toWidgetConfigResponse(site: WidgetConfigRow): WidgetConfigResponse {
@@ -31,5 +33,6 @@ export function toWidgetConfigResponse(site: WidgetConfigRow): WidgetConfigRespo
     askName: site.widgetAskName,
     askPhone: site.widgetAskPhone,
     agentName: site.agentName,
+    language: site.agentLanguage,
   };
 }

@@ -1,0 +1,117 @@
+import { Column, Entity, Index, JoinColumn, ManyToOne, PrimaryColumn } from 'typeorm';
+import { Account } from '../auth/account.entity';
+
+export const CONVERSATION_CHANNELS = ['web-widget', 'api'] as const;
+export type ConversationChannel = (typeof CONVERSATION_CHANNELS)[number];
+export type ConversationStatus = 'active' | 'ended';
+export type MessageSpeaker = 'agent' | 'user';
+
+/**
+ * A conversation with an agent (a widget visitor's, or the dashboard's test call). All of its state is
+ * here, so any instance serves any of its messages. Primary key (account_id, id) like calls; the bearer
+ * routes find it by id alone (IDX_conversations_id: ids are random UUIDs) and then compare the token's hash.
+ */
+@Entity('conversations')
+@Index('IDX_conversations_id', ['id'], { unique: true })
+@Index('IDX_conversations_active_idle', ['lastMessageAt'], { where: `"status" = 'active'` })
+export class Conversation {
+  @PrimaryColumn({ type: 'integer' })
+  accountId: number;
+
+  /** Also the id of the call it becomes. */
+  @PrimaryColumn({ type: 'uuid' })
+  id: string;
+
+  @ManyToOne(() => Account, { onDelete: 'CASCADE' })
+  @JoinColumn({ name: 'account_id' })
+  account?: Account;
+
+  /** SHA-256 of the bearer token, hex; the token itself is never stored. */
+  @Column({ type: 'char', length: 64 })
+  tokenHash: string;
+
+  /** No foreign key: like a call, the conversation keeps its agent's id and name as history. */
+  @Column({ type: 'integer' })
+  agentId: number;
+
+  /** The agent's name and language when the conversation started (the call's `agent` and `replyLanguage`). */
+  @Column({ type: 'varchar', length: 200 })
+  agentName: string;
+
+  @Column({ type: 'varchar', length: 10 })
+  replyLanguage: string;
+
+  @Column({ type: 'varchar', length: 20 })
+  channel: ConversationChannel;
+
+  /** The host of the page that started a widget conversation; "" otherwise. */
+  @Column({ type: 'varchar', length: 2048, default: '' })
+  website: string;
+
+  /** The site's allowedDomain when a widget conversation started (its CORS rule); null for API conversations. */
+  @Column({ type: 'varchar', length: 260, nullable: true })
+  allowedDomain: string | null;
+
+  @Column({ type: 'varchar', length: 200, default: '' })
+  name: string;
+
+  @Column({ type: 'varchar', length: 50, default: '' })
+  phone: string;
+
+  @Column({ type: 'boolean', default: false })
+  isTest: boolean;
+
+  @Column({ type: 'varchar', length: 10, default: 'active' })
+  status: ConversationStatus;
+
+  /** Messages so far (the next one's `seq`), and how many of them the visitor sent. */
+  @Column({ type: 'integer', default: 0 })
+  messageCount: number;
+
+  @Column({ type: 'integer', default: 0 })
+  visitorMessageCount: number;
+
+  /** Set while a reply is being produced (one at a time); a stale value (its instance died) expires. */
+  @Column({ type: 'timestamptz', nullable: true })
+  replyingSince: Date | null;
+
+  @Column({ type: 'timestamptz', default: () => 'now()' })
+  startedAt: Date;
+
+  /** The last message's time (the start until then): idleness is measured from it. */
+  @Column({ type: 'timestamptz', default: () => 'now()' })
+  lastMessageAt: Date;
+
+  @Column({ type: 'timestamptz', nullable: true })
+  endedAt: Date | null;
+}
+
+/** One message of a conversation, in order (`seq`). */
+@Entity('conversation_messages')
+export class ConversationMessage {
+  @PrimaryColumn({ type: 'integer' })
+  accountId: number;
+
+  @PrimaryColumn({ type: 'uuid' })
+  conversationId: string;
+
+  @PrimaryColumn({ type: 'integer' })
+  seq: number;
+
+  /** Deleting a conversation (its account's deletion) deletes its messages. */
+  @ManyToOne(() => Conversation, { onDelete: 'CASCADE' })
+  @JoinColumn([
+    { name: 'account_id', referencedColumnName: 'accountId' },
+    { name: 'conversation_id', referencedColumnName: 'id' },
+  ])
+  conversation?: Conversation;
+
+  @Column({ type: 'varchar', length: 10 })
+  speaker: MessageSpeaker;
+
+  @Column({ type: 'text' })
+  text: string;
+
+  @Column({ type: 'timestamptz', default: () => 'now()' })
+  at: Date;
+}

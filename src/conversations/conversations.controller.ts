@@ -1,0 +1,235 @@
+import { Body, ConflictException, Controller, ForbiddenException, Get, Headers, HttpCode, Options, Param, Post, Req, Res } from '@nestjs/common';
+import {
+  ApiBearerAuth,
+  ApiCreatedResponse,
+  ApiExtraModels,
+  ApiHeader,
+  ApiNoContentResponse,
+  ApiOkResponse,
+  ApiOperation,
+  ApiProduces,
+  ApiTags,
+  getSchemaPath,
+} from '@nestjs/swagger';
+import type { Request, Response } from 'express';
+import { Public } from '../auth/public.decorator';
+import { CallerAccount } from '../auth/caller-account';
+import { CurrentAccount } from '../auth/current-account.decorator';
+import { ApiErrors, NoContent } from '../common/api-errors.decorator';
+import { IntIdPipe, UuidPipe } from '../common/id.pipes';
+import { AppConfig } from '../config/config';
+import { InjectConfig } from '../config/config.module';
+import { WidgetRateLimit } from '../rate-limit/rate-limit';
+import { allowSiteOrigin } from '../widget-sites/widget-cors';
+import { WidgetSitesService } from '../widget-sites/widget-sites.service';
+import { allowConversationOrigin, CONVERSATION_PREFLIGHT } from './conversation-cors';
+import { ConversationsService } from './conversations.service';
+import { ConversationAccess } from './conversations.repository';
+import {
+  ConversationResponse,
+  MessageReplyResponse,
+  StartedConversationResponse,
+  toConversationResponse,
+  toStartedConversationResponse,
+} from './dto/conversation-response.dto';
+import { SendMessageDto, StartConversationDto, StartWidgetSessionDto } from './dto/start-conversation.dto';
+import { EventStream } from './event-stream';
+
+/** The OpenAPI security scheme of the conversation routes (registered in src/openapi.ts). */
+export const CONVERSATION_TOKEN_SCHEME = 'conversation-token';
+
+const ConversationId = () => Param('conversationId', new UuidPipe('Conversation'));
+const ORIGIN_HEADER = { name: 'Origin', required: false, description: 'Sent by the browser; must match the site\'s allowedDomain unless that is ""' };
+const UNKNOWN_CONVERSATION_404 = [404, 'No such conversation, or a token that is not this conversation\'s'] as [number, string];
+const ENDED_410 = [410, 'The conversation has ended'] as [number, string];
+
+const STREAM_DESCRIPTION = `The whole reply as JSON; or, with \`Accept: text/event-stream\`, a Server-Sent Events stream:
+\`event: delta\` / \`data: {"text": "…"}\` for each piece of the reply as it is produced, then \`event: done\` /
+\`data: {"text": "<the whole reply>"}\`. The \`done\` text is what was recorded: when the provider fails part-way, it is
+the fixed apology, which replaces the pieces shown so far. The reply is produced and recorded even if the client
+goes away.`;
+
+const MESSAGE_409 = `The visitor has sent 100 messages (the limit), or the reply to their previous message is still being
+produced: one reply at a time, so send the next message once the reply (or \`done\`) has arrived`;
+
+/** The dashboard's test-call button: a conversation with one of the account's agents (API key). */
+@ApiTags('conversations')
+@Controller('agents')
+export class AgentConversationsController {
+  constructor(private readonly conversations: ConversationsService) {}
+
+  @Post(':agentId/conversations')
+  @ApiOperation({ summary: 'Start a conversation with an agent (a test conversation unless `test` is false)' })
+  @ApiCreatedResponse({ type: StartedConversationResponse })
+  @ApiErrors(400, 404, 413, 415)
+  async start(
+    @CurrentAccount() account: CallerAccount,
+    @Param('agentId', new IntIdPipe('Agent')) agentId: number,
+    @Body() dto: StartConversationDto,
+  ): Promise<StartedConversationResponse> {
+    const started = await this.conversations.startWithAgent(account.id, agentId, { name: dto.name!, phone: dto.phone! }, dto.test!);
+    return toStartedConversationResponse(started);
+  }
+}
+
+/** A widget visitor starts a conversation with the site's agent (public: by site key, from an allowed page). */
+@ApiTags('widget (public)')
+@Public()
+@WidgetRateLimit()
+@Controller('widget')
+export class WidgetSessionsController {
+  constructor(
+    private readonly sites: WidgetSitesService,
+    private readonly conversations: ConversationsService,
+  ) {}
+
+  @Post('sessions')
+  @ApiOperation({ summary: 'Start a conversation with the site\'s agent, from a page on the site\'s allowed domain (CORS)' })
+  @ApiHeader(ORIGIN_HEADER)
+  @ApiCreatedResponse({ type: StartedConversationResponse })
+  @ApiErrors(
+    400,
+    [403, 'The page\'s Origin does not match the site\'s allowedDomain'],
+    [404, 'Unknown site key (or one that was rotated, or a deleted site)'],
+    [409, 'The site has no agent to talk to'],
+    413,
+    415,
+  )
+  async start(
+    @Body() dto: StartWidgetSessionDto,
+    @Headers('origin') origin: string | undefined,
+    @Res({ passthrough: true }) response: Response,
+  ): Promise<StartedConversationResponse> {
+    const site = await this.sites.findSessionSiteBySiteKey(dto.siteKey);
+    allowSiteOrigin(site.allowedDomain, origin, response);
+    if (!site.agent) throw new ConflictException('This widget site has no agent to talk to');
+    const started = await this.conversations.startOnSite(
+      { accountId: site.accountId, agent: site.agent, allowedDomain: site.allowedDomain, greeting: site.widgetGreeting },
+      origin,
+      { name: dto.name!, phone: dto.phone! },
+    );
+    return toStartedConversationResponse(started);
+  }
+
+  @Options('sessions')
+  @HttpCode(204)
+  @ApiOperation({
+    summary: 'CORS preflight of starting a session: the site key is in the body, so any page may ask; the POST itself refuses pages the site does not allow',
+  })
+  @ApiHeader(ORIGIN_HEADER)
+  @ApiNoContentResponse({ description: 'The CORS headers' })
+  preflight(@Headers('origin') origin: string | undefined, @Res({ passthrough: true }) response: Response): void {
+    response.vary('Origin');
+    if (!origin) return;
+    response.set({
+      'Access-Control-Allow-Origin': origin,
+      'Access-Control-Allow-Methods': 'POST, OPTIONS',
+      'Access-Control-Allow-Headers': 'Content-Type',
+      'Access-Control-Max-Age': CONVERSATION_PREFLIGHT['Access-Control-Max-Age'],
+    });
+  }
+}
+
+/**
+ * A conversation's own routes: no API key, the conversation's bearer token instead (a wrong one is a 404, like
+ * an unknown conversation). CORS for the widget's page (or, for API conversations, CORS_ORIGINS); rate limited
+ * per conversation and client IP like the other public widget routes.
+ */
+@ApiTags('conversations (bearer token)')
+@Public()
+@WidgetRateLimit()
+@Controller('conversations')
+export class ConversationsController {
+  constructor(
+    private readonly conversations: ConversationsService,
+    @InjectConfig() private readonly config: AppConfig,
+  ) {}
+
+  @Post(':conversationId/messages')
+  @ApiBearerAuth(CONVERSATION_TOKEN_SCHEME)
+  @ApiOperation({ summary: 'Send the visitor\'s message and get the agent\'s reply, whole (JSON) or streamed (Server-Sent Events)' })
+  @ApiProduces('application/json', 'text/event-stream')
+  @ApiExtraModels(MessageReplyResponse)
+  @ApiOkResponse({
+    description: STREAM_DESCRIPTION,
+    content: {
+      'application/json': { schema: { $ref: getSchemaPath(MessageReplyResponse) } },
+      'text/event-stream': { schema: { type: 'string', example: 'event: delta\ndata: {"text":"Yes, "}\n\nevent: done\ndata: {"text":"Yes, we deliver on Sundays."}\n\n' } },
+    },
+  })
+  @ApiErrors(400, UNKNOWN_CONVERSATION_404, [409, MESSAGE_409], ENDED_410, 413, 415)
+  async message(
+    @ConversationId() conversationId: string,
+    @Headers('authorization') authorization: string | undefined,
+    @Headers('origin') origin: string | undefined,
+    @Body() dto: SendMessageDto,
+    @Req() request: Request,
+    @Res() response: Response,
+  ): Promise<void> {
+    const turn = await this.conversations.accept(conversationId, authorization, dto.text, (access) =>
+      allowConversationOrigin(access, origin, this.config.corsOrigins, response),
+    );
+    if (request.accepts(['application/json', 'text/event-stream']) === 'text/event-stream') {
+      const stream = new EventStream(response);
+      const text = await this.conversations.reply(turn, (piece) => stream.send('delta', { text: piece }));
+      stream.send('done', { text });
+      stream.end();
+    } else {
+      const text = await this.conversations.reply(turn);
+      if (!response.destroyed) response.status(200).json({ text } satisfies MessageReplyResponse);
+    }
+  }
+
+  @Get(':conversationId')
+  @ApiBearerAuth(CONVERSATION_TOKEN_SCHEME)
+  @ApiOperation({ summary: 'The conversation so far (the widget shows it again after a page reload)' })
+  @ApiOkResponse({ type: ConversationResponse })
+  @ApiErrors(UNKNOWN_CONVERSATION_404)
+  async get(
+    @ConversationId() conversationId: string,
+    @Headers('authorization') authorization: string | undefined,
+    @Headers('origin') origin: string | undefined,
+    @Res({ passthrough: true }) response: Response,
+  ): Promise<ConversationResponse> {
+    const access = await this.open(conversationId, authorization, origin, response);
+    response.set('Cache-Control', 'no-store');
+    return toConversationResponse(conversationId, await this.conversations.view(access));
+  }
+
+  @Post(':conversationId/end')
+  @ApiBearerAuth(CONVERSATION_TOKEN_SCHEME)
+  @NoContent('Ended (or it already had): when the visitor said something, it is now a call with the conversation\'s id')
+  @ApiOperation({ summary: 'End the conversation; again 204 if it has already ended' })
+  @ApiErrors(UNKNOWN_CONVERSATION_404)
+  async end(
+    @ConversationId() conversationId: string,
+    @Headers('authorization') authorization: string | undefined,
+    @Headers('origin') origin: string | undefined,
+    @Res({ passthrough: true }) response: Response,
+  ): Promise<void> {
+    await this.conversations.end(await this.open(conversationId, authorization, origin, response));
+  }
+
+  @Options([':conversationId', ':conversationId/messages', ':conversationId/end'])
+  @HttpCode(204)
+  @ApiOperation({ summary: 'CORS preflight of the conversation routes, for the pages that started it' })
+  @ApiHeader(ORIGIN_HEADER)
+  @ApiNoContentResponse({ description: 'Allowed: the CORS headers' })
+  @ApiErrors([403, 'This page may not call this conversation'], [404, 'No such conversation'])
+  async preflight(
+    @ConversationId() conversationId: string,
+    @Headers('origin') origin: string | undefined,
+    @Res({ passthrough: true }) response: Response,
+  ): Promise<void> {
+    const rule = await this.conversations.corsRule(conversationId);
+    if (!allowConversationOrigin(rule, origin, this.config.corsOrigins, response)) throw new ForbiddenException('This page may not call this conversation');
+    response.set(CONVERSATION_PREFLIGHT);
+  }
+
+  /** The conversation of the token (404), with the CORS header for the page when it may read the answer. */
+  private async open(conversationId: string, authorization: string | undefined, origin: string | undefined, response: Response): Promise<ConversationAccess> {
+    const access = await this.conversations.authenticate(conversationId, authorization);
+    allowConversationOrigin(access, origin, this.config.corsOrigins, response);
+    return access;
+  }
+}

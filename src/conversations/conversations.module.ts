@@ -1,0 +1,45 @@
+import { Module } from '@nestjs/common';
+import OpenAI from 'openai';
+import { AgentsModule } from '../agents/agents.module';
+import { CallsModule } from '../calls/calls.module';
+import { KnowledgeBasesModule } from '../knowledge-bases/knowledge-bases.module';
+import { AppConfig } from '../config/config';
+import { APP_CONFIG } from '../config/config.module';
+import { WidgetSitesModule } from '../widget-sites/widget-sites.module';
+import { Answerer } from './answering/answerer';
+import { BuiltInAnswerer } from './answering/builtin-answerer';
+import { CallAnalyser } from './answering/call-analyser';
+import { CHAT_CLIENT, createChatClient } from './answering/chat-client';
+import { ChatCompletionsAnswerer } from './answering/chat-completions-answerer';
+import { KnowledgePassageFinder, PassageFinder } from './answering/passages';
+import { AgentConversationsController, ConversationsController, WidgetSessionsController } from './conversations.controller';
+import { ConversationsRepository } from './conversations.repository';
+import { ConversationsService } from './conversations.service';
+
+/** Who answers: the configured Chat Completions provider (LLM_BASE_URL), else the built-in answerer. */
+const answeringProviders = [
+  {
+    provide: CHAT_CLIENT,
+    inject: [APP_CONFIG],
+    useFactory: (config: AppConfig) => (config.llm.baseUrl ? createChatClient(config.llm) : null),
+  },
+  {
+    provide: Answerer,
+    inject: [CHAT_CLIENT, APP_CONFIG],
+    useFactory: (client: OpenAI | null, config: AppConfig) => (client ? new ChatCompletionsAnswerer(client, config) : new BuiltInAnswerer()),
+  },
+  {
+    // Post-call analysis only with a provider; null without one.
+    provide: CallAnalyser,
+    inject: [CHAT_CLIENT, APP_CONFIG],
+    useFactory: (client: OpenAI | null, config: AppConfig) => (client ? new CallAnalyser(client, config) : null),
+  },
+  { provide: PassageFinder, useClass: KnowledgePassageFinder },
+];
+
+@Module({
+  imports: [AgentsModule, CallsModule, KnowledgeBasesModule, WidgetSitesModule],
+  controllers: [AgentConversationsController, WidgetSessionsController, ConversationsController],
+  providers: [ConversationsService, ConversationsRepository, ...answeringProviders],
+})
+export class ConversationsModule {}

@@ -1,0 +1,279 @@
+import { Injectable } from '@nestjs/common';
+import { Database, Sql } from '../database/database';
+import { AccountQuery, UnscopedQuery } from '../database/query.decorator';
+import { ConversationChannel, ConversationStatus, MessageSpeaker } from './conversation.entity';
+
+/** What a new conversation is made of. */
+export interface NewConversation {
+  id: string;
+  tokenHash: string;
+  agentId: number;
+  agentName: string;
+  replyLanguage: string;
+  channel: ConversationChannel;
+  website: string;
+  allowedDomain: string | null;
+  name: string;
+  phone: string;
+  isTest: boolean;
+}
+
+/** A conversation as its bearer token opens it: enough to scope every further query and answer CORS. */
+export interface ConversationAccess {
+  accountId: number;
+  id: string;
+  agentId: number;
+  status: ConversationStatus;
+  /** Active, but without a message for the idle time: it is to be ended. */
+  idle: boolean;
+  /** null: an API conversation (the management API's CORS origins apply). */
+  allowedDomain: string | null;
+}
+
+/** The CORS rule of a conversation, for a preflight (which carries no token). */
+export type ConversationCorsRule = Pick<ConversationAccess, 'allowedDomain'>;
+
+export interface MessageRow {
+  speaker: MessageSpeaker;
+  text: string;
+  at: Date;
+}
+
+
+/** A visitor's message as the conversation took it: its state, and the message's place when it was accepted. */
+export interface MessageAcceptance extends ConversationAccess {
+  visitorMessageCount: number;
+  /** A reply (to an earlier message) was being produced. */
+  replying: boolean;
+  /** The accepted message's position (the reply takes the next one); null when refused. */
+  seq: number | null;
+  /** The messages before it, oldest first (at most the limit asked for). */
+  history: { speaker: MessageSpeaker; text: string }[];
+}
+
+/** What the call of an ended conversation is made of, besides its messages. */
+export interface EndedConversation {
+  agentId: number;
+  agentName: string;
+  replyLanguage: string;
+  channel: ConversationChannel;
+  website: string;
+  name: string;
+  phone: string;
+  isTest: boolean;
+  startedAt: Date;
+}
+
+/** An active conversation that is idle. */
+export interface IdleConversation {
+  accountId: number;
+  id: string;
+}
+
+/** The limits a visitor's message is checked against, in the one statement that accepts it. */
+export interface TurnLimits {
+  maxVisitorMessages: number;
+  idleSeconds: number;
+  /** A reply in progress for longer than this is taken as abandoned (its instance died). */
+  staleReplySeconds: number;
+}
+
+const EXAMPLE_ID = '5f0c2a7e-8d3b-4c1e-9a6f-2b7d4e8c1a90';
+const EXAMPLE_HASH = 'a'.repeat(64);
+const EXAMPLE_LIMITS: TurnLimits = { maxVisitorMessages: 100, idleSeconds: 300, staleReplySeconds: 45 };
+const EXAMPLE_CONVERSATION: NewConversation = {
+  id: EXAMPLE_ID,
+  tokenHash: EXAMPLE_HASH,
+  agentId: 2,
+  agentName: 'Reception',
+  replyLanguage: 'hi-IN',
+  channel: 'web-widget',
+  website: 'www.example.com',
+  allowedDomain: '*.example.com',
+  name: 'Priya Sharma',
+  phone: '+91-98765-43210',
+  isTest: false,
+};
+
+/** A conversation's state that a visitor's message changes (is it still open to this message?). */
+const IDLE = `last_message_at <= now() - make_interval(secs => $IDLE)`;
+const REPLYING = `replying_since > now() - make_interval(secs => $STALE)`;
+const withLimits = (sql: string, idle: string, stale: string) => sql.replaceAll('$IDLE', idle).replaceAll('$STALE', stale);
+
+/**
+ * Every query of the conversations and their messages. Account-scoped methods take the account id first; the
+ * bearer routes first find the conversation by id and token hash (the one unscoped lookup), then go on scoped.
+ */
+@Injectable()
+export class ConversationsRepository {
+  constructor(private readonly db: Database) {}
+
+  /** A new conversation, in `sql`'s transaction (with its greeting). */
+  @AccountQuery([1, EXAMPLE_CONVERSATION])
+  async insert(accountId: number, conversation: NewConversation, sql: Sql = this.db): Promise<{ startedAt: Date }> {
+    const c = conversation;
+    const [row] = await sql.query<{ startedAt: Date }>(
+      `INSERT INTO conversations (account_id, id, token_hash, agent_id, agent_name, reply_language, channel, website, allowed_domain, name, phone, is_test)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING started_at AS "startedAt"`,
+      [accountId, c.id, c.tokenHash, c.agentId, c.agentName, c.replyLanguage, c.channel, c.website, c.allowedDomain, c.name, c.phone, c.isTest],
+    );
+    return row;
+  }
+
+  /** The agent's greeting, the first message of a conversation just inserted in `sql`'s transaction. */
+  @AccountQuery([1, EXAMPLE_ID, 'नमस्ते! मैं आपकी कैसे मदद कर सकती हूँ?'])
+  async insertGreeting(accountId: number, id: string, text: string, sql: Sql = this.db): Promise<void> {
+    await sql.query(
+      `WITH first AS (
+         UPDATE conversations SET message_count = 1 WHERE account_id = $1 AND id = $2 AND message_count = 0 RETURNING account_id, id, started_at
+       )
+       INSERT INTO conversation_messages (account_id, conversation_id, seq, speaker, text, at) SELECT account_id, id, 0, 'agent', $3, started_at FROM first`,
+      [accountId, id, text],
+    );
+  }
+
+  @UnscopedQuery('the bearer routes know only the conversation id and its token: this finds the account', [EXAMPLE_ID, EXAMPLE_HASH, 300])
+  async findByToken(id: string, tokenHash: string, idleSeconds: number): Promise<ConversationAccess | undefined> {
+    const [row] = await this.db.query<ConversationAccess>(
+      `SELECT account_id AS "accountId", id, agent_id AS "agentId", status, status = 'active' AND ${IDLE.replace('$IDLE', '$3')} AS idle,
+              allowed_domain AS "allowedDomain"
+         FROM conversations WHERE id = $1 AND token_hash = $2`,
+      [id, tokenHash, idleSeconds],
+    );
+    return row;
+  }
+
+  @UnscopedQuery('a CORS preflight carries no token; it reads only which origins may call the conversation', [EXAMPLE_ID])
+  async findCorsRule(id: string): Promise<ConversationCorsRule | undefined> {
+    const [row] = await this.db.query<ConversationCorsRule>(`SELECT allowed_domain AS "allowedDomain" FROM conversations WHERE id = $1`, [id]);
+    return row;
+  }
+
+  /**
+   * A visitor's message, in one statement: finds the conversation by id and token hash and accepts the message
+   * (records it, and marks a reply in progress) only while the conversation is active, not idle, under the
+   * message limit and not already producing a reply; with the messages before it (at most `historyLimit`). The
+   * row's state comes back either way, so that a refusal can say why without another query. Undefined for a
+   * wrong token. Everything after the lookup is keyed by the row it found (its account_id and id).
+   */
+  @UnscopedQuery(
+    'the bearer routes know only the conversation id and its token: the row they name is the scope of everything else',
+    [EXAMPLE_ID, EXAMPLE_HASH, 'Do you deliver on Sundays?', EXAMPLE_LIMITS, 19],
+  )
+  async acceptMessage(id: string, tokenHash: string, text: string, limits: TurnLimits, historyLimit: number): Promise<MessageAcceptance | undefined> {
+    const [row] = await this.db.query<MessageAcceptance>(
+      withLimits(
+        `WITH target AS (
+           SELECT account_id, id, agent_id, status, allowed_domain, visitor_message_count, ${IDLE} AS idle,
+                  coalesce(${REPLYING}, false) AS replying
+             FROM conversations WHERE id = $1 AND token_hash = $2
+         ), turn AS (
+           UPDATE conversations c
+              SET message_count = c.message_count + 1, visitor_message_count = c.visitor_message_count + 1,
+                  last_message_at = now(), replying_since = now()
+             FROM target
+            WHERE c.account_id = target.account_id AND c.id = target.id AND c.status = 'active' AND c.visitor_message_count < $4
+              AND NOT (${IDLE.replaceAll('last_message_at', 'c.last_message_at')})
+              AND (c.replying_since IS NULL OR NOT (${REPLYING.replaceAll('replying_since', 'c.replying_since')}))
+            RETURNING c.account_id, c.id, c.message_count - 1 AS seq, c.last_message_at
+         ), message AS (
+           INSERT INTO conversation_messages (account_id, conversation_id, seq, speaker, text, at)
+           SELECT account_id, id, seq, 'user', $3, last_message_at FROM turn
+         )
+         SELECT target.account_id AS "accountId", target.id, target.agent_id AS "agentId", target.status, target.idle,
+                target.allowed_domain AS "allowedDomain", target.visitor_message_count AS "visitorMessageCount", target.replying,
+                turn.seq,
+                (SELECT coalesce(json_agg(json_build_object('speaker', recent.speaker, 'text', recent.text) ORDER BY recent.seq), '[]')
+                   FROM (SELECT seq, speaker, text FROM conversation_messages m
+                          WHERE m.account_id = target.account_id AND m.conversation_id = target.id ORDER BY seq DESC LIMIT $7) recent) AS history
+           FROM target LEFT JOIN turn ON true`,
+        '$5',
+        '$6',
+      ),
+      [id, tokenHash, text, limits.maxVisitorMessages, limits.idleSeconds, limits.staleReplySeconds, historyLimit],
+    );
+    return row;
+  }
+
+  /**
+   * Records the reply to the visitor's message `seq` and ends the reply in progress, in one statement. Nothing is
+   * recorded (false) if the conversation ended meanwhile, or if this reply's claim was taken over as stale.
+   */
+  @AccountQuery([1, EXAMPLE_ID, 3, 'Yes, every day from 9 to 6.'])
+  async recordReply(accountId: number, id: string, seq: number, text: string): Promise<boolean> {
+    const rows = await this.db.query(
+      `WITH turn AS (
+         UPDATE conversations SET message_count = message_count + 1, last_message_at = now(), replying_since = NULL
+          WHERE account_id = $1 AND id = $2 AND status = 'active' AND message_count = $3 + 1
+          RETURNING account_id, id, last_message_at
+       )
+       INSERT INTO conversation_messages (account_id, conversation_id, seq, speaker, text, at)
+       SELECT account_id, id, $3 + 1, 'agent', $4, last_message_at FROM turn
+       RETURNING seq`,
+      [accountId, id, seq, text],
+    );
+    return rows.length > 0;
+  }
+
+  /** Every message, in order; inside `sql`'s transaction when given. */
+  @AccountQuery([1, EXAMPLE_ID])
+  messages(accountId: number, id: string, sql: Sql = this.db): Promise<MessageRow[]> {
+    return sql.query<MessageRow>(
+      `SELECT speaker, text, at FROM conversation_messages WHERE account_id = $1 AND conversation_id = $2 ORDER BY seq`,
+      [accountId, id],
+    );
+  }
+
+  /**
+   * Ends an active conversation (only if idle, when `idle` is given), in `sql`'s transaction: the conditional
+   * UPDATE is what makes an end happen once, whoever tries at the same time. Undefined when nothing was ended.
+   */
+  @AccountQuery(
+    { name: 'on request', params: [1, EXAMPLE_ID, undefined] },
+    { name: 'when idle', params: [1, EXAMPLE_ID, { idleSeconds: 300, staleReplySeconds: 45 }] },
+  )
+  async end(
+    accountId: number,
+    id: string,
+    idle: Pick<TurnLimits, 'idleSeconds' | 'staleReplySeconds'> | undefined,
+    sql: Sql = this.db,
+  ): Promise<EndedConversation | undefined> {
+    const idleOnly = idle ? withLimits(` AND ${IDLE} AND (replying_since IS NULL OR NOT (${REPLYING}))`, '$3', '$4') : '';
+    const [row] = await sql.query<EndedConversation>(
+      `UPDATE conversations SET status = 'ended', ended_at = now(), replying_since = NULL
+        WHERE account_id = $1 AND id = $2 AND status = 'active'${idleOnly}
+        RETURNING agent_id AS "agentId", agent_name AS "agentName", reply_language AS "replyLanguage", channel, website, name, phone,
+                  is_test AS "isTest", started_at AS "startedAt"`,
+      idle ? [accountId, id, idle.idleSeconds, idle.staleReplySeconds] : [accountId, id],
+    );
+    return row;
+  }
+
+  @UnscopedQuery('the idle sweep looks at every account\'s active conversations at once', [300, 45, 200])
+  idleConversations(idleSeconds: number, staleReplySeconds: number, limit: number): Promise<IdleConversation[]> {
+    return this.db.query<IdleConversation>(
+      withLimits(
+        `SELECT account_id AS "accountId", id FROM conversations
+          WHERE status = 'active' AND ${IDLE} AND (replying_since IS NULL OR NOT (${REPLYING}))
+          ORDER BY last_message_at LIMIT $3`,
+        '$1',
+        '$2',
+      ),
+      [idleSeconds, staleReplySeconds, limit],
+    );
+  }
+
+  /**
+   * When to check an active conversation for idleness next: its idle time, or in a second when that has
+   * passed (a reply was in progress: the end waits for it). Undefined once it has ended.
+   */
+  @AccountQuery([1, EXAMPLE_ID, 300])
+  async nextIdleCheck(accountId: number, id: string, idleSeconds: number): Promise<Date | undefined> {
+    const [row] = await this.db.query<{ at: Date }>(
+      `SELECT greatest(last_message_at + make_interval(secs => $3), now() + interval '1 second') AS at
+         FROM conversations WHERE account_id = $1 AND id = $2 AND status = 'active'`,
+      [accountId, id, idleSeconds],
+    );
+    return row?.at;
+  }
+}

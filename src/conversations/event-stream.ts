@@ -1,0 +1,42 @@
+import type { Response } from 'express';
+
+/**
+ * A Server-Sent Events response: `event: <name>` and one `data:` line of JSON per event (JSON keeps the text on
+ * one line). Writes after the client went away are dropped: the work behind the stream goes on regardless.
+ * Events sent in one turn of the event loop (a provider's chunks often arrive together) go out in one write:
+ * the response is corked at the first and uncorked at the end of the turn, so nothing waits longer than that.
+ */
+export class EventStream {
+  private corked = false;
+
+  constructor(private readonly response: Response) {
+    response.status(200).set({
+      'Content-Type': 'text/event-stream; charset=utf-8',
+      'Cache-Control': 'no-cache, no-transform',
+      // Proxies such as nginx would otherwise buffer the stream.
+      'X-Accel-Buffering': 'no',
+    });
+    // The headers go out with the first event (one write fewer than flushing them now).
+  }
+
+  get open(): boolean {
+    return !this.response.destroyed && !this.response.writableEnded;
+  }
+
+  send(event: string, data: unknown): void {
+    if (!this.open) return;
+    if (!this.corked) {
+      this.corked = true;
+      this.response.cork();
+      process.nextTick(() => {
+        this.corked = false;
+        this.response.uncork();
+      });
+    }
+    this.response.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+  }
+
+  end(): void {
+    if (this.open) this.response.end();
+  }
+}

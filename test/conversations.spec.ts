@@ -1,0 +1,287 @@
+import { APOLOGY, QUESTION_NOTED } from '../src/conversations/answering/answerer';
+import { hashConversationToken } from '../src/conversations/conversation-token';
+import { ConversationsRepository } from '../src/conversations/conversations.repository';
+import { bearer, capturedLogger, eventually, listen, parseEventStream, startConversation, streamMessage } from './conversation-helpers';
+import { createTestContext, TestAccount, TestContext } from './helpers';
+
+/** Conversations with the built-in answerer (no LLM_BASE_URL): the routes, their rules and the call it becomes. */
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+function expectErrorShape(body: unknown, status: number): void {
+  expect(body).toEqual({ statusCode: status, error: expect.any(String), message: expect.any(String), ...((body as { details?: unknown }).details ? { details: expect.any(Array) } : {}) });
+}
+
+describe('conversations (built-in answerer)', () => {
+  let context: TestContext;
+  let owner: TestAccount;
+  let agentId: number;
+  const log = capturedLogger();
+
+  beforeAll(async () => {
+    context = await createTestContext({ widgetRateLimit: 10_000 }, { logger: log.logger });
+    owner = await context.createAccount();
+    agentId = (await context.as(owner).post('/agents').send({ name: 'Reception', language: 'en-IN' }).expect(201)).body.id;
+  });
+  afterAll(() => context.close());
+
+  const message = (started: { conversationId: string; token: string }, text: unknown) =>
+    context.http.post(`/conversations/${started.conversationId}/messages`).set(bearer(started.token)).send({ text });
+
+  describe('POST /agents/{agentId}/conversations', () => {
+    it('starts a conversation: 201 with an id, a bearer token of 192 bits, no greeting and when it expires', async () => {
+      const before = Date.now();
+      const started = await startConversation(context, owner, agentId);
+      expect(Object.keys(started).sort()).toEqual(['conversationId', 'expiresAt', 'greeting', 'token']);
+      expect(started.conversationId).toMatch(UUID);
+      expect(started.token).toMatch(/^vac_[A-Za-z0-9_-]{32}$/);
+      expect(started.greeting).toBe('');
+      const expiresAt = Date.parse(started.expiresAt);
+      expect(expiresAt).toBeGreaterThanOrEqual(before + 300_000 - 1_000);
+      expect(expiresAt).toBeLessThanOrEqual(Date.now() + 300_000 + 1_000);
+    });
+
+    it('refuses another account\'s agent, an unknown one, and bad fields', async () => {
+      const intruder = await context.createAccount();
+      const response = await context.as(intruder).post(`/agents/${agentId}/conversations`).send({});
+      expect(response.status).toBe(404);
+      expectErrorShape(response.body, 404);
+      expect((await context.as(owner).post('/agents/99999999/conversations').send({})).status).toBe(404);
+      for (const body of [{ test: 'yes' }, { phone: 'call me' }, { name: 'x'.repeat(201) }, { name: null }, { unknown: 1 }]) {
+        const refused = await context.as(owner).post(`/agents/${agentId}/conversations`).send(body);
+        expect(refused.status).toBe(400);
+        expectErrorShape(refused.body, 400);
+      }
+    });
+  });
+
+  describe('talking', () => {
+    it('answers a message as JSON: the fixed sentence when no passage matches', async () => {
+      const started = await startConversation(context, owner, agentId);
+      const response = await message(started, '  Do you deliver on Sundays?  ').expect(200);
+      expect(response.body).toEqual({ text: QUESTION_NOTED });
+    });
+
+    it('streams the reply as Server-Sent Events: deltas, then done with the whole reply', async () => {
+      const started = await startConversation(context, owner, agentId);
+      const response = await message(started, 'Hello').set('Accept', 'text/event-stream').buffer(true).parse((res, done) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (part: string) => (text += part));
+        res.on('end', () => done(null, text));
+      });
+      expect(response.status).toBe(200);
+      expect(response.headers['content-type']).toBe('text/event-stream; charset=utf-8');
+      const events = parseEventStream(response.body as string);
+      const deltas = events.filter((event) => event.event === 'delta').map((event) => JSON.parse(event.data).text);
+      expect(deltas.length).toBeGreaterThan(1);
+      expect(events.at(-1)).toEqual({ event: 'done', data: JSON.stringify({ text: QUESTION_NOTED }) });
+      expect(deltas.join('')).toBe(QUESTION_NOTED);
+      expect(events.map((event) => event.event)).toEqual([...deltas.map(() => 'delta'), 'done']);
+    });
+
+    it('shows the conversation so far, in order, and survives nothing but the token', async () => {
+      const started = await startConversation(context, owner, agentId);
+      await message(started, 'First').expect(200);
+      await message(started, 'Second').expect(200);
+      const response = await context.http.get(`/conversations/${started.conversationId}`).set(bearer(started.token)).expect(200);
+      expect(response.headers['cache-control']).toBe('no-store');
+      expect(response.body.conversationId).toBe(started.conversationId);
+      expect(response.body.status).toBe('active');
+      expect(response.body.messages.map((m: { speaker: string; text: string }) => [m.speaker, m.text])).toEqual([
+        ['user', 'First'],
+        ['agent', QUESTION_NOTED],
+        ['user', 'Second'],
+        ['agent', QUESTION_NOTED],
+      ]);
+      const times = response.body.messages.map((m: { at: string }) => Date.parse(m.at));
+      expect([...times].sort((a, b) => a - b)).toEqual(times);
+      expect(response.body.messages[0].at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+    });
+
+    it('takes 1 to 2,000 characters after trimming, counted in code points; anything else is a 400 that records nothing', async () => {
+      const started = await startConversation(context, owner, agentId);
+      await message(started, '🙂'.repeat(2_000)).expect(200); // 4,000 UTF-16 units, 2,000 code points
+      for (const text of ['', '   ', 'a'.repeat(2_001), 'a\uFE0F'.repeat(1_001), 42, null, ['hi']]) {
+        const response = await message(started, text);
+        expect(response.status).toBe(400);
+        expectErrorShape(response.body, 400);
+      }
+      const missing = await context.http.post(`/conversations/${started.conversationId}/messages`).set(bearer(started.token)).send({});
+      expect(missing.status).toBe(400);
+      const extra = await context.http.post(`/conversations/${started.conversationId}/messages`).set(bearer(started.token)).send({ text: 'hi', speaker: 'agent' });
+      expect(extra.status).toBe(400);
+      const view = await context.http.get(`/conversations/${started.conversationId}`).set(bearer(started.token)).expect(200);
+      expect(view.body.messages).toHaveLength(2);
+    });
+
+    it('replies with the best passage of the agent\'s knowledge bases for the message, deterministically', async () => {
+      const kb = (await context.as(owner).post('/knowledge-bases').send({ name: 'Shop facts' }).expect(201)).body;
+      const unlinked = (await context.as(owner).post('/knowledge-bases').send({ name: 'Not the agent\'s' }).expect(201)).body;
+      const delivery = 'We deliver every day, Sundays included, between 9 am and 6 pm.';
+      const returns = 'Returns are accepted within 30 days of purchase with the receipt.';
+      for (const [name, content] of [['Delivery', delivery], ['Returns', returns]]) {
+        await context.as(owner).post(`/knowledge-bases/${kb.id}/sources`).send({ name, content }).expect(201);
+      }
+      await context.as(owner).post(`/knowledge-bases/${unlinked.id}/sources`).send({ name: 'Hours', content: 'Ask about opening hours on weekdays.' }).expect(201);
+      const agent = (await context.as(owner).post('/agents').send({ name: 'Informed', knowledgeBaseIds: [kb.id] }).expect(201)).body;
+      const started = await startConversation(context, owner, agent.id);
+      expect((await message(started, 'Do you deliver on Sundays?').expect(200)).body.text).toBe(delivery);
+      expect((await message(started, 'How do returns work?').expect(200)).body.text).toBe(returns);
+      expect((await message(started, 'Do you deliver on Sundays?').expect(200)).body.text).toBe(delivery);
+      expect((await message(started, 'opening hours on weekdays?').expect(200)).body.text).toBe(QUESTION_NOTED);
+      expect((await message(started, 'xyzzy plugh').expect(200)).body.text).toBe(QUESTION_NOTED);
+    });
+
+    it('answers 409 to the 101st visitor message', async () => {
+      const started = await startConversation(context, owner, agentId);
+      for (let index = 0; index < 100; index++) await message(started, `Message ${index}`).expect(200);
+      const response = await message(started, 'One too many');
+      expect(response.status).toBe(409);
+      expectErrorShape(response.body, 409);
+      expect(response.body.message).toContain('100');
+    }, 60_000);
+
+    it('answers 404 for a wrong token, no token, another conversation\'s token, a malformed id', async () => {
+      const started = await startConversation(context, owner, agentId);
+      const other = await startConversation(context, owner, agentId);
+      const id = started.conversationId;
+      const attempts = [
+        context.http.get(`/conversations/${id}`),
+        context.http.get(`/conversations/${id}`).set(bearer(other.token)),
+        context.http.get(`/conversations/${id}`).set(bearer(`vac_${'A'.repeat(32)}`)),
+        context.http.get(`/conversations/${id}`).set('Authorization', started.token),
+        context.http.get(`/conversations/${id}`).set('Authorization', `Basic ${started.token}`),
+        context.http.get('/conversations/not-a-uuid').set(bearer(started.token)),
+        context.http.post(`/conversations/${id}/messages`).set(bearer(other.token)).send({ text: 'hi' }),
+        context.http.post(`/conversations/${id}/end`).set(bearer(other.token)),
+        context.http.post(`/conversations/${other.conversationId}/end`).set(bearer(started.token)),
+      ];
+      for (const attempt of attempts) {
+        const response = await attempt;
+        expect(response.status).toBe(404);
+        expectErrorShape(response.body, 404);
+      }
+      // Neither was ended by the attempts.
+      expect((await context.http.get(`/conversations/${id}`).set(bearer(started.token))).body.status).toBe('active');
+      expect((await context.http.get(`/conversations/${other.conversationId}`).set(bearer(other.token))).body.status).toBe('active');
+    });
+  });
+
+  describe('ending, and the call it becomes', () => {
+    it('ends with 204 (again 204), then 410 for a message; the call has the conversation\'s id and the contract\'s fields', async () => {
+      const started = await startConversation(context, owner, agentId, { name: 'Priya Sharma', phone: '+91-98765-43210', test: false });
+      await message(started, 'Do you deliver on Sundays?').expect(200);
+      await context.http.post(`/conversations/${started.conversationId}/end`).set(bearer(started.token)).expect(204);
+      await context.http.post(`/conversations/${started.conversationId}/end`).set(bearer(started.token)).expect(204);
+      const gone = await message(started, 'Hello?');
+      expect(gone.status).toBe(410);
+      expectErrorShape(gone.body, 410);
+      expect((await context.http.get(`/conversations/${started.conversationId}`).set(bearer(started.token)).expect(200)).body.status).toBe('ended');
+
+      const call = (await context.as(owner).get(`/calls/${started.conversationId}`).expect(200)).body;
+      expect(call).toEqual({
+        id: started.conversationId,
+        name: 'Priya Sharma',
+        phone: '+91-98765-43210',
+        email: '',
+        status: 'new',
+        callStatus: 'completed',
+        sentiment: '',
+        channel: 'api',
+        callType: 'web',
+        website: '',
+        agent: 'Reception',
+        agentId,
+        callDate: expect.any(String),
+        durationSeconds: expect.any(Number),
+        replyLanguage: 'en-IN',
+        hasRecording: false,
+        feedback: null,
+        extractedData: {},
+        creditsUsed: expect.any(Number),
+        transcript: [
+          { speaker: 'user', text: 'Do you deliver on Sundays?' },
+          { speaker: 'agent', text: QUESTION_NOTED },
+        ],
+      });
+      expect(Number.isInteger(call.durationSeconds)).toBe(true);
+      const list = (await context.as(owner).get('/calls?limit=1000').expect(200)).body;
+      expect(list.map((item: { id: string }) => item.id)).toContain(started.conversationId);
+    });
+
+    it('makes a test conversation (the default) a test call: readable by id, never listed', async () => {
+      const started = await startConversation(context, owner, agentId);
+      await message(started, 'Testing').expect(200);
+      await context.http.post(`/conversations/${started.conversationId}/end`).set(bearer(started.token)).expect(204);
+      await context.as(owner).get(`/calls/${started.conversationId}`).expect(200);
+      const list = (await context.as(owner).get('/calls?limit=1000').expect(200)).body;
+      expect(list.map((item: { id: string }) => item.id)).not.toContain(started.conversationId);
+    });
+
+    it('makes no call of a conversation in which the visitor said nothing', async () => {
+      const started = await startConversation(context, owner, agentId, { test: false });
+      await context.http.post(`/conversations/${started.conversationId}/end`).set(bearer(started.token)).expect(204);
+      await context.as(owner).get(`/calls/${started.conversationId}`).expect(404);
+    });
+
+    it('ends the conversation (and makes its call) when its agent is deleted: the next message is a 410', async () => {
+      const agent = (await context.as(owner).post('/agents').send({ name: 'Short-lived' }).expect(201)).body;
+      const started = await startConversation(context, owner, agent.id);
+      await message(started, 'Hi').expect(200);
+      await context.as(owner).delete(`/agents/${agent.id}`).expect(204);
+      expect((await message(started, 'Still there?')).status).toBe(410);
+      const call = (await context.as(owner).get(`/calls/${started.conversationId}`).expect(200)).body;
+      expect(call.agent).toBe('Short-lived');
+      expect(call.transcript.map((turn: { text: string }) => turn.text)).toEqual(['Hi', QUESTION_NOTED, 'Still there?']);
+    });
+  });
+
+  it('takes over a reply whose instance died, once it is stale: the next message is accepted, the late reply is not recorded', async () => {
+    const started = await startConversation(context, owner, agentId);
+    const repository = context.app.get(ConversationsRepository);
+    const limits = { maxVisitorMessages: 100, idleSeconds: 300, staleReplySeconds: 45 };
+    const accept = (text: string, staleReplySeconds = 45) =>
+      repository.acceptMessage(started.conversationId, hashConversationToken(started.token), text, { ...limits, staleReplySeconds }, 19);
+    // An instance accepts a message, then dies before its reply.
+    expect(await accept('First')).toMatchObject({ seq: 0, replying: false, history: [] });
+    expect(await accept('Again')).toMatchObject({ seq: null, replying: true });
+    expect((await message(started, 'Hello?')).status).toBe(409);
+    // Once its reply is stale (here: at once), the conversation takes messages again.
+    expect(await accept('Second', 0)).toMatchObject({ seq: 1, history: [{ speaker: 'user', text: 'First' }] });
+    expect(await repository.recordReply(owner.id, started.conversationId, 0, 'The late reply')).toBe(false);
+    expect(await repository.recordReply(owner.id, started.conversationId, 1, 'The reply')).toBe(true);
+    const view = (await context.http.get(`/conversations/${started.conversationId}`).set(bearer(started.token)).expect(200)).body;
+    expect(view.messages.map((m: { text: string }) => m.text)).toEqual(['First', 'Second', 'The reply']);
+    await message(started, 'Third').expect(200);
+  });
+
+  describe('a visitor who goes away mid-stream', () => {
+    it('leaves the reply produced and recorded', async () => {
+      const server = await listen(context.app);
+      try {
+        const started = await startConversation(context, owner, agentId);
+        const result = await streamMessage(server.url, started.conversationId, started.token, 'Are you open?', (body) =>
+          parseEventStream(body).some((event) => event.event === 'delta') ? 'disconnect' : undefined,
+        );
+        expect(result.status).toBe(200);
+        const view = await eventually(async () => {
+          const body = (await context.http.get(`/conversations/${started.conversationId}`).set(bearer(started.token))).body;
+          return body.messages.length === 2 ? body : undefined;
+        });
+        expect(view.messages[1]).toMatchObject({ speaker: 'agent', text: QUESTION_NOTED });
+        await message(started, 'And tomorrow?').expect(200);
+      } finally {
+        await server.close();
+      }
+    });
+  });
+
+  it('never logs a message, a name, a phone or a token', async () => {
+    const started = await startConversation(context, owner, agentId, { name: 'Zebulon Logcheck', phone: '+91 11111 22222' });
+    await message(started, 'Secret question about Quuxberry').expect(200);
+    await context.http.post(`/conversations/${started.conversationId}/end`).set(bearer(started.token)).expect(204);
+    const text = log.lines.join('\n');
+    for (const secret of ['Zebulon', '11111', 'Quuxberry', started.token, QUESTION_NOTED, APOLOGY]) expect(text).not.toContain(secret);
+  });
+});

@@ -1,0 +1,193 @@
+import { DataSource } from 'typeorm';
+import { QUESTION_NOTED } from '../src/conversations/answering/answerer';
+import { bearer } from './conversation-helpers';
+import { createTestContext, TestAccount, TestContext } from './helpers';
+
+/** POST /widget/sessions and the CORS of the conversation routes, for the widget's page. */
+
+const PAGE = 'https://shop.example.com';
+
+describe('widget sessions', () => {
+  let context: TestContext;
+  let owner: TestAccount;
+  let agent: { id: number; name: string };
+
+  beforeAll(async () => {
+    context = await createTestContext({ corsOrigins: ['https://dashboard.example.net'] });
+    owner = await context.createAccount();
+    agent = (await context.as(owner).post('/agents').send({ name: 'Asha', language: 'ta-IN' }).expect(201)).body;
+  });
+  afterAll(() => context.close());
+
+  const createSite = async (body: object = {}): Promise<{ id: number; siteKey: string }> =>
+    (await context.as(owner).post('/widget/sites').send({ name: 'Shop', agentId: agent.id, allowedDomain: '*.example.com', ...body }).expect(201)).body;
+  /** From the page PAGE unless another origin is given; `null`: no Origin header. */
+  const startSession = (body: object, origin: string | null = PAGE) => {
+    const request = context.http.post('/widget/sessions');
+    return (origin === null ? request : request.set('Origin', origin)).send(body);
+  };
+
+  it('starts a conversation with the site\'s agent from an allowed page: 201, the greeting first, CORS for the page', async () => {
+    const site = await createSite({ widgetGreeting: 'Vanakkam! How can I help?' });
+    const response = await startSession({ siteKey: site.siteKey, name: 'Kavya', phone: '+91 90000 12345' }).expect(201);
+    expect(response.headers['access-control-allow-origin']).toBe(PAGE);
+    expect(response.headers.vary).toMatch(/Origin/);
+    expect(response.body).toEqual({ conversationId: expect.any(String), token: expect.any(String), greeting: 'Vanakkam! How can I help?', expiresAt: expect.any(String) });
+    const { conversationId, token } = response.body;
+
+    const reply = await context.http.post(`/conversations/${conversationId}/messages`).set('Origin', PAGE).set(bearer(token)).send({ text: 'Hours?' }).expect(200);
+    expect(reply.headers['access-control-allow-origin']).toBe(PAGE);
+    const view = (await context.http.get(`/conversations/${conversationId}`).set(bearer(token)).expect(200)).body;
+    expect(view.messages.map((m: { speaker: string; text: string }) => [m.speaker, m.text])).toEqual([
+      ['agent', 'Vanakkam! How can I help?'],
+      ['user', 'Hours?'],
+      ['agent', QUESTION_NOTED],
+    ]);
+
+    await context.http.post(`/conversations/${conversationId}/end`).set(bearer(token)).expect(204);
+    const call = (await context.as(owner).get(`/calls/${conversationId}`).expect(200)).body;
+    expect(call).toMatchObject({
+      name: 'Kavya',
+      phone: '+91 90000 12345',
+      channel: 'web-widget',
+      callType: 'web',
+      website: 'shop.example.com',
+      agent: 'Asha',
+      agentId: agent.id,
+      replyLanguage: 'ta-IN',
+      status: 'new',
+      callStatus: 'completed',
+    });
+    expect(call.transcript).toEqual([
+      { speaker: 'agent', text: 'Vanakkam! How can I help?' },
+      { speaker: 'user', text: 'Hours?' },
+      { speaker: 'agent', text: QUESTION_NOTED },
+    ]);
+    // A widget conversation is never a test call: it is listed.
+    expect((await context.as(owner).get('/calls?limit=1000').expect(200)).body.map((c: { id: string }) => c.id)).toContain(conversationId);
+  });
+
+  it('answers every page (`*`) when the site allows every domain, keeping the page\'s host as the website', async () => {
+    const site = await createSite({ allowedDomain: '' });
+    const response = await startSession({ siteKey: site.siteKey }, 'http://localhost:5173').expect(201);
+    expect(response.headers['access-control-allow-origin']).toBe('*');
+    expect(response.body.greeting).toBe('');
+  });
+
+  it('refuses a page on another domain, or without an Origin (403, no CORS header), and nothing is started', async () => {
+    const site = await createSite();
+    const rows = async () => (await context.app.get(DataSource).query('SELECT count(*)::int AS n FROM conversations WHERE account_id = $1', [owner.id]))[0].n;
+    const before = await rows();
+    for (const origin of ['https://evil.example.org', null]) {
+      const response = await startSession({ siteKey: site.siteKey }, origin);
+      expect(response.status).toBe(403);
+      expect(response.body).toEqual({ statusCode: 403, error: 'Forbidden', message: expect.any(String) });
+      expect(response.headers['access-control-allow-origin']).toBeUndefined();
+    }
+    expect(await rows()).toBe(before);
+  });
+
+  it('answers 404 for an unknown, rotated or deleted key; 400 for a missing or malformed one', async () => {
+    const rotated = await createSite();
+    await context.as(owner).post(`/widget/sites/${rotated.id}/rotate-key`).expect(200);
+    const deleted = await createSite();
+    await context.as(owner).delete(`/widget/sites/${deleted.id}`).expect(204);
+    for (const siteKey of [rotated.siteKey, deleted.siteKey, 'ws_unknown', 'x']) {
+      const response = await startSession({ siteKey });
+      expect(response.status).toBe(404);
+      expect(response.body).toEqual({ statusCode: 404, error: 'Not Found', message: 'Unknown site key' });
+    }
+    for (const body of [{}, { siteKey: 42 }, { siteKey: null }, { siteKey: rotated.siteKey, phone: 'no digits here' }, { siteKey: rotated.siteKey, extra: true }]) {
+      const response = await startSession(body);
+      expect(response.status).toBe(400);
+      expect(response.body).toMatchObject({ statusCode: 400, error: 'Bad Request' });
+    }
+  });
+
+  it('answers 409 for a site without an agent, whose agent was deleted, or whose agent is another account\'s', async () => {
+    const none = await createSite({ agentId: null });
+    const temporary = (await context.as(owner).post('/agents').send({ name: 'Temporary' }).expect(201)).body;
+    const orphaned = await createSite({ agentId: temporary.id });
+    await context.as(owner).delete(`/agents/${temporary.id}`).expect(204);
+    const stranger = await context.createAccount();
+    const foreign = (await context.as(stranger).post('/agents').send({ name: 'Not yours' }).expect(201)).body;
+    const hijacked = await createSite();
+    await context.app.get(DataSource).query('UPDATE widget_sites SET agent_id = $1 WHERE id = $2', [foreign.id, hijacked.id]);
+    for (const site of [none, orphaned, hijacked]) {
+      const response = await startSession({ siteKey: site.siteKey });
+      expect(response.status).toBe(409);
+      expect(response.body).toEqual({ statusCode: 409, error: 'Conflict', message: 'This widget site has no agent to talk to' });
+    }
+  });
+
+  it('answers the preflight of POST /widget/sessions for any page (the key is in the body)', async () => {
+    const response = await context.http.options('/widget/sessions').set('Origin', 'https://any.example.org').set('Access-Control-Request-Method', 'POST').expect(204);
+    expect(response.headers['access-control-allow-origin']).toBe('https://any.example.org');
+    expect(response.headers['access-control-allow-headers']).toMatch(/Content-Type/i);
+  });
+
+  describe('CORS of the conversation routes', () => {
+    it('preflights the site\'s pages (Authorization and Content-Type allowed), refuses others (403) and unknown conversations (404)', async () => {
+      const site = await createSite();
+      const { conversationId } = (await startSession({ siteKey: site.siteKey }).expect(201)).body;
+      for (const path of [`/conversations/${conversationId}`, `/conversations/${conversationId}/messages`, `/conversations/${conversationId}/end`]) {
+        const allowed = await context.http.options(path).set('Origin', 'https://www.example.com').set('Access-Control-Request-Method', 'POST').expect(204);
+        expect(allowed.headers['access-control-allow-origin']).toBe('https://www.example.com');
+        expect(allowed.headers['access-control-allow-headers']).toMatch(/Authorization/);
+        expect(allowed.headers['access-control-allow-headers']).toMatch(/Content-Type/);
+        expect(allowed.headers['access-control-allow-methods']).toMatch(/POST/);
+        const refused = await context.http.options(path).set('Origin', 'https://evil.example.org').set('Access-Control-Request-Method', 'POST');
+        expect(refused.status).toBe(403);
+        expect(refused.headers['access-control-allow-origin']).toBeUndefined();
+      }
+      const unknown = await context.http.options('/conversations/00000000-0000-4000-8000-000000000000/messages').set('Origin', PAGE);
+      expect(unknown.status).toBe(404);
+    });
+
+    it('gives the page no CORS header when its origin is not the site\'s (the browser hides the answer)', async () => {
+      const site = await createSite();
+      const { conversationId, token } = (await startSession({ siteKey: site.siteKey }).expect(201)).body;
+      const response = await context.http.get(`/conversations/${conversationId}`).set('Origin', 'https://evil.example.org').set(bearer(token)).expect(200);
+      expect(response.headers['access-control-allow-origin']).toBeUndefined();
+    });
+
+    it('answers the dashboard (CORS_ORIGINS) for an API conversation, and no other page', async () => {
+      const { conversationId, token } = (await context.as(owner).post(`/agents/${agent.id}/conversations`).send({}).expect(201)).body;
+      const dashboard = 'https://dashboard.example.net';
+      const preflight = await context.http.options(`/conversations/${conversationId}/messages`).set('Origin', dashboard).expect(204);
+      expect(preflight.headers['access-control-allow-origin']).toBe(dashboard);
+      const response = await context.http.get(`/conversations/${conversationId}`).set('Origin', dashboard).set(bearer(token)).expect(200);
+      expect(response.headers['access-control-allow-origin']).toBe(dashboard);
+      expect((await context.http.options(`/conversations/${conversationId}`).set('Origin', PAGE)).status).toBe(403);
+    });
+  });
+});
+
+describe('the widget rate limit on sessions and conversations', () => {
+  let context: TestContext;
+
+  beforeAll(async () => {
+    context = await createTestContext({ widgetRateLimit: 3, widgetRateLimitWindowSeconds: 60 });
+  });
+  afterAll(() => context.close());
+
+  it('limits POST /widget/sessions per site key and IP, and each conversation\'s routes per conversation and IP (429 with Retry-After)', async () => {
+    const owner = await context.createAccount();
+    const agent = (await context.as(owner).post('/agents').send({}).expect(201)).body;
+    const site = (await context.as(owner).post('/widget/sites').send({ name: 'Limited', agentId: agent.id }).expect(201)).body;
+    const statuses: number[] = [];
+    for (let index = 0; index < 4; index++) statuses.push((await context.http.post('/widget/sessions').set('Origin', PAGE).send({ siteKey: site.siteKey })).status);
+    expect(statuses).toEqual([201, 201, 201, 429]);
+
+    const { conversationId, token } = (await context.as(owner).post(`/agents/${agent.id}/conversations`).send({}).expect(201)).body;
+    const send = () => context.http.post(`/conversations/${conversationId}/messages`).set(bearer(token)).send({ text: 'hi' });
+    expect([(await send()).status, (await send()).status, (await send()).status]).toEqual([200, 200, 200]);
+    const limited = await send();
+    expect(limited.status).toBe(429);
+    expect(limited.headers['retry-after']).toMatch(/^\d+$/);
+    expect(limited.body).toEqual({ statusCode: 429, error: 'Too Many Requests', message: expect.any(String) });
+    // Another conversation has its own counter.
+    const other = (await context.as(owner).post(`/agents/${agent.id}/conversations`).send({}).expect(201)).body;
+    await context.http.get(`/conversations/${other.conversationId}`).set(bearer(other.token)).expect(200);
+  });
+});
