@@ -84,6 +84,27 @@ describe('conversations across two instances', () => {
     expect(call.transcript.map((turn: { text: string }) => turn.text)).toEqual(['Hi', QUESTION_NOTED]);
   });
 
+  it('says ended when another instance ends the idle conversation between the read of its state and the end', async () => {
+    const started = await startConversation(a, owner, agentId, { test: false });
+    await send(a, started, 'Hi').expect(200);
+    await untilIdle(started.conversationId);
+    // B reads the conversation (active, idle); A ends it right then, before B tries to.
+    const repository = b.app.get(ConversationsRepository);
+    const findByToken = repository.findByToken.bind(repository);
+    const spy = jest.spyOn(repository, 'findByToken').mockImplementationOnce(async (...args) => {
+      const access = await findByToken(...args);
+      await a.http.post(`/conversations/${started.conversationId}/end`).set(bearer(started.token)).expect(204);
+      return access;
+    });
+    try {
+      const view = (await b.http.get(`/conversations/${started.conversationId}`).set(bearer(started.token)).expect(200)).body;
+      expect(view.status).toBe('ended');
+    } finally {
+      spy.mockRestore();
+    }
+    expect(await callExists(started.conversationId)).toBe(true);
+  });
+
   it('ends a conversation at its idle time by its own job, which waits again when a message moved that time', async () => {
     const started = await startConversation(a, owner, agentId, { test: false });
     const job = async () =>

@@ -37,6 +37,11 @@ describe('Database.stream', () => {
       query: string;
     }[];
   };
+  /** One stream's cursor is open, its transaction idle between two fetches. */
+  const waitingForNextFetch = async () => {
+    const backends = await busyBackends();
+    return backends.length === 1 && backends[0].state === 'idle in transaction';
+  };
   /** Every client the pool opened is back in it, and nobody waits for one. */
   const poolIsWhole = () => pool.idleCount === pool.totalCount && pool.waitingCount === 0;
   const until = async (condition: () => boolean | Promise<boolean>) => {
@@ -104,7 +109,10 @@ describe('Database.stream', () => {
     const stream = await database.stream('SELECT generate_series(1, 100000000) AS n', [], 100);
     const first = await new Promise((resolve) => stream.once('data', resolve));
     expect(first).toHaveLength(100);
-    // The cursor is open on the server, its transaction waiting for the next fetch.
+    // Paused (a 'data' listener left the stream flowing): once the batch read ahead is in, nothing is fetched, and
+    // the cursor is open on the server, its transaction waiting for the next fetch.
+    stream.pause();
+    await until(waitingForNextFetch);
     expect(await busyBackends()).toEqual([expect.objectContaining({ state: 'idle in transaction', query: 'FETCH 100 FROM stream_cursor' })]);
     stream.destroy();
     await until(() => stream.closed);
@@ -116,6 +124,8 @@ describe('Database.stream', () => {
   it('errors the stream and discards the client when the connection is lost mid-way', async () => {
     const stream = await database.stream('SELECT generate_series(1, 100000000) AS n', [], 100);
     await new Promise((resolve) => stream.once('data', resolve));
+    stream.pause();
+    await until(waitingForNextFetch);
     const [backend] = await busyBackends();
     const totalBefore = pool.totalCount;
     const failed = new Promise<Error>((resolve) => stream.once('error', resolve));

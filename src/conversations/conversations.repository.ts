@@ -249,6 +249,13 @@ export class ConversationsRepository {
     return row;
   }
 
+  /** The conversation's status now (after an attempt to end it that another instance may have beaten). */
+  @AccountQuery([1, EXAMPLE_ID])
+  async status(accountId: number, id: string): Promise<ConversationStatus | undefined> {
+    const [row] = await this.db.query<{ status: ConversationStatus }>(`SELECT status FROM conversations WHERE account_id = $1 AND id = $2`, [accountId, id]);
+    return row?.status;
+  }
+
   @UnscopedQuery('the idle sweep looks at every account\'s active conversations at once', [300, 45, 200])
   idleConversations(idleSeconds: number, staleReplySeconds: number, limit: number): Promise<IdleConversation[]> {
     return this.db.query<IdleConversation>(

@@ -302,10 +302,16 @@ export class ConversationsService implements OnModuleInit, BeforeApplicationShut
     }
   }
 
-  /** The conversation so far (an idle one is ended first, if no other instance has done it yet). */
+  /**
+   * The conversation so far. An idle one is ended first; when that finds nothing to end, another instance (its
+   * idle job, a message) may have ended it meanwhile, or a reply is still being produced: its status is read again.
+   */
   async view(access: ConversationAccess): Promise<ConversationView> {
-    const ended = access.status === 'ended' || (access.idle && (await this.endIfIdle(access.accountId, access.id)));
-    return { status: ended ? 'ended' : 'active', messages: await this.conversations.messages(access.accountId, access.id) };
+    let status = access.status;
+    if (access.idle) {
+      status = (await this.endIfIdle(access.accountId, access.id)) ? 'ended' : ((await this.conversations.status(access.accountId, access.id)) ?? 'ended');
+    }
+    return { status, messages: await this.conversations.messages(access.accountId, access.id) };
   }
 
   /** Ends the conversation now (nothing to do if it already has). */

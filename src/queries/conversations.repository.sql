@@ -293,6 +293,15 @@ RETURNING
   is_test AS "isTest",
   started_at AS "startedAt";
 
+-- ConversationsRepository.status
+SELECT
+  status
+FROM
+  conversations
+WHERE
+  account_id = $1
+  AND id = $2;
+
 -- ConversationsRepository.idleConversations
 -- unscoped: the idle sweep looks at every account's active conversations at once
 SELECT
