@@ -16,6 +16,8 @@ const WIDGET_RATE_LIMITED = 'rateLimit:widget';
 
 type TrackedRequest = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any -- the throttler's own type
 
+const isWidgetRateLimited = (context: ExecutionContext) => Reflect.getMetadata(WIDGET_RATE_LIMITED, context.getClass()) === true;
+
 const isPublicRoute = (context: ExecutionContext) =>
   Reflect.getMetadata(IS_PUBLIC, context.getHandler()) === true || Reflect.getMetadata(IS_PUBLIC, context.getClass()) === true;
 
@@ -44,7 +46,7 @@ function widgetThrottler(config: AppConfig): ThrottlerOptions {
     limit: config.widgetRateLimit,
     ttl: config.widgetRateLimitWindowSeconds * 1000,
     setHeaders: false, // RateLimitGuard sends a plain Retry-After; the throttler would suffix it with the name
-    skipIf: (context) => Reflect.getMetadata(WIDGET_RATE_LIMITED, context.getClass()) !== true,
+    skipIf: (context) => !isWidgetRateLimited(context),
     getTracker: (request: TrackedRequest) => {
       const named = [request.params?.siteKey, request.params?.conversationId, request.body?.siteKey].find((value) => typeof value === 'string');
       return `${named ?? '-'}|${normalizeIp(request.ip ?? '')}`;
@@ -61,7 +63,12 @@ export function rateLimitOptions(config: AppConfig): Extract<ThrottlerModuleOpti
 
 const retryAfterSeconds = (detail: ThrottlerLimitDetail) => Math.max(1, Math.ceil(detail.timeToBlockExpire));
 
-/** Registered once as APP_GUARD. Limits apply per API key (or site key and IP) over all routes; its 429 carries a standard `Retry-After` (seconds) whatever the throttler. */
+/**
+ * Registered once as APP_GUARD. Limits apply per API key (or site key and IP) over all routes; its 429 carries a
+ * standard `Retry-After` (seconds) whatever the throttler. The public widget routes answer CORS in their handlers,
+ * which a 429 never reaches: their 429 is made readable by any page (it says nothing but "wait"), so that the
+ * widget can tell the visitor to wait instead of reporting a network failure.
+ */
 @Injectable()
 export class RateLimitGuard extends ThrottlerGuard {
   /** One counter per tracker across all routes (the library's default keeps one per route). */
@@ -70,7 +77,12 @@ export class RateLimitGuard extends ThrottlerGuard {
   }
 
   protected async throwThrottlingException(context: ExecutionContext, detail: ThrottlerLimitDetail): Promise<void> {
-    this.setResponseHeader(context.switchToHttp().getResponse(), 'Retry-After', retryAfterSeconds(detail));
+    const response = context.switchToHttp().getResponse();
+    this.setResponseHeader(response, 'Retry-After', retryAfterSeconds(detail));
+    if (isWidgetRateLimited(context)) {
+      this.setResponseHeader(response, 'Access-Control-Allow-Origin', '*');
+      this.setResponseHeader(response, 'Access-Control-Expose-Headers', 'Retry-After');
+    }
     throw new ThrottlerException(await this.getErrorMessage(context, detail));
   }
 }
