@@ -79,7 +79,7 @@ const SOURCE = String.raw`(function () {
     '.greeting { margin: 0; color: #3b4052; }',
     '.status { margin: 0; font-size: 13px; color: #4b5163; }',
     '.status:empty, .notice:empty, .error:empty { display: none; }',
-    '.messages { display: flex; flex-direction: column; gap: 8px; height: 280px; max-height: calc(100vh - 300px); min-height: 120px; margin: 0; padding: 14px 16px; overflow-y: auto; list-style: none; }',
+    '.messages { display: flex; flex-direction: column; gap: 8px; height: 320px; max-height: calc(100vh - 270px); min-height: 120px; margin: 0; padding: 14px 16px; overflow-y: auto; list-style: none; }',
     '.message { max-width: 85%; padding: 8px 12px; border-radius: 14px; white-space: pre-wrap; overflow-wrap: anywhere; }',
     '.message.agent { align-self: flex-start; background: #eef0fb; border-bottom-left-radius: 4px; }',
     '.message.user { align-self: flex-end; background: #4338ca; color: #fff; border-bottom-right-radius: 4px; }',
