@@ -190,4 +190,18 @@ describe('the widget rate limit on sessions and conversations', () => {
     const other = (await context.as(owner).post(`/agents/${agent.id}/conversations`).send({}).expect(201)).body;
     await context.http.get(`/conversations/${other.conversationId}`).set(bearer(other.token)).expect(200);
   });
+
+  it('lets the page read the 429 (CORS `*`, Retry-After exposed), which the route\'s own CORS never reaches', async () => {
+    const owner = await context.createAccount();
+    const agent = (await context.as(owner).post('/agents').send({}).expect(201)).body;
+    const site = (await context.as(owner).post('/widget/sites').send({ name: 'Shop', agentId: agent.id, allowedDomain: 'shop.example.com' }).expect(201)).body;
+    const { conversationId, token } = (await context.http.post('/widget/sessions').set('Origin', PAGE).send({ siteKey: site.siteKey }).expect(201)).body;
+    const send = () => context.http.post(`/conversations/${conversationId}/messages`).set('Origin', PAGE).set(bearer(token)).send({ text: 'hi' });
+    for (let index = 0; index < 3; index++) expect((await send()).headers['access-control-allow-origin']).toBe(PAGE);
+    const limited = await send();
+    expect(limited.status).toBe(429);
+    expect(limited.headers['access-control-allow-origin']).toBe('*');
+    expect(limited.headers['access-control-expose-headers']).toBe('Retry-After');
+    expect(limited.headers['retry-after']).toMatch(/^\d+$/);
+  });
 });

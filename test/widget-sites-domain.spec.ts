@@ -135,19 +135,19 @@ describe('site keys', () => {
 describe('embed snippet and script', () => {
   it('is one async script tag with the key, from the public base URL', () => {
     expect(embedSnippet('https://api.example.com/voice/', 'ws_key')).toBe(
-      '<script src="https://api.example.com/voice/widget/embed.js?v=1" data-site-key="ws_key" async></script>',
+      '<script src="https://api.example.com/voice/widget/embed.js?v=2" data-site-key="ws_key" async></script>',
     );
   });
 
   it('escapes what could break out of the attributes', () => {
     expect(embedSnippet('https://x.example/"><b', 'ws_"k')).toBe(
-      '<script src="https://x.example/&quot;&gt;&lt;b/widget/embed.js?v=1" data-site-key="ws_&quot;k" async></script>',
+      '<script src="https://x.example/&quot;&gt;&lt;b/widget/embed.js?v=2" data-site-key="ws_&quot;k" async></script>',
     );
   });
 
   it('ships a script that parses, with its version filled in', () => {
     expect(() => new Function(EMBED_SCRIPT)).not.toThrow();
-    expect(EMBED_SCRIPT).toContain("var VERSION = '1';");
+    expect(EMBED_SCRIPT).toContain("const VERSION = '2';");
     expect(EMBED_SCRIPT).not.toContain('__VERSION__');
   });
 });

@@ -26,7 +26,7 @@ describe('public widget routes', () => {
 
   describe('GET /widget/embed.js', () => {
     it('serves the script without a key, as cacheable JavaScript', async () => {
-      const response = await context.http.get('/widget/embed.js?v=1').expect(200);
+      const response = await context.http.get('/widget/embed.js?v=2').expect(200);
       expect(response.headers['content-type']).toBe('application/javascript; charset=utf-8');
       expect(response.headers['cache-control']).toMatch(/max-age=\d+/);
       expect(response.headers['x-content-type-options']).toBe('nosniff');

@@ -41,7 +41,7 @@ describe('widget sites (management)', () => {
         widgetAskName: true,
         widgetAskPhone: true,
         siteKey: expect.stringMatching(SITE_KEY),
-        embedSnippet: `<script src="${PUBLIC_BASE_URL}/widget/embed.js?v=1" data-site-key="${site.siteKey}" async></script>`,
+        embedSnippet: `<script src="${PUBLIC_BASE_URL}/widget/embed.js?v=2" data-site-key="${site.siteKey}" async></script>`,
         createdAt: expect.stringMatching(TIMESTAMP),
         updatedAt: expect.stringMatching(TIMESTAMP),
       });

@@ -52,6 +52,8 @@ export function setRateLimitHeaders(response: ServerResponse, state: RateLimitSt
   response.setHeader('RateLimit', `limit=${state.limit}, remaining=${state.remaining}, reset=${state.resetSeconds}`);
 }
 
+const isWidgetRateLimited = (context: ExecutionContext) => Reflect.getMetadata(WIDGET_RATE_LIMITED, context.getClass()) === true;
+
 const isPublicRoute = (context: ExecutionContext) =>
   Reflect.getMetadata(IS_PUBLIC, context.getHandler()) === true || Reflect.getMetadata(IS_PUBLIC, context.getClass()) === true;
 
@@ -77,7 +79,7 @@ function widgetThrottler(config: AppConfig): ThrottlerOptions {
     limit: config.widgetRateLimit,
     ttl: config.widgetRateLimitWindowSeconds * 1000,
     setHeaders: false, // RateLimitGuard sends a plain Retry-After; the throttler would suffix it with the name
-    skipIf: (context) => Reflect.getMetadata(WIDGET_RATE_LIMITED, context.getClass()) !== true,
+    skipIf: (context) => !isWidgetRateLimited(context),
     getTracker: (request: TrackedRequest) => {
       const named = [request.params?.siteKey, request.params?.conversationId, request.body?.siteKey].find((value) => typeof value === 'string');
       return `${named ?? '-'}|${normalizeIp(request.ip ?? '')}`;
@@ -95,7 +97,12 @@ export function rateLimitOptions(config: AppConfig): Extract<ThrottlerModuleOpti
 export const retryAfterSeconds = (blockSeconds: number) => Math.max(1, Math.ceil(blockSeconds));
 export const tooManyRequestsMessage = (retryAfter: number) => `Too many requests; retry in ${retryAfter} s`;
 
-/** Registered once as APP_GUARD. Limits apply per account (or site key and IP) over all routes; its 429 carries a standard `Retry-After` (seconds) whatever the throttler. */
+/**
+ * Registered once as APP_GUARD. Limits apply per account (or site key and IP) over all routes; its 429 carries a
+ * standard `Retry-After` (seconds) whatever the throttler. The public widget routes answer CORS in their handlers,
+ * which a 429 never reaches: their 429 is made readable by any page (it says nothing but "wait"), so that the
+ * widget can tell the visitor to wait instead of reporting a network failure.
+ */
 @Injectable()
 export class RateLimitGuard extends ThrottlerGuard {
   /** One counter per tracker across all routes (the library's default keeps one per route). */
@@ -122,7 +129,12 @@ export class RateLimitGuard extends ThrottlerGuard {
   }
 
   protected async throwThrottlingException(context: ExecutionContext, detail: ThrottlerLimitDetail): Promise<void> {
-    this.setResponseHeader(context.switchToHttp().getResponse(), 'Retry-After', retryAfterSeconds(detail.timeToBlockExpire));
+    const response = context.switchToHttp().getResponse();
+    this.setResponseHeader(response, 'Retry-After', retryAfterSeconds(detail.timeToBlockExpire));
+    if (isWidgetRateLimited(context)) {
+      this.setResponseHeader(response, 'Access-Control-Allow-Origin', '*');
+      this.setResponseHeader(response, 'Access-Control-Expose-Headers', 'Retry-After');
+    }
     throw new ThrottlerException(await this.getErrorMessage(context, detail));
   }
 }

@@ -1,5 +1,5 @@
 /** Bump when embed.js changes in a way caches must not hide: new snippets load `?v=<version>`. */
-export const WIDGET_SCRIPT_VERSION = 1;
+export const WIDGET_SCRIPT_VERSION = 2;
 
 const escapeAttribute = (value: string) => value.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 

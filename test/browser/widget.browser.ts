@@ -1,11 +1,6 @@
-import * as fs from 'node:fs';
-import * as http from 'node:http';
-import * as os from 'node:os';
-import { AddressInfo } from 'node:net';
-import * as path from 'node:path';
-import { Browser, chromium, ConsoleMessage, Page } from 'playwright-core';
-import { freePort } from '../../scripts/throwaway-postgres';
-import { createTestContext, TestAccount, TestContext } from '../helpers';
+import { Page } from 'playwright-core';
+import { TestAccount } from '../helpers';
+import { startWidgetHarness, VIEWPORT, widget, WidgetHarness } from './harness';
 
 // page.evaluate() callbacks run in the browser. The project compiles without the DOM library (it would
 // let server code use browser globals), so the few browser globals used here are declared in this module only.
@@ -15,54 +10,9 @@ interface BrowserElement {
   shadowRoot: { querySelector(selector: string): BrowserElement | null } | null;
 }
 
-/**
- * The embeddable widget in a real browser: the API listens on 127.0.0.1, a plain host page server on
- * another port serves pages that paste each site's embedSnippet. The page is opened as
- * http://localhost:<port> (the sites' allowed domain) or as http://127.0.0.1:<port> (not allowed).
- */
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
-const VIEWPORT = { width: 1000, height: 680 };
+/** The widget's rendering in Chromium (see harness.ts): launcher, panel, domains, and the host page's styles. */
 const EDGE = 20; // px between the launcher and the viewport's corner
-const DOCS_SCREENSHOT = path.join(__dirname, '..', '..', 'docs', 'widget-screenshot.png');
-/** The README's screenshot is rewritten only on request (or when missing), so that runs leave the tree clean. */
-const SCREENSHOT =
-  process.env.UPDATE_SCREENSHOT === '1' || !fs.existsSync(DOCS_SCREENSHOT) ? DOCS_SCREENSHOT : path.join(os.tmpdir(), 'widget-screenshot.png');
 const NOT_SHOWN = '[voice-agent widget] not shown';
-
-/** The host page's own styles, deliberately aggressive: none may reach the widget, and the widget may change none. */
-const HOST_CSS = `
-  * { text-transform: uppercase; letter-spacing: 2px; }
-  body { margin: 0; padding: 40px 56px; font-family: Georgia, serif; color: rgb(20, 30, 40); background: rgb(250, 246, 238); }
-  h1 { color: rgb(160, 20, 20); font-size: 44px; margin: 0 0 12px; }
-  p { font-size: 18px; line-height: 1.6; max-width: 560px; }
-  div { border: 3px dotted rgb(255, 0, 255) !important; }
-  button { background: rgb(146, 64, 14) !important; color: rgb(255, 247, 237); font-size: 20px; border: 3px solid rgb(120, 53, 15); border-radius: 4px; padding: 12px 26px; }
-  input { border: 6px solid rgb(255, 0, 255); font-size: 30px; }
-`;
-
-function hostPage(snippet: string): string {
-  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Acme Saree House</title><style>${HOST_CSS}</style></head>
-<body><h1>Acme Saree House</h1><p>Handwoven silk and cotton sarees, shipped across India. Free returns within 30 days.</p>
-<button id="host-button" type="button">Shop the collection</button>
-${snippet}
-</body></html>`;
-}
-
-/** Serves /site/<id> with that site's snippet pasted in, and /plain without any. */
-async function startHostServer(snippets: Map<string, string>): Promise<http.Server> {
-  const server = http.createServer((request, response) => {
-    const id = /^\/site\/(\w+)$/.exec(request.url ?? '')?.[1];
-    const snippet = id === undefined ? '' : snippets.get(id);
-    if (request.url !== '/plain' && snippet === undefined) {
-      response.writeHead(404).end();
-      return;
-    }
-    response.writeHead(200, { 'Content-Type': 'text/html; charset=utf-8' }).end(hostPage(snippet ?? ''));
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return server;
-}
 
 /** Computed styles of the host page's own elements, to compare with and without the widget. */
 const hostStyles = (page: Page) =>
@@ -75,28 +25,15 @@ const hostStyles = (page: Page) =>
   });
 
 describe('embeddable widget in Chromium', () => {
-  let context: TestContext;
+  let harness: WidgetHarness;
   let owner: TestAccount;
-  let hostServer: http.Server;
-  let hostPort: number;
-  let browser: Browser;
-  const snippets = new Map<string, string>();
-  const sites: Record<string, { id: number; embedSnippet: string }> = {};
 
   beforeAll(async () => {
-    if (!fs.existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} not found: install it with apt-get install -y chromium (or set CHROMIUM_PATH)`);
-    const apiPort = await freePort();
-    context = await createTestContext({ port: apiPort, publicBaseUrl: `http://127.0.0.1:${apiPort}` });
-    await context.app.listen(apiPort, '127.0.0.1');
-    hostServer = await startHostServer(snippets);
-    hostPort = (hostServer.address() as AddressInfo).port;
+    harness = await startWidgetHarness();
+    const { context, hostPort } = harness;
     owner = await context.createAccount({ name: 'Acme Saree House' });
     const agent = (await context.as(owner).post('/agents').send({ name: 'Asha', systemPrompt: 'Internal: never shown' }).expect(201)).body;
-    const create = async (key: string, body: object) => {
-      sites[key] = (await context.as(owner).post('/widget/sites').send(body).expect(201)).body;
-      snippets.set(key, sites[key].embedSnippet);
-    };
-    await create('voice', {
+    await harness.createSite(owner, 'voice', {
       name: 'Storefront',
       agentId: agent.id,
       allowedDomain: `http://localhost:${hostPort}/`,
@@ -106,7 +43,7 @@ describe('embeddable widget in Chromium', () => {
       widgetGreeting: 'Namaste! Questions about sizes or delivery? Ask me.',
       widgetMode: 'voice',
     });
-    await create('chat', {
+    await harness.createSite(owner, 'chat', {
       name: 'Support chat',
       allowedDomain: `localhost:${hostPort}`,
       widgetPosition: 'bottom-left',
@@ -116,28 +53,13 @@ describe('embeddable widget in Chromium', () => {
       widgetAskName: false,
       widgetAskPhone: false,
     });
-    await create('elsewhere', { name: 'Elsewhere', allowedDomain: '*.example.com' });
-    await create('anywhere', { name: 'Anywhere', widgetAskName: false, widgetLabel: 'Help' });
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+    await harness.createSite(owner, 'elsewhere', { name: 'Elsewhere', allowedDomain: '*.example.com' });
+    await harness.createSite(owner, 'anywhere', { name: 'Anywhere', widgetAskName: false, widgetLabel: 'Help' });
   });
 
-  afterAll(async () => {
-    await browser?.close();
-    await new Promise<void>((resolve) => (hostServer ? hostServer.close(() => resolve()) : resolve()));
-    await context?.close();
-  });
+  afterAll(() => harness?.close());
 
-  /** Opens a host page; `allowed` picks the host name the sites allow (localhost) or one they do not (127.0.0.1). */
-  async function open(pathname: string, host: 'localhost' | '127.0.0.1' = 'localhost') {
-    const page = await browser.newPage({ viewport: VIEWPORT });
-    const errors: string[] = [];
-    const warnings: string[] = [];
-    page.on('pageerror', (error) => errors.push(error.message));
-    page.on('console', (message: ConsoleMessage) => message.type() === 'warning' && warnings.push(message.text()));
-    await page.goto(`http://${host}:${hostPort}${pathname}`);
-    return { page, errors, warnings };
-  }
-
+  const open = (pathname: string, host: 'localhost' | '127.0.0.1' = 'localhost') => harness.open(pathname, { host });
   const launcher = (page: Page) => page.locator('voice-agent-widget .launcher');
 
   it('shows the launcher with the label and the greeting at the bottom-right corner', async () => {
@@ -152,8 +74,8 @@ describe('embeddable widget in Chromium', () => {
     await page.close();
   });
 
-  it('opens the panel with the name and phone fields, and saves the screenshot', async () => {
-    const { page } = await open('/site/voice');
+  it('opens the panel with the name and phone fields; Start dispatches the start event with them', async () => {
+    const { page, errors } = await open('/site/voice');
     await launcher(page).click();
     const panel = page.locator('voice-agent-widget .panel');
     await panel.waitFor();
@@ -164,18 +86,27 @@ describe('embeddable widget in Chromium', () => {
     expect(await panel.locator('.start').innerText()).toBe('Start call');
     await panel.locator('input[name="name"]').fill('Priya Sharma');
     await panel.locator('input[name="phone"]').fill('+91 98765 43210');
-    fs.mkdirSync(path.dirname(SCREENSHOT), { recursive: true });
-    await page.screenshot({ path: SCREENSHOT });
-    expect(fs.statSync(SCREENSHOT).size).toBeGreaterThan(10_000);
 
     const started = page.evaluate(
       () => new Promise((resolve) => document.addEventListener('voice-agent-widget:start', (event) => resolve(event.detail), { once: true })),
     );
     await panel.locator('.start').click();
     await expect(started).resolves.toEqual({ siteKey: expect.stringMatching(/^ws_/), mode: 'voice', name: 'Priya Sharma', phone: '+91 98765 43210' });
+    await widget(page).end.waitFor(); // and the built-in conversation started (widget-chat.browser.ts follows it)
 
     await panel.locator('.close').click();
     await expect(panel.isVisible()).resolves.toBe(false);
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+
+  it('says so when the site has no agent to talk to', async () => {
+    const { page } = await open('/site/chat');
+    await launcher(page).click();
+    await widget(page).start.click();
+    await expect(widget(page).status.filter({ hasText: 'This assistant is not available at the moment.' }).waitFor()).resolves.toBeUndefined();
+    expect(await widget(page).input.count()).toBe(1);
+    await expect(widget(page).input.isVisible()).resolves.toBe(false);
     await page.close();
   });
 

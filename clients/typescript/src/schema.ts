@@ -1909,7 +1909,7 @@ export interface components {
             createdAt: string;
             /**
              * @description The HTML to paste into the site's pages, built from PUBLIC_BASE_URL.
-             * @example <script src="https://api.example.com/widget/embed.js?v=1" data-site-key="ws_3q2-7wVhZ0kq9yXb1mT4cR8sLdE6uJfA" async></script>
+             * @example <script src="https://api.example.com/widget/embed.js?v=2" data-site-key="ws_3q2-7wVhZ0kq9yXb1mT4cR8sLdE6uJfA" async></script>
              */
             embedSnippet: string;
             /** @example 7 */
