@@ -2,7 +2,6 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { HttpException, LoggerService } from '@nestjs/common';
 import pino, { DestinationStream, Level, Logger } from 'pino';
-import { HttpLogger, pinoHttp } from 'pino-http';
 import { AppConfig } from '../config/config';
 
 /**
@@ -127,28 +126,46 @@ function assignRequestId(request: IncomingMessage, response: ServerResponse): st
 /** A response that ended before all of it was sent: the client went away. */
 const aborted = (response: ServerResponse) => !response.writableEnded;
 
-/**
- * Express middleware, first in the chain (pino-http): gives every request an id (`request.id`, which the
- * exception filter logs too) and logs exactly one line
- * when its response is done or the client went away: `req` {id, method, path}, `res` {statusCode},
- * `responseTime`; at error level for a 5xx or an abandoned request.
- */
-export function requestLogger(logger: Logger): HttpLogger {
-  return pinoHttp({
-    logger,
-    genReqId: assignRequestId,
-    // The logger's own serializers get the raw request and response (not pino-http's copies with every header).
-    wrapSerializers: false,
-    customLogLevel: (_request, response, error): Level => (error || response.statusCode >= 500 || aborted(response) ? 'error' : 'info'),
-    customSuccessMessage: (_request, response) => (aborted(response) ? 'request aborted' : 'request completed'),
-    customErrorMessage: (_request, response) => (aborted(response) ? 'request aborted' : 'request completed'),
-    // A 5xx is logged where it happened (the exception filter, with the error): not a made-up error here.
-    customErrorObject: (_request, _response, error, fields) => (isStatusError(error) ? { res: fields.res, responseTime: fields.responseTime } : fields),
-  });
+declare module 'http' {
+  interface IncomingMessage {
+    /** The request id (requestLogger): logged with every line about the request, echoed in X-Request-Id. */
+    id: string;
+  }
 }
 
-/** The error pino-http makes for a 5xx that had none (`failed with status code 503`). */
-const isStatusError = (error: Error) => /^failed with status code \d+$/.test(error.message);
+/** Connect/Express-style middleware (also usable on a bare node:http server). */
+export type RequestLogger = (request: IncomingMessage, response: ServerResponse, next: () => void) => void;
+
+/**
+ * Middleware, first in the chain: gives every request an id (`request.id`, which the exception filter logs
+ * too) and logs exactly one line when its response is done or the client went away: `req` {id, method,
+ * path}, `res` {statusCode}, `responseTime` (ms); at error level for a 5xx, an abandoned request or a
+ * response that failed (then with its `err`). The line is the one pino-http 11 wrote, key for key; written
+ * here directly because pino-http made two child loggers and four per-request arrays and properties for every
+ * request, a fifth of the service's fixed cost per request (BENCHMARKS.md, issue 18).
+ */
+export function requestLogger(logger: Logger): RequestLogger {
+  return (request, response, next) => {
+    request.id = assignRequestId(request, response);
+    const startedAt = Date.now();
+    const done = (error?: Error) => {
+      response.removeListener('close', done);
+      response.removeListener('finish', done);
+      response.removeListener('error', done);
+      const responseTime = Date.now() - startedAt;
+      const failed = error !== undefined || response.statusCode >= 500 || aborted(response);
+      const message = aborted(response) ? 'request aborted' : 'request completed';
+      // A 5xx is logged where it happened (the exception filter, with the error): no made-up error here.
+      if (!failed) logger.info({ req: request, res: response, responseTime }, message);
+      else if (error) logger.error({ req: request, res: response, err: error, responseTime }, message);
+      else logger.error({ req: request, res: response, responseTime }, message);
+    };
+    response.on('close', done);
+    response.on('finish', done);
+    response.on('error', done);
+    next();
+  };
+}
 
 type NestLevel = 'log' | 'error' | 'warn' | 'debug' | 'verbose' | 'fatal';
 const PINO_LEVEL: Record<NestLevel, Level> = { log: 'info', error: 'error', warn: 'warn', debug: 'debug', verbose: 'trace', fatal: 'fatal' };
