@@ -52,6 +52,26 @@ describe('request logs', () => {
     expect(text).not.toContain('signature');
   });
 
+  it('writes the line pino-http 11 wrote, key for key and in its order (an error of the response with its err)', async () => {
+    const { logger, lines } = capturedLogger();
+    const log = requestLogger(logger);
+    const server = http.createServer((req, res) =>
+      log(req, res, () => {
+        if (req.url === '/broken') res.emit('error', Object.assign(new Error('socket trouble'), { code: 'EPIPE', syscall: 'write' }));
+        res.end('ok');
+      }),
+    );
+    await request(server).get('/agents?x=1').expect(200);
+    await request(server).get('/broken').expect(200);
+    await until(() => lines.length >= 2);
+    const [completed, broken] = lines.map((line) => JSON.parse(line) as Record<string, any>);
+    expect(Object.keys(completed)).toEqual(['level', 'time', 'pid', 'hostname', 'req', 'res', 'responseTime', 'msg']);
+    expect(Object.keys(completed.req)).toEqual(['id', 'method', 'path']);
+    expect(Object.keys(broken)).toEqual(['level', 'time', 'pid', 'hostname', 'req', 'res', 'err', 'responseTime', 'msg']);
+    expect(broken).toMatchObject({ level: 50, msg: 'request aborted', req: { path: '/broken' }, res: { statusCode: 200 }, err: { type: 'Error', code: 'EPIPE', syscall: 'write' } });
+    expect(lines).toHaveLength(2); // one line per request, whichever of finish, close and error came first
+  });
+
   it('makes an id when the incoming one is missing or malformed, and echoes it', async () => {
     const { logger, lines, entries } = capturedLogger();
     const log = requestLogger(logger);

@@ -1,5 +1,18 @@
+import * as http from 'node:http';
 import { AddressInfo, connect } from 'node:net';
+import helmet from 'helmet';
+import request from 'supertest';
+import { HELMET_OPTIONS, recordHelmetHeaders } from '../src/common/security';
 import { createTestContext, TestAccount, TestContext } from './helpers';
+
+/** The headers helmet itself puts on a response of a bare node:http server (the reference). */
+async function helmetReference(): Promise<Record<string, string>> {
+  const protect = helmet(HELMET_OPTIONS);
+  const server = http.createServer((req, res) => protect(req, res, () => res.end()));
+  const { headers } = await request(server).get('/');
+  const transport = ['date', 'connection', 'keep-alive', 'content-length', 'transfer-encoding'];
+  return Object.fromEntries(Object.entries(headers).filter(([name]) => !transport.includes(name))) as Record<string, string>;
+}
 
 describe('security headers and CORS', () => {
   let context: TestContext;
@@ -17,6 +30,28 @@ describe('security headers and CORS', () => {
     expect(response.headers['strict-transport-security']).toMatch(/max-age=/);
     expect(response.headers['content-security-policy']).toContain("default-src 'self'");
     expect(response.headers['x-powered-by']).toBeUndefined();
+  });
+
+  it("sends exactly helmet's headers (recorded once at start-up) on answers, errors and refusals", async () => {
+    const reference = await helmetReference();
+    expect(Object.keys(reference).length).toBeGreaterThanOrEqual(12);
+    const responses = [
+      await context.as(account).get('/agents').expect(200),
+      await context.as(account).get('/agents/999999999').expect(404),
+      await context.http.get('/agents').expect(401),
+      await context.as(account).post('/agents').set('Content-Type', 'application/json').send('{').expect(400),
+    ];
+    for (const response of responses) {
+      for (const [name, value] of Object.entries(reference)) expect([name, response.headers[name]]).toEqual([name, value]);
+    }
+    // In helmet's order, as helmet set them.
+    expect(recordHelmetHeaders().set.map(([name]) => name.toLowerCase())).toEqual(Object.keys(reference));
+  });
+
+  it('adds no CORS header, and no Vary, to a request without an Origin (the cors library is skipped for it)', async () => {
+    for (const response of [await context.as(account).get('/agents').expect(200), await context.http.options('/agents').set('Access-Control-Request-Method', 'POST')]) {
+      expect(Object.keys(response.headers).filter((name) => name.startsWith('access-control-') || name === 'vary')).toEqual([]);
+    }
   });
 
   it('answers oversized headers with a 431 in the error shape', async () => {

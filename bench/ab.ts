@@ -1,0 +1,87 @@
+/**
+ * A/B of two builds of the service, CPU time per request (the steady figure on a shared machine):
+ *   node -r ./scripts/register.js bench/ab.ts --a dist/ab-a/src/main.js --b dist/ab-b/src/main.js \
+ *     --only get-by-id,agents-list,agents-create-patch [--rounds 4] [--seconds 5] [--connections 16]
+ * Both run at once against the bench database (seeded by `npm run bench`), loaded in turn, alternating which
+ * goes first; per scenario the median of the rounds is printed.
+ */
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { Client } from 'pg';
+import { defaultDataDir, openBenchDatabase } from './bench-database';
+import { runLoad } from './load';
+import { BENCH_AGENT_PREFIX, loadSamples, readScenarios, WRITE_SCENARIO } from './scenarios';
+import { startServer } from './servers';
+import { V8_FLAGS } from '../src/v8-flags';
+
+const SHAPE = { accounts: 1000, calls: 1_000_000, hotCalls: 100_000, hotAgents: 50, randomSeed: 20261122 };
+const arg = (name: string, fallback?: string) => {
+  const index = process.argv.indexOf(`--${name}`);
+  return index >= 0 ? process.argv[index + 1] : fallback;
+};
+const median = (values: number[]) => [...values].sort((x, y) => x - y)[Math.floor(values.length / 2)];
+
+async function main(): Promise<void> {
+  const builds = { a: arg('a')!, b: arg('b')! };
+  const rounds = Number(arg('rounds', '4'));
+  const seconds = Number(arg('seconds', '5'));
+  const connections = Number(arg('connections', '16'));
+  const only = arg('only', 'get-by-id,agents-list,agents-create-patch')!.split(',');
+  const log = (line: string) => process.stderr.write(`[ab] ${line}\n`);
+  const database = await openBenchDatabase(SHAPE, defaultDataDir(SHAPE), log);
+  const client = new Client({ connectionString: database.url });
+  await client.connect();
+  const { hotAccountId, hotApiKey } = database.manifest;
+  const cleanUp = () => client.query('DELETE FROM agents WHERE account_id = $1 AND name = $2', [hotAccountId, BENCH_AGENT_PREFIX]);
+  const servers = [] as Awaited<ReturnType<typeof startServer>>[];
+  try {
+    await cleanUp();
+    const samples = await loadSamples(client, hotAccountId);
+    const scenarios = [...readScenarios(samples), WRITE_SCENARIO].filter((scenario) => only.includes(scenario.name));
+    for (const [name, script] of Object.entries(builds)) {
+      servers.push(
+        await startServer({
+          name,
+          script,
+          typescript: false,
+          env: { DATABASE_URL: database.url, LOG_LEVEL: 'info', RATE_LIMIT: '100000000', EXPERIMENT: process.env.EXPERIMENT ?? '' },
+          readyPath: '/health',
+          nodeArgs: [...V8_FLAGS],
+          logFile: path.join(os.tmpdir(), `ab-${name}.log`),
+        }),
+      );
+    }
+    for (const scenario of scenarios) {
+      const cpu: Record<string, number[]> = { a: [], b: [] };
+      const rps: Record<string, number[]> = { a: [], b: [] };
+      for (let round = 0; round < rounds; round++) {
+        for (const server of round % 2 === 0 ? servers : [...servers].reverse()) {
+          let start = 0;
+          let used = 0;
+          const sample = await runLoad({ baseUrl: server.baseUrl, apiKey: hotApiKey }, scenario, {
+            connections,
+            warmupSeconds: 2,
+            seconds,
+            agentPrefix: BENCH_AGENT_PREFIX,
+            onMeasure: (phase) => (phase === 'start' ? (start = server.cpuSeconds()) : (used = server.cpuSeconds() - start)),
+          });
+          if (!scenario.read) await cleanUp();
+          cpu[server.name].push((used * 1000) / sample.latencies.length);
+          rps[server.name].push(sample.latencies.length / sample.seconds);
+        }
+      }
+      const fmt = (values: number[]) => values.map((value) => value.toFixed(3)).join(' ');
+      log(`${scenario.name}: a ${median(cpu.a).toFixed(3)} ms/req [${fmt(cpu.a)}] ${Math.round(median(rps.a))} req/s | b ${median(cpu.b).toFixed(3)} ms/req [${fmt(cpu.b)}] ${Math.round(median(rps.b))} req/s | b/a ${(median(cpu.b) / median(cpu.a)).toFixed(3)}`);
+    }
+  } finally {
+    for (const server of servers) await server.stop();
+    await cleanUp().catch(() => undefined);
+    await client.end();
+    await database.stop();
+  }
+}
+
+main().catch((error) => {
+  console.error(error);
+  process.exit(1);
+});
