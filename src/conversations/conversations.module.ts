@@ -1,5 +1,5 @@
 import { Module } from '@nestjs/common';
-import OpenAI from 'openai';
+import type OpenAI from 'openai';
 import { AgentsModule } from '../agents/agents.module';
 import { CallsModule } from '../calls/calls.module';
 import { KnowledgeBasesModule } from '../knowledge-bases/knowledge-bases.module';

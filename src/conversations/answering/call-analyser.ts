@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import OpenAI from 'openai';
+import type OpenAI from 'openai';
 import { TranscriptTurn } from '../../calls/call.entity';
 import { codePointLength } from '../../common/code-points';
 import { isStorable } from '../../common/storable-text';

@@ -1,4 +1,4 @@
-import OpenAI from 'openai';
+import type OpenAI from 'openai';
 import { LlmConfig } from '../../config/config';
 import { AnswererFailure } from './answerer';
 
@@ -9,11 +9,18 @@ const silent = () => undefined;
 const SILENT_LOGGER = { error: silent, warn: silent, info: silent, debug: silent };
 
 /**
+ * The SDK, loaded only when a provider is configured (as the S3 driver is): it costs about 11 MiB of memory that
+ * the built-in answerer does not need.
+ */
+const sdk = (): typeof OpenAI => (require('openai') as { default: typeof OpenAI }).default;
+
+/**
  * The official `openai` client on any OpenAI-compatible Chat Completions API (OpenAI, Azure OpenAI, Groq, vLLM,
  * Ollama, llama.cpp's server): only `baseURL` differs. Requests carry only standard fields.
  */
 export function createChatClient(llm: LlmConfig): OpenAI {
-  return new OpenAI({
+  const OpenAIClient = sdk();
+  return new OpenAIClient({
     baseURL: llm.baseUrl,
     // Local servers need no key, but the client insists on one (sent as `Bearer none`, which they ignore).
     apiKey: llm.apiKey ?? 'none',
@@ -49,6 +56,7 @@ export async function withDeadline<T>(timeoutMs: number, work: (signal: AbortSig
 /** What went wrong, reduced to a kind (and an HTTP status): the error's text may be the provider's and is dropped. */
 export function toFailure(error: unknown): AnswererFailure {
   if (error instanceof AnswererFailure) return error;
+  const OpenAI = sdk(); // loaded already: only a configured provider's errors get here
   if (error instanceof OpenAI.APIConnectionTimeoutError) return new AnswererFailure('timeout');
   if (error instanceof OpenAI.APIConnectionError || error instanceof OpenAI.APIUserAbortError) return new AnswererFailure('connection');
   if (error instanceof OpenAI.APIError) {

@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import OpenAI from 'openai';
+import type OpenAI from 'openai';
 import { AppConfig } from '../../config/config';
 import { InjectConfig } from '../../config/config.module';
 import { Answerer, AnswererFailure, ReplyRequest } from './answerer';
