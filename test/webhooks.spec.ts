@@ -219,6 +219,27 @@ describe('webhooks', () => {
       expect(events).toEqual([{ type: 'ping' }]);
     });
 
+    it('delivers call.created for the call a conversation becomes when it ends, and nothing for a test conversation', async () => {
+      const { secret } = await createWebhook({ events: ['call.created'] });
+      const agent = (await context.as(account).post('/agents').send({ name: 'Front desk' }).expect(201)).body;
+      const talk = async (test: boolean) => {
+        const started = (await context.as(account).post(`/agents/${agent.id}/conversations`).send({ test }).expect(201)).body;
+        const authorization = `Bearer ${started.token}`;
+        await context.http.post(`/conversations/${started.conversationId}/messages`).set('Authorization', authorization).send({ text: 'Open on Sunday?' }).expect(200);
+        await context.http.post(`/conversations/${started.conversationId}/end`).set('Authorization', authorization).expect(204);
+        return started.conversationId as string;
+      };
+      await talk(true);
+      const callId = await talk(false);
+      const [delivery] = await receiver.waitFor(1);
+      const event = verified(secret, delivery);
+      expect(event.type).toBe('call.created');
+      expect(event.data).toEqual((await context.as(account).get(`/calls/${callId}`).expect(200)).body);
+      // The test conversation's call was recorded first, with no event: this is the only one.
+      const events = await context.app.get(DataSource).query(`SELECT type FROM webhook_events WHERE account_id = $1`, [account.id]);
+      expect(events).toEqual([{ type: 'call.created' }]);
+    });
+
     it('delivers call.recording.ready when an upload commits, with hasRecording true', async () => {
       const { secret } = await createWebhook({ events: ['call.recording.ready'] });
       const call = (await context.as(account).post('/calls').send(CALL).expect(201)).body;

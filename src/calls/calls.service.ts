@@ -5,7 +5,7 @@ import { isUuid } from '../common/id.pipes';
 import { AppConfig } from '../config/config';
 import { InjectConfig } from '../config/config.module';
 import { AgentRow } from '../agents/agents.repository';
-import { Database, Sql, TransactionSql } from '../database/database';
+import { Database, TransactionSql } from '../database/database';
 import { RecordingsService } from '../recordings/recordings.service';
 import { WebhookEvents } from '../webhooks/webhook-events.service';
 import { callNotFound } from './call-not-found';
@@ -94,8 +94,8 @@ export class CallsService {
   }
 
   /** One call of the account with the credits it used; 404 if absent, another account's, or not even a UUID. */
-  async getDetail(accountId: number, callId: string, sql?: Sql): Promise<CallDetail> {
-    const call = isUuid(callId) ? await this.calls.get(accountId, callId.toLowerCase(), sql) : undefined;
+  async getDetail(accountId: number, callId: string): Promise<CallDetail> {
+    const call = isUuid(callId) ? await this.calls.get(accountId, callId.toLowerCase()) : undefined;
     if (!call) throw callNotFound(callId);
     return withCredits(call, this.config.creditsPerMinute);
   }
