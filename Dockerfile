@@ -5,7 +5,9 @@ ARG NODE_IMAGE=node:24.21.0-bookworm-slim
 
 FROM ${NODE_IMAGE} AS build
 WORKDIR /app
+# patches/: fixes to dependencies that npm ci applies (patch-package, the postinstall script).
 COPY package.json package-lock.json ./
+COPY patches ./patches
 RUN npm ci
 COPY . .
 RUN npm run build && npm prune --omit=dev
