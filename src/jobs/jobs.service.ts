@@ -106,10 +106,6 @@ const ANNOUNCE_INTERVAL_MS = 50;
 /** Idle workers still look for work this often (jobs scheduled for later, wake-ups missed while reconnecting). */
 const POLLING_SECONDS = 2;
 const RECONNECT_MS = 1_000;
-/** The longest a knowledge source's URL fetch takes (contract section 10: 15 s in all; URL_FETCH_LIMITS). */
-const URL_FETCH_DEADLINE_MS = 15_000;
-/** What a job needs beyond its outbound call's deadline to record its outcome. */
-const SHUTDOWN_MARGIN_MS = 5_000;
 
 /**
  * Background work on pg-boss (v10: the last major that runs on Node 20), in the service's own PostgreSQL:
@@ -140,14 +136,12 @@ export class Jobs implements OnApplicationBootstrap, OnApplicationShutdown {
   private lastErrorLoggedAt = 0;
 
   private readonly working: boolean;
-  private readonly shutdownGraceMs: number;
 
   constructor(
     private readonly dataSource: DataSource,
     @InjectConfig() config: AppConfig,
   ) {
     this.working = config.jobWorkers;
-    this.shutdownGraceMs = Math.max(URL_FETCH_DEADLINE_MS, config.webhooks.timeoutMs, config.llm.timeoutMs) + SHUTDOWN_MARGIN_MS;
     this.schema = config.jobQueueSchema;
     this.boss = new PgBoss({
       connectionString: this.databaseUrl(),
@@ -242,10 +236,8 @@ export class Jobs implements OnApplicationBootstrap, OnApplicationShutdown {
   async onApplicationShutdown(): Promise<void> {
     this.stopped = true;
     await this.listener?.end().catch(() => undefined);
-    // Jobs in flight get to finish within their own deadlines (a URL fetch 15 s, a webhook attempt
-    // WEBHOOK_TIMEOUT_MS, a provider call LLM_TIMEOUT_MS); one that outlasts this is retried elsewhere once it
-    // expires. Giving up earlier left a worker running its job after the stop had returned.
-    await this.boss.stop({ graceful: true, wait: true, timeout: this.shutdownGraceMs });
+    // Jobs in flight get a few seconds to finish; any that do not are retried elsewhere once they expire.
+    await this.boss.stop({ graceful: true, wait: true, timeout: 5_000 });
   }
 
   private async work<T>(definition: JobDefinition<T>): Promise<string> {
