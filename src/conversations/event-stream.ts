@@ -28,15 +28,24 @@ export class EventStream {
     if (!this.corked) {
       this.corked = true;
       this.response.cork();
-      process.nextTick(() => {
-        this.corked = false;
-        this.response.uncork();
-      });
+      process.nextTick(() => this.uncork());
     }
     this.response.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
   }
 
+  /**
+   * Ends the response after the events of this turn: they are written first (Node 24's `end()` on a corked
+   * response wrote the body's last chunk before them, and the client read events after the end of the response).
+   */
   end(): void {
-    if (this.open) this.response.end();
+    if (!this.open) return;
+    this.uncork();
+    this.response.end();
+  }
+
+  private uncork(): void {
+    if (!this.corked) return;
+    this.corked = false;
+    this.response.uncork();
   }
 }
