@@ -46,6 +46,20 @@ export class TranscriptTurnDto {
   text: string;
 }
 
+/** A caller's or visitor's name: optional, trimmed, at most 200 characters ("" when not given). */
+export const CallerName = () => applyDecorators(IsOmittable(), Trim(), IsString(), MaxCodePointLength(200));
+
+/** A caller's or visitor's number: optional, trimmed, at most 50 phone characters ("" when not given). */
+export const CallerPhone = () =>
+  applyDecorators(
+    IsOmittable(),
+    Trim(),
+    IsString(),
+    MaxCodePointLength(50),
+    ApiProperty({ type: String, required: false, pattern: PHONE_PATTERN.source, default: '' }),
+    Matches(PHONE_PATTERN, { message: 'phone may contain only digits, spaces and + - ( ) . /' }),
+  );
+
 /**
  * A call to record (the voice runtime and the widget send these). Every field is optional.
  * `status`, `callStatus`, `sentiment`, `channel` and `callType` are free labels of at most 100 characters;
@@ -53,19 +67,11 @@ export class TranscriptTurnDto {
  */
 export class CreateCallDto {
   /** Caller name, at most 200 characters; "" when unknown. @example "Priya Sharma" */
-  @IsOmittable()
-  @Trim()
-  @IsString()
-  @MaxCodePointLength(200)
+  @CallerName()
   name?: string = '';
 
   /** Caller number: digits, spaces and `+ - ( ) . /`, at most 50 characters; "" when unknown. @example "+91-98765-43210" */
-  @IsOmittable()
-  @Trim()
-  @IsString()
-  @MaxCodePointLength(50)
-  @ApiProperty({ type: String, required: false, pattern: PHONE_PATTERN.source, default: '' })
-  @Matches(PHONE_PATTERN, { message: 'phone may contain only digits, spaces and + - ( ) . /' })
+  @CallerPhone()
   phone?: string = '';
 
   /** An email address (at most 254 characters, RFC 5321's limit), or "" when unknown. @example "priya@example.com" */

@@ -1,24 +1,15 @@
-import { ApiProperty } from '@nestjs/swagger';
-import { IsBoolean, IsString, Matches } from 'class-validator';
-import { PHONE_PATTERN } from '../../calls/phone';
+import { IsBoolean, IsString } from 'class-validator';
+import { CallerName, CallerPhone } from '../../calls/dto/create-call.dto';
 import { CodePointLength, IsOmittable, MaxCodePointLength, Trim } from '../../common/validators';
 
 /** Who is talking, when they said (the call's `name` and `phone`). */
 export class VisitorDto {
   /** The visitor's name, at most 200 characters; "" when not given. @example "Priya Sharma" */
-  @IsOmittable()
-  @Trim()
-  @IsString()
-  @MaxCodePointLength(200)
+  @CallerName()
   name?: string = '';
 
   /** The visitor's number: digits, spaces and `+ - ( ) . /`, at most 50 characters; "" when not given. @example "+91-98765-43210" */
-  @IsOmittable()
-  @Trim()
-  @IsString()
-  @MaxCodePointLength(50)
-  @ApiProperty({ type: String, required: false, pattern: PHONE_PATTERN.source, default: '' })
-  @Matches(PHONE_PATTERN, { message: 'phone may contain only digits, spaces and + - ( ) . /' })
+  @CallerPhone()
   phone?: string = '';
 }
 
