@@ -9,8 +9,8 @@
  *   For each message: the client's total time, the provider's own span (request received → response ended),
  *   the service's own time = total − provider span, and the gap between the provider writing its first token
  *   and the client receiving the first `delta` event. Both clocks are this process's.
- * - N conversations at once (50), each visitor sending a message, reading the whole reply, then pausing
- *   (uniform 0–2 × the think time) before the next, at three paces: think time 1 s (each visitor sending about
+ * - N conversations at once (50), opened before the clock starts; each visitor arrives after one pause, then
+ *   sends a message, reads the whole reply and pauses again (uniform 0–2 × the think time) before the next, at three paces: think time 1 s (each visitor sending about
  *   a message a second, faster than anyone types: about 50 messages/s in all), 250 ms (about 180/s), and 0
  *   (saturation: the throughput; every message then waits behind the others, so its time there is queueing).
  * - Streams: 1,000 conversations whose replies stream at once (the provider sends 20 pieces 100 ms apart):
@@ -208,25 +208,31 @@ interface PhaseFigures {
   totalMs: { p50: number; p99: number };
   providerMs: { p50: number; p99: number };
   firstByteGapMs: { p50: number; p90: number; p99: number; max: number };
+  /** The 1 % slowest messages: when each was sent (seconds into the phase), its own time and first-byte gap. */
+  slowest: { atS: number; ownMs: number; gapMs: number }[];
   loadAverageBefore: number[];
   loadAverageAfter: number[];
 }
 
 /**
- * `conversations` visitors at once, for `seconds`, each sending a message, reading the reply, then pausing
- * (uniform 0 to 2 × thinkMs). A conversation nearing the 100-message limit is ended and a new one started.
+ * `conversations` visitors at once, for `seconds`, each pausing (uniform 0 to 2 × thinkMs), then sending a
+ * message and reading the reply, again and again. A conversation nearing the 100-message limit is ended and a new one started.
  */
 async function talk(context: Context, conversations: number, seconds: number, thinkMs: number): Promise<PhaseFigures> {
   const loadAverageBefore = loadAverage();
   const cpuBefore = context.service.cpuSeconds();
   const timings: MessageTiming[] = [];
   const errorKinds: Record<string, number> = {};
+  const expected = context.provider.replyOf();
+  const opened = await Promise.all(Array.from({ length: conversations }, () => startConversation(context)));
   const started = now();
   const deadline = started + seconds * 1000;
-  const expected = context.provider.replyOf();
   await Promise.all(
-    Array.from({ length: conversations }, async () => {
-      let conversation = await startConversation(context);
+    opened.map(async (first) => {
+      let conversation = first;
+      // Visitors arrive spread over one pause, as they would: with none, all of them send their first message in
+      // the same millisecond, a burst of `conversations` messages that the saturation pace measures on its own.
+      if (thinkMs) await sleep(Math.random() * 2 * thinkMs);
       while (now() < deadline) {
         if (conversation.messages >= 95) {
           await jsonRequest(`${context.baseUrl}/conversations/${conversation.conversationId}/end`, 'POST', { Authorization: `Bearer ${conversation.token}` });
@@ -259,6 +265,11 @@ async function talk(context: Context, conversations: number, seconds: number, th
     totalMs: { p50: round2(percentile(totals, 0.5)), p99: round2(percentile(totals, 0.99)) },
     providerMs: { p50: round2(percentile(providers, 0.5)), p99: round2(percentile(providers, 0.99)) },
     firstByteGapMs: figures(gaps),
+    slowest: timings
+      .map((timing, index) => ({ atS: round2((timing.sentAt - started) / 1000), ownMs: round2(own[index]), gapMs: round2(gaps[index]) }))
+      .sort((a, b) => b.ownMs - a.ownMs)
+      .slice(0, Math.ceil(timings.length / 100))
+      .sort((a, b) => a.atS - b.atS),
     loadAverageBefore,
     loadAverageAfter: loadAverage(),
   };
