@@ -25,6 +25,21 @@ const AGENT_COLUMNS = `id, name, description, model, voice, language, system_pro
 const KNOWLEDGE_BASE_IDS = `array(SELECT l.knowledge_base_id FROM agent_knowledge_bases l WHERE l.account_id = agents.account_id AND l.agent_id = agents.id ORDER BY l.knowledge_base_id) AS "knowledgeBaseIds"`;
 const COLUMNS = `${AGENT_COLUMNS}, ${KNOWLEDGE_BASE_IDS}`;
 
+/** What answering a visitor needs of an agent. */
+export type AnsweringAgent = Pick<AgentRow, 'model' | 'language' | 'systemPrompt' | 'knowledgeBaseIds'>;
+
+/**
+ * SQL of a JSON value: the agent `agentId` of account `accountId` as an AnsweringAgent, or null when there is
+ * none. Both are SQL expressions of the statement it goes into (for instance columns of the row that names the
+ * agent), so that a statement of another module reads its agent along, in the same round trip, with this
+ * module's columns; the account id always takes part in the lookup.
+ */
+export function answeringAgentJson(accountId: string, agentId: string): string {
+  return `(SELECT json_build_object('model', agents.model, 'language', agents.language, 'systemPrompt', agents.system_prompt,
+                                   'knowledgeBaseIds', ${KNOWLEDGE_BASE_IDS.replace(/ AS "knowledgeBaseIds"$/, '')})
+             FROM agents WHERE agents.account_id = ${accountId} AND agents.id = ${agentId})`;
+}
+
 const EXAMPLE_FIELDS: AgentFields = { name: 'Reception', description: '', model: 'gpt-4.1', voice: 'shubh', language: 'hi-IN', systemPrompt: '' };
 
 /** Every query of the agents table. Each method takes the account id first and puts it in the WHERE. */

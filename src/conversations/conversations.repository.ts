@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { AnsweringAgent, answeringAgentJson } from '../agents/agents.repository';
 import { Database, Sql } from '../database/database';
 import { AccountQuery, UnscopedQuery } from '../database/query.decorator';
 import { ConversationChannel, ConversationStatus, MessageSpeaker } from './conversation.entity';
@@ -49,6 +50,8 @@ export interface MessageAcceptance extends ConversationAccess {
   seq: number | null;
   /** The messages before it, oldest first (at most the limit asked for). */
   history: { speaker: MessageSpeaker; text: string }[];
+  /** The conversation's agent, read in the same statement; null once it was deleted. */
+  agent: AnsweringAgent | null;
 }
 
 /** What the call of an ended conversation is made of, besides its messages. */
@@ -153,8 +156,9 @@ export class ConversationsRepository {
    * A visitor's message, in one statement: finds the conversation by id and token hash and accepts the message
    * (records it, and marks a reply in progress) only while the conversation is active, not idle, under the
    * message limit and not already producing a reply; with the messages before it (at most `historyLimit`). The
-   * row's state comes back either way, so that a refusal can say why without another query. Undefined for a
-   * wrong token. Everything after the lookup is keyed by the row it found (its account_id and id).
+   * row's state comes back either way, so that a refusal can say why without another query, and so does the
+   * agent that is to answer (one round trip for all a reply needs). Undefined for a wrong token. Everything after
+   * the lookup is keyed by the row it found (its account_id and id).
    */
   @UnscopedQuery(
     'the bearer routes know only the conversation id and its token: the row they name is the scope of everything else',
@@ -185,7 +189,8 @@ export class ConversationsRepository {
                 turn.seq,
                 (SELECT coalesce(json_agg(json_build_object('speaker', recent.speaker, 'text', recent.text) ORDER BY recent.seq), '[]')
                    FROM (SELECT seq, speaker, text FROM conversation_messages m
-                          WHERE m.account_id = target.account_id AND m.conversation_id = target.id ORDER BY seq DESC LIMIT $7) recent) AS history
+                          WHERE m.account_id = target.account_id AND m.conversation_id = target.id ORDER BY seq DESC LIMIT $7) recent) AS history,
+                ${answeringAgentJson('target.account_id', 'target.agent_id')} AS agent
            FROM target LEFT JOIN turn ON true`,
         '$5',
         '$6',

@@ -1,6 +1,6 @@
 import { BeforeApplicationShutdown, ConflictException, GoneException, HttpException, Inject, Injectable, Logger, NotFoundException, OnModuleInit } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
-import { AgentRow } from '../agents/agents.repository';
+import { AgentRow, AnsweringAgent } from '../agents/agents.repository';
 import { AgentsService } from '../agents/agents.service';
 import { CallsRepository, NewCall } from '../calls/calls.repository';
 import { CallsService } from '../calls/calls.service';
@@ -59,7 +59,7 @@ export interface AcceptedTurn {
   access: ConversationAccess;
   seq: number;
   text: string;
-  agent: AgentRow;
+  agent: AnsweringAgent;
   /** The conversation so far, at most HISTORY_TURNS, ending with this message. */
   turns: Turn[];
 }
@@ -227,10 +227,9 @@ export class ConversationsService implements OnModuleInit, BeforeApplicationShut
       ? await this.conversations.acceptMessage(conversationId, hashConversationToken(token), text, this.limits, HISTORY_TURNS - 1)
       : undefined;
     if (!acceptance) throw notFound(conversationId);
-    const { seq, history, visitorMessageCount, replying, ...access } = acceptance;
+    const { seq, history, visitorMessageCount, replying, agent, ...access } = acceptance;
     opened(access);
     if (seq === null) throw await this.refusal(access, visitorMessageCount, replying);
-    const agent = await this.agents.find(access.accountId, access.agentId);
     if (!agent) {
       await this.finish(access.accountId, access.id, undefined);
       throw new GoneException('The agent of this conversation was deleted; the conversation has ended');

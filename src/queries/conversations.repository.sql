@@ -187,7 +187,35 @@ SELECT
         LIMIT
           $7
       ) recent
-  ) AS history
+  ) AS history,
+  (
+    SELECT
+      json_build_object(
+        'model',
+        agents.model,
+        'language',
+        agents.language,
+        'systemPrompt',
+        agents.system_prompt,
+        'knowledgeBaseIds',
+        array(
+          SELECT
+            l.knowledge_base_id
+          FROM
+            agent_knowledge_bases l
+          WHERE
+            l.account_id = agents.account_id
+            AND l.agent_id = agents.id
+          ORDER BY
+            l.knowledge_base_id
+        )
+      )
+    FROM
+      agents
+    WHERE
+      agents.account_id = target.account_id
+      AND agents.id = target.agent_id
+  ) AS agent
 FROM
   target
   LEFT JOIN turn ON TRUE;

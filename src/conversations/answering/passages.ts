@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { AgentRow } from '../../agents/agents.repository';
+import { AnsweringAgent } from '../../agents/agents.repository';
 import { KnowledgeService } from '../../knowledge-bases/knowledge.service';
 
 /** A passage of a knowledge base that matches a visitor's message. */
@@ -15,7 +15,7 @@ export interface Passage {
  * `limit`. Conversations depend on this small interface only, not on how knowledge is stored and searched.
  */
 export abstract class PassageFinder {
-  abstract find(accountId: number, agent: AgentRow, query: string, limit: number): Promise<Passage[]>;
+  abstract find(accountId: number, agent: AnsweringAgent, query: string, limit: number): Promise<Passage[]>;
 }
 
 /** The agent's knowledge bases searched by KnowledgeService (BM25 over their ready sources' passages). */
@@ -25,7 +25,7 @@ export class KnowledgePassageFinder extends PassageFinder {
     super();
   }
 
-  async find(accountId: number, agent: AgentRow, query: string, limit: number): Promise<Passage[]> {
+  async find(accountId: number, agent: AnsweringAgent, query: string, limit: number): Promise<Passage[]> {
     if (agent.knowledgeBaseIds.length === 0) return [];
     const passages = await this.knowledge.retrieve(accountId, agent.knowledgeBaseIds, query, limit);
     return passages.map(({ sourceName, text, score }) => ({ sourceName, text, score }));
