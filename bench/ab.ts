@@ -11,8 +11,7 @@ import { Client } from 'pg';
 import { defaultDataDir, openBenchDatabase } from './bench-database';
 import { runLoad } from './load';
 import { BENCH_AGENT_PREFIX, loadSamples, readScenarios, WRITE_SCENARIO } from './scenarios';
-import { startServer } from './servers';
-import { V8_FLAGS } from '../src/v8-flags';
+import { RunningServer, startService } from './servers';
 
 const SHAPE = { accounts: 1000, calls: 1_000_000, hotCalls: 100_000, hotAgents: 50, randomSeed: 20261122 };
 const arg = (name: string, fallback?: string) => {
@@ -33,20 +32,18 @@ async function main(): Promise<void> {
   await client.connect();
   const { hotAccountId, hotApiKey } = database.manifest;
   const cleanUp = () => client.query('DELETE FROM agents WHERE account_id = $1 AND name = $2', [hotAccountId, BENCH_AGENT_PREFIX]);
-  const servers = [] as Awaited<ReturnType<typeof startServer>>[];
+  const servers: RunningServer[] = [];
   try {
     await cleanUp();
     const samples = await loadSamples(client, hotAccountId);
     const scenarios = [...readScenarios(samples), WRITE_SCENARIO].filter((scenario) => only.includes(scenario.name));
     for (const [name, script] of Object.entries(builds)) {
       servers.push(
-        await startServer({
+        await startService({
           name,
           script,
-          typescript: false,
           env: { DATABASE_URL: database.url, LOG_LEVEL: 'info', RATE_LIMIT: '100000000', EXPERIMENT: process.env.EXPERIMENT ?? '' },
           readyPath: '/health',
-          nodeArgs: [...V8_FLAGS],
           logFile: path.join(os.tmpdir(), `ab-${name}.log`),
         }),
       );

@@ -29,7 +29,7 @@ import * as path from 'node:path';
 import { loadConfig } from '../src/config/config';
 import { runMigrations } from '../src/database/migrate';
 import { startThrowawayPostgres } from '../scripts/throwaway-postgres';
-import { buildService, RunningServer, startServer } from './servers';
+import { buildService, RunningServer, startService } from './servers';
 
 const ROOT = path.resolve(__dirname, '..');
 
@@ -343,10 +343,9 @@ async function main(): Promise<void> {
     const { apiKey } = JSON.parse(created.trim().split('\n').at(-1)!);
     const profileArgs = process.argv.includes('--profile') ? ['--cpu-prof', `--cpu-prof-dir=${os.tmpdir()}`, '--cpu-prof-name=conversations-service.cpuprofile'] : [];
     if (profileArgs.length) log(`profile: ${path.join(os.tmpdir(), 'conversations-service.cpuprofile')}`);
-    service = await startServer({
+    service = await startService({
       name: 'service',
       script: main,
-      typescript: false,
       nodeArgs: profileArgs,
       env: {
         ...env,

@@ -24,7 +24,7 @@ import { loadConfig } from '../src/config/config';
 import { runMigrations } from '../src/database/migrate';
 import { usageByAgentStatement, usageByDayStatement } from '../src/usage/usage.repository';
 import { BenchDatabase, DataShape, defaultDataDir, openBenchDatabase } from './bench-database';
-import { buildService, RunningServer, startServer } from './servers';
+import { buildService, RunningServer, startService } from './servers';
 
 /** `npm run bench`'s full data (bench/run.ts): its database is reused as it is. */
 const PAGING_SHAPE: DataShape = { accounts: 1000, calls: 1_000_000, hotCalls: 100_000, hotAgents: 50, randomSeed: 20261122 };
@@ -67,11 +67,10 @@ async function withClient<T>(url: string, work: (client: Client) => Promise<T>):
   }
 }
 
-function startService(main: string, database: BenchDatabase): Promise<RunningServer> {
-  return startServer({
+function serviceOn(main: string, database: BenchDatabase): Promise<RunningServer> {
+  return startService({
     name: 'service',
     script: main,
-    typescript: false,
     env: { DATABASE_URL: database.url, LOG_LEVEL: 'warn', RATE_LIMIT: '0' },
     readyPath: '/health',
     logFile: path.join(database.dataDir, 'service-integrators.log'),
@@ -100,7 +99,7 @@ function download(url: string, apiKey: string): Promise<{ status: number; bytes:
 
 async function benchExport(main: string) {
   const database = await openMigrated(EXPORT_SHAPE);
-  const service = await startService(main, database);
+  const service = await serviceOn(main, database);
   try {
     const { hotApiKey } = database.manifest;
     const expected = await withClient(database.url, async (client) => Number((await client.query('SELECT count(*) AS n FROM calls WHERE NOT is_test')).rows[0].n));
@@ -264,7 +263,7 @@ async function main(): Promise<void> {
   if (ONLY.includes('export')) result.export = { loadBefore: load(), ...(await benchExport(serviceMain)), loadAfter: load() };
   if (ONLY.includes('paging') || ONLY.includes('usage')) {
     const database = await openMigrated(PAGING_SHAPE);
-    const service = await startService(serviceMain, database);
+    const service = await serviceOn(serviceMain, database);
     try {
       if (ONLY.includes('paging')) result.paging = { loadBefore: load(), ...(await benchPaging(service, database)), loadAfter: load() };
       if (ONLY.includes('usage')) result.usage = { loadBefore: load(), ...(await benchUsage(service, database)), loadAfter: load() };

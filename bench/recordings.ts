@@ -20,8 +20,7 @@ import { pipeline } from 'node:stream/promises';
 import { loadConfig } from '../src/config/config';
 import { runMigrations } from '../src/database/migrate';
 import { startThrowawayPostgres } from '../scripts/throwaway-postgres';
-import { V8_FLAGS } from '../src/v8-flags';
-import { buildService, RunningServer, startServer } from './servers';
+import { buildService, RunningServer, startServer, startService } from './servers';
 
 const ROOT = path.resolve(__dirname, '..');
 const MiB = 1024 * 1024;
@@ -176,13 +175,11 @@ async function main(): Promise<void> {
     });
     const { apiKey } = JSON.parse(created.trim().split('\n').at(-1)!);
 
-    const service = await startServer({
+    const service = await startService({
       name: 'service',
       script: main,
-      typescript: false,
       env: { ...env, DATA_DIR: path.join(work, 'service-data') },
       readyPath: '/health',
-      nodeArgs: [...V8_FLAGS],
       logFile: path.join(work, 'service.log'),
     });
     servers.push(service);

@@ -32,8 +32,7 @@ import { CallsRepository } from '../src/calls/calls.repository';
 import { Database } from '../src/database/database';
 import { AUTH_SQL } from './queries';
 import { BENCH_AGENT_PREFIX, FLOOR_SCENARIO, loadSamples, readScenarios, Scenario, WRITE_SCENARIO } from './scenarios';
-import { V8_FLAGS } from '../src/v8-flags';
-import { buildService, RunningServer, sampleRss, startServer } from './servers';
+import { buildService, RunningServer, sampleRss, startServer, startService } from './servers';
 import { hashApiKey } from '../src/auth/api-key-token';
 
 interface Options {
@@ -402,15 +401,14 @@ async function main(): Promise<void> {
     const env = { DATABASE_URL: database.url };
     log('compiling the service (tsc, as npm start does)');
     const serviceMain = buildService();
-    const service = await startServer({
+    const service = await startService({
       name: 'service',
       script: serviceMain,
-      typescript: false,
       // Production settings, with the per-account rate limit counting as always, but out of reach: the
       // benchmark sends thousands of requests a second with one key.
       env: { ...env, LOG_LEVEL: process.env.LOG_LEVEL ?? 'info', RATE_LIMIT: '100000000' },
       readyPath: '/health',
-      nodeArgs: [...V8_FLAGS, ...options.serviceNodeArgs, ...profileArgs('service')],
+      nodeArgs: [...options.serviceNodeArgs, ...profileArgs('service')],
       logFile: path.join(database.dataDir, 'service.log'),
     });
     servers.push(service);

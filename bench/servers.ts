@@ -7,6 +7,7 @@ import { ChildProcess, execFileSync, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { freePort } from '../scripts/throwaway-postgres';
+import { V8_FLAGS } from '../src/v8-flags';
 
 const ROOT = path.resolve(__dirname, '..');
 
@@ -106,6 +107,15 @@ export async function startServer(spec: ServerSpec): Promise<RunningServer> {
       fs.closeSync(log);
     },
   };
+}
+
+/**
+ * The service compiled by buildService, started as `npm start` starts it: with the V8 flags of its command line
+ * (src/v8-flags.ts) before any of `spec.nodeArgs` (a profiler's, say). Every benchmark starts the service
+ * through this, so that its figures are those of the process users run.
+ */
+export function startService(spec: Omit<ServerSpec, 'typescript'>): Promise<RunningServer> {
+  return startServer({ ...spec, typescript: false, nodeArgs: [...V8_FLAGS, ...(spec.nodeArgs ?? [])] });
 }
 
 /** Samples a server's RSS every 200 ms while running; returns the peak and mean. */

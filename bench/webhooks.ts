@@ -29,7 +29,7 @@ import PgBoss from 'pg-boss';
 import { loadConfig } from '../src/config/config';
 import { runMigrations } from '../src/database/migrate';
 import { startThrowawayPostgres } from '../scripts/throwaway-postgres';
-import { buildService, startServer } from './servers';
+import { buildService, RunningServer, startService } from './servers';
 
 const ROOT = path.resolve(__dirname, '..');
 const autocannon = require('autocannon') as (options: Record<string, unknown>) => PromiseLike<{ requests: { total: number }; duration: number; non2xx: number; errors: number; '2xx': number }> & { stop(): void };
@@ -382,8 +382,8 @@ async function main(): Promise<void> {
   const main = buildService();
   const postgres = await startThrowawayPostgres();
   let receiver: ReceiverProcess | undefined;
-  let service: Awaited<ReturnType<typeof startServer>> | undefined;
-  let worker: Awaited<ReturnType<typeof startServer>> | undefined;
+  let service: RunningServer | undefined;
+  let worker: RunningServer | undefined;
   try {
     const env = { DATABASE_URL: postgres.url, LOG_LEVEL: 'warn' };
     await runMigrations(postgres.url, loadConfig({}));
@@ -394,15 +394,14 @@ async function main(): Promise<void> {
     const serverSpec = (name: string, jobWorkers: boolean) => ({
       name,
       script: main,
-      typescript: false,
       env: { ...env, RATE_LIMIT: '0', DATA_DIR: path.join(work, 'data'), WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', JOB_WORKERS: String(jobWorkers) },
       readyPath: '/health',
       logFile: path.join(work, `${name}.log`),
       // --profile: CPU profiles, written to /tmp/webhooks-bench-profile at exit.
       nodeArgs: process.argv.includes('--profile') ? ['--cpu-prof', '--cpu-prof-dir=/tmp/webhooks-bench-profile'] : [],
     });
-    service = await startServer(serverSpec('api', false));
-    worker = await startServer(serverSpec('worker', true));
+    service = await startService(serverSpec('api', false));
+    worker = await startService(serverSpec('worker', true));
     // --only cost (or throughput, latency): one measurement, for experiments; results are written only for all three.
     const only = process.argv.includes('--only') ? process.argv[process.argv.indexOf('--only') + 1] : undefined;
     const throughput = !only || only === 'throughput' ? await deliveryThroughput(postgres.url, service.baseUrl, receiver, accounts[0], backlog) : undefined;
