@@ -22,7 +22,8 @@ export type AgentFields = Pick<AgentRow, 'name' | 'description' | 'model' | 'voi
 
 const AGENT_COLUMNS = `id, name, description, model, voice, language, system_prompt AS "systemPrompt", created_at AS "createdAt", updated_at AS "updatedAt"`;
 /** An agent's knowledge bases, ascending, through the primary key of agent_knowledge_bases (account, agent, knowledge base). */
-const KNOWLEDGE_BASE_IDS = `array(SELECT l.knowledge_base_id FROM agent_knowledge_bases l WHERE l.account_id = agents.account_id AND l.agent_id = agents.id ORDER BY l.knowledge_base_id) AS "knowledgeBaseIds"`;
+const KNOWLEDGE_BASE_ID_ARRAY = `array(SELECT l.knowledge_base_id FROM agent_knowledge_bases l WHERE l.account_id = agents.account_id AND l.agent_id = agents.id ORDER BY l.knowledge_base_id)`;
+const KNOWLEDGE_BASE_IDS = `${KNOWLEDGE_BASE_ID_ARRAY} AS "knowledgeBaseIds"`;
 const COLUMNS = `${AGENT_COLUMNS}, ${KNOWLEDGE_BASE_IDS}`;
 
 /** What answering a visitor needs of an agent. */
@@ -36,7 +37,7 @@ export type AnsweringAgent = Pick<AgentRow, 'model' | 'language' | 'systemPrompt
  */
 export function answeringAgentJson(accountId: string, agentId: string): string {
   return `(SELECT json_build_object('model', agents.model, 'language', agents.language, 'systemPrompt', agents.system_prompt,
-                                   'knowledgeBaseIds', ${KNOWLEDGE_BASE_IDS.replace(/ AS "knowledgeBaseIds"$/, '')})
+                                   'knowledgeBaseIds', ${KNOWLEDGE_BASE_ID_ARRAY})
              FROM agents WHERE agents.account_id = ${accountId} AND agents.id = ${agentId})`;
 }
 
