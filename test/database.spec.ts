@@ -35,3 +35,32 @@ describe('Database.transaction', () => {
     expect(events).toEqual(['in the transaction', 'after commit']);
   });
 });
+
+describe('Database.query, prepared', () => {
+  let context: TestContext;
+  beforeAll(async () => {
+    context = await createTestContext();
+  });
+  afterAll(() => context.close());
+
+  it('parses a statement once per connection, under one name per text, and answers as the unnamed query does', async () => {
+    const database = context.app.get(Database);
+    const doubled = `SELECT $1::int * 2 AS "value" /* ${Date.now()} */`;
+    const tripled = doubled.replace('* 2', '* 3');
+    const prepared = await database.transaction(async (sql) => {
+      for (const value of [1, 2, 3]) {
+        expect(await sql.query(doubled, [value], { prepared: true })).toEqual(await sql.query(doubled, [value]));
+        expect(await sql.query(tripled, [value], { prepared: true })).toEqual([{ value: value * 3 }]);
+      }
+      return sql.query<{ name: string; statement: string }>('SELECT name, statement FROM pg_prepared_statements ORDER BY statement');
+    });
+    expect(prepared).toEqual([
+      { name: expect.stringMatching(/^stmt_[0-9a-f]{32}$/), statement: doubled },
+      { name: expect.stringMatching(/^stmt_[0-9a-f]{32}$/), statement: tripled },
+    ]);
+    expect(prepared[0].name).not.toBe(prepared[1].name);
+    // Through the pool too, on whichever connection: the same results.
+    const values = await Promise.all([4, 5, 6, 7].map((value) => database.query<{ value: number }>(doubled, [value], { prepared: true })));
+    expect(values).toEqual([[{ value: 8 }], [{ value: 10 }], [{ value: 12 }], [{ value: 14 }]]);
+  });
+});

