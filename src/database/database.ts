@@ -21,15 +21,20 @@ export interface Sql {
 /** The name of each prepared statement, by its text: one name per text, the same on every connection. */
 const preparedNames = new Map<string, string>();
 
-/** The driver's query: with a name when prepared (derived from the text, so that a name never means two texts). */
-function queryConfig(text: string, values: readonly unknown[], options: QueryOptions | undefined): QueryConfig {
-  if (!options?.prepared) return { text, values: values as unknown[] };
+/** A prepared statement's query for the driver: named after its text, so that a name never means two texts. */
+function preparedQuery(text: string, values: readonly unknown[]): QueryConfig {
   let name = preparedNames.get(text);
   if (!name) {
     name = `stmt_${createHash('sha256').update(text).digest('hex').slice(0, 32)}`;
     preparedNames.set(text, name);
   }
   return { name, text, values: values as unknown[] };
+}
+
+/** Runs a query on the pool or on one client, prepared when asked. */
+async function run<R>(on: Pick<Pool, 'query'>, text: string, values: readonly unknown[], options: QueryOptions | undefined): Promise<R[]> {
+  const result = options?.prepared ? await on.query(preparedQuery(text, values)) : await on.query(text, values as unknown[]);
+  return result.rows as R[];
 }
 
 /** The SQL of one transaction (Database.transaction). */
@@ -54,8 +59,8 @@ export class Database implements Sql {
     return new Database((dataSource.driver as unknown as { master: Pool }).master);
   }
 
-  async query<R>(text: string, values: readonly unknown[] = [], options?: QueryOptions): Promise<R[]> {
-    return (await this.pool.query(queryConfig(text, values, options))).rows as R[];
+  query<R>(text: string, values: readonly unknown[] = [], options?: QueryOptions): Promise<R[]> {
+    return run<R>(this.pool, text, values, options);
   }
 
   /**
@@ -184,7 +189,5 @@ class CursorBatches extends Readable {
 }
 
 export function clientSql(client: Pick<PoolClient, 'query'>): Sql {
-  return {
-    query: async <R>(text: string, values: readonly unknown[] = [], options?: QueryOptions) => (await client.query(queryConfig(text, values, options))).rows as R[],
-  };
+  return { query: <R>(text: string, values: readonly unknown[] = [], options?: QueryOptions) => run<R>(client, text, values, options) };
 }
