@@ -1,14 +1,14 @@
 import { Database } from '../src/database/database';
 import { createTestContext, TestContext } from './helpers';
 
-describe('Database.transaction', () => {
+describe('Database', () => {
   let context: TestContext;
   beforeAll(async () => {
     context = await createTestContext();
   });
   afterAll(() => context.close());
 
-  it('runs afterCommit callbacks once the transaction committed, and never when it rolled back', async () => {
+  it('transaction runs afterCommit callbacks once the transaction committed, and never when it rolled back', async () => {
     const database = context.app.get(Database);
     const events: string[] = [];
     await database.transaction(async (sql) => {
@@ -34,16 +34,8 @@ describe('Database.transaction', () => {
     ).rejects.toThrow();
     expect(events).toEqual(['in the transaction', 'after commit']);
   });
-});
 
-describe('Database.query, prepared', () => {
-  let context: TestContext;
-  beforeAll(async () => {
-    context = await createTestContext();
-  });
-  afterAll(() => context.close());
-
-  it('parses a statement once per connection, under one name per text, and answers as the unnamed query does', async () => {
+  it('query, prepared, parses a statement once per connection, under one name per text, and answers as the unnamed query does', async () => {
     const database = context.app.get(Database);
     const doubled = `SELECT $1::int * 2 AS "value" /* ${Date.now()} */`;
     const tripled = doubled.replace('* 2', '* 3');
@@ -52,7 +44,9 @@ describe('Database.query, prepared', () => {
         expect(await sql.query(doubled, [value], { prepared: true })).toEqual(await sql.query(doubled, [value]));
         expect(await sql.query(tripled, [value], { prepared: true })).toEqual([{ value: value * 3 }]);
       }
-      return sql.query<{ name: string; statement: string }>('SELECT name, statement FROM pg_prepared_statements ORDER BY statement');
+      // This connection's prepared statements (of these texts: it may have served others before).
+      const ofThese = 'SELECT name, statement FROM pg_prepared_statements WHERE statement IN ($1, $2) ORDER BY statement';
+      return sql.query<{ name: string; statement: string }>(ofThese, [doubled, tripled]);
     });
     expect(prepared).toEqual([
       { name: expect.stringMatching(/^stmt_[0-9a-f]{32}$/), statement: doubled },
