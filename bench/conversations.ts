@@ -10,9 +10,10 @@
  *   the service's own time = total − provider span, and the gap between the provider writing its first token
  *   and the client receiving the first `delta` event. Both clocks are this process's.
  * - N conversations at once (50), opened before the clock starts; each visitor arrives after one pause, then
- *   sends a message, reads the whole reply and pauses again (uniform 0–2 × the think time) before the next, at three paces: think time 1 s (each visitor sending about
- *   a message a second, faster than anyone types: about 50 messages/s in all), 250 ms (about 180/s), and 0
- *   (saturation: the throughput; every message then waits behind the others, so its time there is queueing).
+ *   sends a message, reads the whole reply and pauses again (uniform 0–2 × the think time) before the next, at
+ *   three paces: think time 1 s (each visitor sending about a message a second, faster than anyone types: about
+ *   50 messages/s in all), 250 ms (about 180/s), and 0 (saturation: the throughput; every message then waits
+ *   behind the others, so its time there is queueing).
  * - Streams: 1,000 conversations whose replies stream at once (the provider sends 20 pieces 100 ms apart):
  *   errors, and the service's RSS growth (peak − before, sampled every 50 ms).
  *
@@ -216,7 +217,8 @@ interface PhaseFigures {
 
 /**
  * `conversations` visitors at once, for `seconds`, each pausing (uniform 0 to 2 × thinkMs), then sending a
- * message and reading the reply, again and again. A conversation nearing the 100-message limit is ended and a new one started.
+ * message and reading the reply, again and again. A conversation nearing the 100-message limit is ended and a
+ * new one started.
  */
 async function talk(context: Context, conversations: number, seconds: number, thinkMs: number): Promise<PhaseFigures> {
   const loadAverageBefore = loadAverage();

@@ -5,6 +5,8 @@ import { INestApplication } from '@nestjs/common';
 import { createLogger } from '../src/common/logger';
 import { TestAccount, TestContext } from './helpers';
 
+export { eventually } from './helpers';
+
 /** One Server-Sent Event as a browser's EventSource parser delivers it. */
 export interface ServerSentEvent {
   event: string;
@@ -115,13 +117,3 @@ export function streamMessage(
   });
 }
 
-/** Polls `check` until it returns a value (not undefined), at most `timeoutMs`. For state that changes in the background. */
-export async function eventually<T>(check: () => Promise<T | undefined>, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error('timed out waiting');
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-}

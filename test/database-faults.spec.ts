@@ -7,6 +7,7 @@ import { createApp } from '../src/app';
 import { AccountsService } from '../src/auth/accounts.service';
 import { loadConfig } from '../src/config/config';
 import { FreezableProxy } from './freezable-proxy';
+import { eventually } from './helpers';
 
 const seconds = async (action: () => Promise<unknown>) => {
   const started = Date.now();
@@ -146,9 +147,7 @@ describe('a slow or unreachable database gives a 503 within seconds, not a hangi
       }
       // The client can see the cut before the service's pipeline has reported it (Node 24 destroys the response first).
       const exportFailures = () => warn.mock.calls.filter(([, message]) => message === 'Export failed mid-stream');
-      for (const logDeadline = Date.now() + 5_000; exportFailures().length === 0 && Date.now() < logDeadline; ) await new Promise((resolve) => setTimeout(resolve, 20));
-      const logged = exportFailures();
-      warn.mockRestore();
+      const logged = await eventually(async () => (exportFailures().length ? exportFailures() : undefined), 5_000).finally(() => warn.mockRestore());
       expect(logged).toEqual([[{ err: { name: 'Error', code: undefined } }, 'Export failed mid-stream']]);
       const deadline = Date.now() + 5_000;
       let status = 0;

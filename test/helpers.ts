@@ -78,3 +78,14 @@ export async function accountFingerprint(dataSource: DataSource, accountId: numb
   const rows: { digest: string }[] = await dataSource.query(perTable.join(' UNION ALL '), [accountId]);
   return rows.map((row) => row.digest).join(' ');
 }
+
+/** Polls `check` until it returns a value (not undefined), at most `timeoutMs`. For state that changes in the background. */
+export async function eventually<T>(check: () => Promise<T | undefined>, timeoutMs = 20_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error('timed out waiting');
+    await sleep(25);
+  }
+}
