@@ -2,12 +2,11 @@ import { Logger } from '@nestjs/common';
 import { parse } from 'csv-parse/sync';
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Pool } from 'pg';
 import { Client } from 'pg';
 import { DataSource } from 'typeorm';
 import { Call } from '../src/calls/call.entity';
 import { CALL_LIST_ITEM_FIELDS } from '../src/calls/dto/call-response.dto';
-import { createTestContext, TestAccount, TestContext } from './helpers';
+import { createTestContext, streamPoolOf, TestAccount, TestContext } from './helpers';
 
 type Item = Record<string, unknown> & { id: string };
 
@@ -283,12 +282,12 @@ describe('GET /calls/export', () => {
     afterAll(() => observer.end());
 
     /**
-     * This context's pool's backends in a transaction or running a statement (an export's cursor is open). The
+     * This context's streams' backends in a transaction or running a statement (an export's cursor is open). The
      * pool's clients are read from pg-pool's `_clients` (no public list), so that other test files' exports on
      * the same server are never counted.
      */
     const exportBackends = async () => {
-      const pool = (context.app.get(DataSource).driver as unknown as { master: { _clients: { processID: number }[] } }).master;
+      const pool = streamPoolOf(context.app) as unknown as { _clients: { processID: number }[] };
       const pids = pool._clients.map((client) => client.processID);
       return (await observer.query(`SELECT pid, state, query FROM pg_stat_activity WHERE pid = ANY($1) AND state <> 'idle'`, [pids])).rows as { query: string }[];
     };
@@ -296,7 +295,7 @@ describe('GET /calls/export', () => {
       const warn = jest.spyOn(Logger.prototype, 'warn');
       const account = await context.createAccount();
       await insertManyLargeCalls(context, account);
-      const pool = (context.app.get(DataSource).driver as unknown as { master: Pool }).master;
+      const pool = streamPoolOf(context.app);
       const server = context.app.getHttpServer() as http.Server;
       await listen(server);
       try {

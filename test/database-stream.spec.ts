@@ -1,9 +1,10 @@
+import { Logger } from '@nestjs/common';
 import type { Readable } from 'node:stream';
 import type { Pool } from 'pg';
 import { Client } from 'pg';
 import { DataSource } from 'typeorm';
 import { Database } from '../src/database/database';
-import { createTestContext, TestContext } from './helpers';
+import { createTestContext, streamPoolOf, TestContext } from './helpers';
 
 /** Database.stream: a server-side cursor read in batches, and what happens to its client in every ending. */
 describe('Database.stream', () => {
@@ -15,7 +16,7 @@ describe('Database.stream', () => {
   beforeAll(async () => {
     context = await createTestContext();
     database = context.app.get(Database);
-    pool = (context.app.get(DataSource).driver as unknown as { master: Pool }).master;
+    pool = streamPoolOf(context.app);
     observer = new Client({ connectionString: process.env.DATABASE_URL });
     await observer.connect();
   });
@@ -25,8 +26,8 @@ describe('Database.stream', () => {
   });
 
   /**
-   * This pool's backends that are in a transaction or running a statement (a stream's cursor is open). The
-   * pool's clients are read from pg-pool's `_clients` (no public list), so that other test files' work on
+   * The streams' pool's backends that are in a transaction or running a statement (a stream's cursor is open).
+   * The pool's clients are read from pg-pool's `_clients` (no public list), so that other test files' work on
    * the same server is never counted.
    */
   const busyBackends = async () => {
@@ -66,6 +67,40 @@ describe('Database.stream', () => {
     expect((await collect(await database.stream('SELECT n FROM generate_series(1, 20) AS n', [], 10))).flat()).toHaveLength(20);
     expect(await collect(await database.stream('SELECT n FROM generate_series(1, 0) AS n', [], 10))).toEqual([]);
     await until(poolIsWhole);
+  });
+
+  it("streams on a pool of its own: the main pool's settings for half its clients, without pg's read timeout (the stream's own), closed at shut-down", async () => {
+    const short = await createTestContext({ dbStatementTimeoutMs: 1000, dbPoolSize: 6 });
+    const main = (short.app.get(DataSource).driver as unknown as { master: Pool }).master;
+    const streams = streamPoolOf(short.app);
+    try {
+      expect(streams).not.toBe(main);
+      expect(streams.options).toMatchObject({ max: 3, statement_timeout: 1000, application_name: main.options.application_name, types: main.options.types });
+      expect(main.options).toMatchObject({ max: 6, query_timeout: 3000 });
+      expect(streams.options).not.toHaveProperty('query_timeout');
+      expect((await collect(await short.app.get(Database).stream('SELECT n FROM generate_series(1, 3) AS n', [], 10))).flat()).toEqual([1, 2, 3]);
+      expect(streams.totalCount).toBe(1);
+    } finally {
+      await short.close();
+    }
+    expect(streams.ended).toBe(true);
+  });
+
+  it('warns, by name and code only, when an idle client of the streams’ pool loses its connection; the next stream opens another', async () => {
+    await collect(await database.stream('SELECT n FROM generate_series(1, 3) AS n', [], 10));
+    await until(poolIsWhole);
+    const pids = (pool as unknown as { _clients: { processID: number }[] })._clients.map((client) => client.processID);
+    const warn = jest.spyOn(Logger.prototype, 'warn');
+    try {
+      const lost = () => warn.mock.calls.filter(([, message]) => message === 'An idle client of the streams’ pool lost its connection');
+      await observer.query('SELECT pg_terminate_backend(pid) FROM unnest($1::int[]) AS pid', [pids]);
+      await until(() => lost().length === pids.length);
+      expect(lost()).toEqual(pids.map(() => [{ err: { name: 'error', code: '57P01' } }, 'An idle client of the streams’ pool lost its connection']));
+      expect(pool.totalCount).toBe(0);
+    } finally {
+      warn.mockRestore();
+    }
+    expect((await collect(await database.stream('SELECT n FROM generate_series(1, 3) AS n', [], 10))).flat()).toEqual([1, 2, 3]);
   });
 
   it('runs each fetch under the statement timeout, not the whole read: a stream outlives it', async () => {

@@ -7,6 +7,8 @@ import { AccountsService } from '../src/auth/accounts.service';
 import { createApp } from '../src/app';
 import { AppConfig, loadConfig } from '../src/config/config';
 import type { Logger } from 'pino';
+import type { Pool } from 'pg';
+import { Database } from '../src/database/database';
 
 export interface TestAccount {
   id: number;
@@ -88,4 +90,9 @@ export async function eventually<T>(check: () => Promise<T | undefined>, timeout
     if (Date.now() > deadline) throw new Error('timed out waiting');
     await sleep(25);
   }
+}
+
+/** The pool of Database.stream (private: only tests that watch a stream's client have a use for it). */
+export function streamPoolOf(app: INestApplication): Pool {
+  return (app.get(Database) as unknown as { streamPool: Pool }).streamPool;
 }

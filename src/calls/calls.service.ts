@@ -33,9 +33,8 @@ export interface CallsPage {
 /** The calls' rules (defaults, the agent reference, credits); the SQL is CallsRepository's. */
 @Injectable()
 export class CallsService {
-  /** Exports running in this process; at most half the pool, so that they never starve the rest of the API. */
+  /** Exports running in this process; at most as many as streams can hold a client (Database.maxStreams). */
   private exportsRunning = 0;
-  private readonly maxExports: number;
 
   constructor(
     private readonly calls: CallsRepository,
@@ -44,9 +43,7 @@ export class CallsService {
     private readonly database: Database,
     private readonly webhookEvents: WebhookEvents,
     @InjectConfig() private readonly config: AppConfig,
-  ) {
-    this.maxExports = Math.max(1, Math.floor(config.dbPoolSize / 2));
-  }
+  ) {}
 
   /**
    * A page of the account's calls, newest first, never a test call; the filters combine. After `before`'s
@@ -63,10 +60,11 @@ export class CallsService {
 
   /**
    * Every call the filters match, newest first, as a stream of batches of rows (see CallsRepository.streamAll).
-   * Each running export holds a connection of the pool: beyond half the pool, a 503 (ExportsBusyException).
+   * Each running export holds a client of the streams' pool: beyond its size, a 503 (ExportsBusyException) rather
+   * than a wait for one.
    */
   async streamAll(accountId: number, query: CallFiltersQuery): Promise<Readable> {
-    if (this.exportsRunning >= this.maxExports) throw new ExportsBusyException();
+    if (this.exportsRunning >= this.database.maxStreams) throw new ExportsBusyException();
     this.exportsRunning++;
     try {
       const batches = await this.calls.streamAll(accountId, filtersOf(query));

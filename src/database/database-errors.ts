@@ -4,6 +4,9 @@
  */
 const UNAVAILABLE_SQLSTATE_CLASSES = ['08', '53', '57']; // connection exception, insufficient resources, operator intervention (includes statement timeout)
 const UNAVAILABLE_NODE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EHOSTUNREACH', 'EAI_AGAIN']);
+/** pg's error when a query's client-side read timeout (`query_timeout`) expires; Database.stream's too. */
+export const READ_TIMEOUT_MESSAGE = 'Query read timeout';
+
 const UNAVAILABLE_MESSAGES = [
   'Connection terminated',
   'timeout exceeded when trying to connect',
@@ -11,7 +14,7 @@ const UNAVAILABLE_MESSAGES = [
   'Connection is not established',
   'Cannot use a pool after calling end on the pool',
   'Client was closed and is not queryable',
-  'Query read timeout', // the client-side query_timeout: the server stopped answering
+  READ_TIMEOUT_MESSAGE, // the client-side query_timeout: the server stopped answering
   'timeout expired', // the connection attempt timed out
 ];
 

@@ -1,7 +1,10 @@
 import { createHash } from 'node:crypto';
 import { Readable } from 'node:stream';
-import type { Pool, PoolClient, QueryConfig } from 'pg';
+import { Logger } from '@nestjs/common';
+import { Pool } from 'pg';
+import type { PoolClient, PoolOptions, QueryConfig, QueryResult } from 'pg';
 import type { DataSource } from 'typeorm';
+import { READ_TIMEOUT_MESSAGE } from './database-errors';
 
 export interface QueryOptions {
   /**
@@ -52,7 +55,15 @@ export interface TransactionSql extends Sql {
  * schema's declaration), the migrations and the drift check; it is not on the request path.
  */
 export class Database implements Sql {
-  constructor(private readonly pool: Pool) {}
+  /** The clients of Database.stream (see streamPool). */
+  private readonly streamPool: Pool;
+  /** The client-side read timeout of the pool's queries (pg's `query_timeout`), which streams apply themselves. */
+  private readonly readTimeoutMs: number | undefined;
+
+  constructor(private readonly pool: Pool) {
+    this.streamPool = streamPool(pool);
+    this.readTimeoutMs = (pool.options as DriverSettings).query_timeout;
+  }
 
   /** The Database on the pool of TypeORM's data source (the application's: DatabaseModule provides it). */
   static of(dataSource: DataSource): Database {
@@ -92,26 +103,60 @@ export class Database implements Sql {
    * memory holds a batch or two whatever the count. Each FETCH is a statement of its own, under the usual
    * statement and read timeouts (a protocol-level portal would have one statement timeout for the whole read).
    * The first batch is fetched before this resolves, so that a failing query is an error the caller can still
-   * answer (a 503, say) rather than a response cut short. The stream holds one client of the pool until it ends
-   * or is destroyed; destroying it (a client that went away) closes the cursor, which stops the query, and gives
-   * the client back.
+   * answer (a 503, say) rather than a response cut short. The stream holds one client of the streams' pool until
+   * it ends or is destroyed; destroying it (a client that went away) closes the cursor, which stops the query,
+   * and gives the client back.
    */
   async stream(text: string, values: readonly unknown[], batchSize: number, { idleLimitMs = STREAM_IDLE_LIMIT_MS } = {}): Promise<Readable> {
-    const client = await this.pool.connect();
-    const batches = new CursorBatches(client, batchSize);
+    const batches = new CursorBatches(await this.streamPool.connect(), batchSize, this.readTimeoutMs);
     try {
-      await client.query('BEGIN READ ONLY');
-      // A consumer that stops reading must not hold a connection and a snapshot for ever: the server ends the session.
-      await client.query(`SET LOCAL idle_in_transaction_session_timeout = ${Math.round(idleLimitMs)}`);
-      await client.query(`DECLARE ${CURSOR} NO SCROLL CURSOR FOR ${text}`, values as unknown[]);
-      await batches.start();
+      await batches.open(text, values, idleLimitMs);
     } catch (error) {
       batches.destroy();
       throw error;
     }
     return batches;
   }
+
+  /** How many streams can hold a client at once: half the main pool's size (see streamPool). */
+  get maxStreams(): number {
+    return this.streamPool.options.max;
+  }
+
+  /** Closes the streams' pool (TypeORM closes the other one), once every stream has given its client back. */
+  async onApplicationShutdown(): Promise<void> {
+    if (!this.streamPool.ending) await this.streamPool.end();
+  }
 }
+
+/**
+ * The pool of Database.stream: the main pool's settings (PostgreSQL's statement timeout, type parsers, …) for
+ * half as many clients, without pg's per-query read timeout (`query_timeout`), which the streams apply to each
+ * statement themselves. pg's implementation of that timeout, until V8 has optimised pg's `Client.query` for
+ * good (in the service, it was deoptimised and optimised again through the first exports), kept each FETCH's rows alive across two
+ * young-generation collections: during the first exports after start-up nearly every row was promoted to the
+ * old generation, and the service's RSS grew by 96–113 MiB during an export of a million calls; with the
+ * streams' own timer, by 16–18 MiB (BENCHMARKS.md, "Calls for integrators").
+ */
+function streamPool(main: Pool): Pool {
+  const { query_timeout: _readTimeout, max = DEFAULT_POOL_SIZE, ...settings } = main.options as DriverSettings;
+  const pool = new Pool({ ...settings, max: Math.max(1, Math.floor(max / 2)) });
+  // An idle client whose connection breaks (a restart, an operator's pg_terminate_backend) is dropped by the
+  // pool, which also emits it here: without a listener, the process would exit. By name and code only, as the
+  // export's failures are logged.
+  pool.on('error', ({ name, code }: Error & { code?: unknown }) => {
+    logger.warn({ err: { name, code } }, 'An idle client of the streams’ pool lost its connection');
+  });
+  return pool;
+}
+
+/** A pool's settings, with the driver's per-query read timeout (a Client setting, which pg's types leave out). */
+type DriverSettings = PoolOptions & { query_timeout?: number };
+
+const logger = new Logger('Database');
+
+/** pg-pool's default size, for a pool whose options leave it out. */
+const DEFAULT_POOL_SIZE = 10;
 
 /** The cursor of Database.stream: one per client at a time, in the stream's own transaction. */
 const CURSOR = 'stream_cursor';
@@ -131,6 +176,7 @@ class CursorBatches extends Readable {
   constructor(
     private readonly client: PoolClient,
     private readonly batchSize: number,
+    private readonly readTimeoutMs: number | undefined,
   ) {
     // One batch read ahead at most.
     super({ objectMode: true, highWaterMark: 1 });
@@ -138,7 +184,12 @@ class CursorBatches extends Readable {
     client.on('error', this.onConnectionError);
   }
 
-  async start(): Promise<void> {
+  /** Opens the cursor in its transaction, and fetches the first batch. */
+  async open(text: string, values: readonly unknown[], idleLimitMs: number): Promise<void> {
+    await this.query('BEGIN READ ONLY');
+    // A consumer that stops reading must not hold a connection and a snapshot for ever: the server ends the session.
+    await this.query(`SET LOCAL idle_in_transaction_session_timeout = ${Math.round(idleLimitMs)}`);
+    await this.query(`DECLARE ${CURSOR} NO SCROLL CURSOR FOR ${text}`, values);
     this.first = await this.fetch();
   }
 
@@ -178,13 +229,27 @@ class CursorBatches extends Readable {
     this.destroy(error);
   };
 
-  private async fetch(): Promise<unknown[]> {
-    try {
-      return (await this.client.query(`FETCH ${this.batchSize} FROM ${CURSOR}`)).rows;
-    } catch (error) {
-      if (!isServerError(error)) this.lost = error as Error;
-      throw error;
-    }
+  private fetch(): Promise<unknown[]> {
+    return this.query(`FETCH ${this.batchSize} FROM ${CURSOR}`);
+  }
+
+  /**
+   * One statement on the stream's client, given up after the read timeout (the server stopped answering), which
+   * leaves the connection unusable. pg's callback form: see streamPool for why not its own read timeout.
+   */
+  private query(text: string, values: readonly unknown[] = []): Promise<unknown[]> {
+    return new Promise((resolve, reject) => {
+      const fail = (error: Error) => {
+        if (!isServerError(error)) this.lost = error;
+        reject(error);
+      };
+      const timer = this.readTimeoutMs ? setTimeout(() => fail(new Error(READ_TIMEOUT_MESSAGE)), this.readTimeoutMs) : undefined;
+      this.client.query(text, values as unknown[], (error: Error | undefined, result: QueryResult) => {
+        clearTimeout(timer);
+        if (error) fail(error);
+        else resolve(result.rows);
+      });
+    });
   }
 }
 
