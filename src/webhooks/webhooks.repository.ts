@@ -225,6 +225,7 @@ export class WebhooksRepository {
        )
        SELECT count(*)::int AS deliveries FROM deliveries`,
       [accountId, event.id, event.type, event.callId, event.body, event.createdAt],
+      { prepared: true },
     );
     return deliveries;
   }
