@@ -132,11 +132,11 @@ export class Database implements Sql {
 /**
  * The pool of Database.stream: the main pool's settings (PostgreSQL's statement timeout, type parsers, …) for
  * half as many clients, without pg's per-query read timeout (`query_timeout`), which the streams apply to each
- * statement themselves. pg's implementation of that timeout, until V8 has optimised pg's `Client.query` for
- * good (in the service, it was deoptimised and optimised again through the first exports), kept each FETCH's rows alive across two
- * young-generation collections: during the first exports after start-up nearly every row was promoted to the
- * old generation, and the service's RSS grew by 96–113 MiB during an export of a million calls; with the
- * streams' own timer, by 16–18 MiB (BENCHMARKS.md, "Calls for integrators").
+ * statement themselves. pg's implementation of that timeout kept each FETCH's rows alive across two
+ * young-generation collections until V8 had optimised pg's `Client.query` for good (in the service, it was
+ * deoptimised and optimised again through the first exports): during the first exports after start-up nearly
+ * every row was promoted to the old generation, and the service's RSS grew by 96–113 MiB during an export of a
+ * million calls; with the streams' own timer, by 16–18 MiB (BENCHMARKS.md, "Calls for integrators").
  */
 function streamPool(main: Pool): Pool {
   const { query_timeout: _readTimeout, max = DEFAULT_POOL_SIZE, ...settings } = main.options as DriverSettings;
