@@ -139,7 +139,7 @@ export class Database implements Sql {
  * million calls; with the streams' own timer, by 16–18 MiB (BENCHMARKS.md, "Calls for integrators").
  */
 function streamPool(main: Pool): Pool {
-  const { query_timeout: _readTimeout, max = DEFAULT_POOL_SIZE, ...settings } = main.options as DriverSettings;
+  const { query_timeout: _readTimeout, max, ...settings } = main.options as DriverSettings;
   const pool = new Pool({ ...settings, max: Math.max(1, Math.floor(max / 2)) });
   // An idle client whose connection breaks (a restart, an operator's pg_terminate_backend) is dropped by the
   // pool, which also emits it here: without a listener, the process would exit. By name and code only, as the
@@ -154,9 +154,6 @@ function streamPool(main: Pool): Pool {
 type DriverSettings = PoolOptions & { query_timeout?: number };
 
 const logger = new Logger('Database');
-
-/** pg-pool's default size, for a pool whose options leave it out. */
-const DEFAULT_POOL_SIZE = 10;
 
 /** The cursor of Database.stream: one per client at a time, in the stream's own transaction. */
 const CURSOR = 'stream_cursor';
