@@ -1,4 +1,4 @@
-import { ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -8,6 +8,7 @@ import { DataSource } from 'typeorm';
 import { AppConfig } from '../src/config/config';
 import { freePort, retryWhenPortTaken } from '../scripts/throwaway-postgres';
 import { createTestContext, TestAccount, TestContext } from './helpers';
+import { selfSignedCertificate } from './self-signed-certificate';
 import { answerOk, eventually, Receiver, startReceiver } from './webhook-receiver';
 
 /**
@@ -17,17 +18,6 @@ import { answerOk, eventually, Receiver, startReceiver } from './webhook-receive
 
 const ROOT = path.join(__dirname, '..');
 const CALL = { name: 'Asha Rao', phone: '+91 90000 12345', durationSeconds: 42, transcript: [{ speaker: 'user', text: 'Namaste' }] };
-
-/** A self-signed certificate for localhost and 127.0.0.1, made for the test by the openssl command. */
-function selfSignedCertificate(directory: string): { key: string; cert: string; certFile: string } {
-  const keyFile = path.join(directory, 'key.pem');
-  const certFile = path.join(directory, 'cert.pem');
-  execFileSync('openssl', [
-    'req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '1', '-subj', '/CN=localhost',
-    '-addext', 'subjectAltName=DNS:localhost,IP:127.0.0.1', '-keyout', keyFile, '-out', certFile,
-  ], { stdio: 'ignore' });
-  return { key: fs.readFileSync(keyFile, 'utf8'), cert: fs.readFileSync(certFile, 'utf8'), certFile };
-}
 
 /** The real entry point in its own process, on the test database, with a job queue schema of its own. */
 async function startServer(env: Record<string, string>): Promise<{ child: ChildProcess; port: number; output: () => string }> {

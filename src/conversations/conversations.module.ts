@@ -12,16 +12,18 @@ import { CallAnalyser } from './answering/call-analyser';
 import { CHAT_CLIENT, createChatClient } from './answering/chat-client';
 import { ChatCompletionsAnswerer } from './answering/chat-completions-answerer';
 import { KnowledgePassageFinder, PassageFinder } from './answering/passages';
+import { ProviderHttp } from './answering/provider-http';
 import { AgentConversationsController, ConversationsController, WidgetSessionsController } from './conversations.controller';
 import { ConversationsRepository } from './conversations.repository';
 import { ConversationsService } from './conversations.service';
 
 /** Who answers: the configured Chat Completions provider (LLM_BASE_URL), else the built-in answerer. */
 const answeringProviders = [
+  { provide: ProviderHttp, useFactory: () => new ProviderHttp() },
   {
     provide: CHAT_CLIENT,
-    inject: [APP_CONFIG],
-    useFactory: (config: AppConfig) => (config.llm.baseUrl ? createChatClient(config.llm) : null),
+    inject: [APP_CONFIG, ProviderHttp],
+    useFactory: (config: AppConfig, http: ProviderHttp) => (config.llm.baseUrl ? createChatClient(config.llm, http.fetch) : null),
   },
   {
     provide: Answerer,

@@ -16,9 +16,10 @@ const sdk = (): typeof OpenAI => (require('openai') as { default: typeof OpenAI 
 
 /**
  * The official `openai` client on any OpenAI-compatible Chat Completions API (OpenAI, Azure OpenAI, Groq, vLLM,
- * Ollama, llama.cpp's server): only `baseURL` differs. Requests carry only standard fields.
+ * Ollama, llama.cpp's server): only `baseURL` differs. Requests carry only standard fields. `fetch` is
+ * ProviderHttp's (see there why not Node's own).
  */
-export function createChatClient(llm: LlmConfig): OpenAI {
+export function createChatClient(llm: LlmConfig, fetch: typeof globalThis.fetch): OpenAI {
   const OpenAIClient = sdk();
   return new OpenAIClient({
     baseURL: llm.baseUrl,
@@ -32,6 +33,7 @@ export function createChatClient(llm: LlmConfig): OpenAI {
     // The client would log an unparsable chunk, the provider's own text: nothing of it may reach the logs.
     logLevel: 'off',
     logger: SILENT_LOGGER,
+    fetch,
   });
 }
 
