@@ -172,8 +172,7 @@ export class ConversationsController {
     if (request.accepts(['application/json', 'text/event-stream']) === 'text/event-stream') {
       const stream = new EventStream(response);
       const text = await this.conversations.reply(turn, (piece) => stream.send('delta', { text: piece }));
-      stream.send('done', { text });
-      stream.end();
+      stream.end('done', { text });
     } else {
       const text = await this.conversations.reply(turn);
       if (!response.destroyed) response.status(200).json({ text } satisfies MessageReplyResponse);

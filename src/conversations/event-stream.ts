@@ -1,5 +1,10 @@
 import type { Response } from 'express';
 
+/** One event: its name and one `data:` line of JSON (JSON keeps the text on one line). */
+function eventText(event: string, data: unknown): string {
+  return `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
+}
+
 /**
  * A Server-Sent Events response: `event: <name>` and one `data:` line of JSON per event (JSON keeps the text on
  * one line). Writes after the client went away are dropped: the work behind the stream goes on regardless.
@@ -30,17 +35,18 @@ export class EventStream {
       this.response.cork();
       process.nextTick(() => this.uncork());
     }
-    this.response.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+    this.response.write(eventText(event, data));
   }
 
   /**
-   * Ends the response after the events of this turn: they are written first (Node 24's `end()` on a corked
-   * response wrote the body's last chunk before them, and the client read events after the end of the response).
+   * Sends the last event and ends the response, in one write after the events of this turn: those are written
+   * first (Node 24's `end()` on a corked response wrote the body's last chunk before them, and the client read
+   * events after the end of the response).
    */
-  end(): void {
+  end(event: string, data: unknown): void {
     if (!this.open) return;
     this.uncork();
-    this.response.end();
+    this.response.end(eventText(event, data));
   }
 
   private uncork(): void {
