@@ -16,6 +16,10 @@
  *   behind the others, so its time there is queueing).
  * - Streams: 1,000 conversations whose replies stream at once (the provider sends 20 pieces 100 ms apart):
  *   errors, and the service's RSS growth (peak − before, sampled every 50 ms).
+ * - Each phase ends its conversations as visitors leaving would (each becomes a call, analysed in the background
+ *   by a request the provider answers at once, as the API answers one that does not stream), and the next phase
+ *   starts once the job queue has nothing due: each phase measures its own load, not the previous one's
+ *   aftermath (the 1,000 streamed conversations' analyses ran through the next phase before).
  *
  * Prints a Markdown summary on stdout, progress on stderr, and writes bench/results/conversations-<date>.json.
  * Options: --conversations 50 --seconds 30 --think-ms 1000,250,0 --streams 1000 --rounds 3; --profile runs the service with
@@ -27,6 +31,7 @@ import * as http from 'node:http';
 import { AddressInfo } from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { Client } from 'pg';
 import { loadConfig } from '../src/config/config';
 import { runMigrations } from '../src/database/migrate';
 import { startThrowawayPostgres } from '../scripts/throwaway-postgres';
@@ -77,6 +82,20 @@ function chunk(delta: object, finishReason: string | null): string {
   return `data: ${JSON.stringify(body)}\n\n`;
 }
 
+const ANALYSIS = JSON.stringify({ sentiment: 'neutral', status: 'new', summary: 'The visitor asked about deliveries.' });
+
+function completion(content: string): string {
+  return JSON.stringify({
+    id: 'chatcmpl-bench',
+    object: 'chat.completion',
+    created: 1_795_000_000,
+    model: 'bench-model',
+    system_fingerprint: 'fp_bench',
+    choices: [{ index: 0, message: { role: 'assistant', content, refusal: null }, logprobs: null, finish_reason: 'stop' }],
+    usage: { prompt_tokens: 200, completion_tokens: 20, total_tokens: 220 },
+  });
+}
+
 async function startProvider() {
   const spans = new Map<string, ProviderSpan>();
   let plan: StreamPlan = { pieces: ['Yes, ', 'we deliver ', 'every day ', 'from 9 to 6.'], delayMs: 0 };
@@ -85,7 +104,9 @@ async function startProvider() {
     const parts: Buffer[] = [];
     request.on('data', (part: Buffer) => parts.push(part));
     request.on('end', async () => {
-      const body = JSON.parse(Buffer.concat(parts).toString('utf8')) as { messages: { role: string; content: string }[] };
+      const body = JSON.parse(Buffer.concat(parts).toString('utf8')) as { messages: { role: string; content: string }[]; stream?: boolean };
+      // A request that does not stream is a post-call analysis: answered at once, as the API answers it.
+      if (!body.stream) return void response.writeHead(200, { 'Content-Type': 'application/json' }).end(completion(ANALYSIS));
       const key = body.messages.at(-1)!.content;
       const { pieces, delayMs } = plan;
       response.writeHead(200, { 'Content-Type': 'text/event-stream; charset=utf-8', 'Cache-Control': 'no-cache' });
@@ -182,6 +203,33 @@ interface Context {
   apiKey: string;
   agentId: number;
   provider: Awaited<ReturnType<typeof startProvider>>;
+  /** The service's database, to see its job queue. */
+  jobs: Client;
+}
+
+/**
+ * Waits until the job queue has nothing due (the post-call analyses of the conversations that the last phase
+ * ended), so that a phase measures its own load and not the previous phase's aftermath.
+ */
+async function settle(context: Context): Promise<void> {
+  const deadline = now() + 120_000;
+  for (;;) {
+    const { rows } = await context.jobs.query<{ due: number }>(
+      "SELECT count(*)::int AS due FROM pgboss.job WHERE state IN ('created', 'retry', 'active') AND start_after <= now()",
+    );
+    if (rows[0].due === 0) return;
+    if (now() > deadline) throw new Error(`${rows[0].due} jobs still due after 120 s`);
+    await sleep(200);
+  }
+}
+
+/** The visitors leave: their conversations end (and become calls, analysed in the background). */
+async function endAll(context: Context, conversations: Conversation[]): Promise<void> {
+  await Promise.all(
+    conversations.map((conversation) =>
+      jsonRequest(`${context.baseUrl}/conversations/${conversation.conversationId}/end`, 'POST', { Authorization: `Bearer ${conversation.token}` }),
+    ),
+  );
 }
 
 let messageSerial = 0;
@@ -221,6 +269,7 @@ interface PhaseFigures {
  * new one started.
  */
 async function talk(context: Context, conversations: number, seconds: number, thinkMs: number): Promise<PhaseFigures> {
+  await settle(context);
   const loadAverageBefore = loadAverage();
   const cpuBefore = context.service.cpuSeconds();
   const timings: MessageTiming[] = [];
@@ -229,8 +278,9 @@ async function talk(context: Context, conversations: number, seconds: number, th
   const opened = await Promise.all(Array.from({ length: conversations }, () => startConversation(context)));
   const started = now();
   const deadline = started + seconds * 1000;
+  const current = [...opened];
   await Promise.all(
-    opened.map(async (first) => {
+    opened.map(async (first, visitor) => {
       let conversation = first;
       // Visitors arrive spread over one pause, as they would: with none, all of them send their first message in
       // the same millisecond, a burst of `conversations` messages that the saturation pace measures on its own.
@@ -239,6 +289,7 @@ async function talk(context: Context, conversations: number, seconds: number, th
         if (conversation.messages >= 95) {
           await jsonRequest(`${context.baseUrl}/conversations/${conversation.conversationId}/end`, 'POST', { Authorization: `Bearer ${conversation.token}` });
           conversation = await startConversation(context);
+          current[visitor] = conversation;
         }
         const timing = await streamMessage(context.baseUrl, conversation, `Bench message ${++messageSerial}`);
         conversation.messages++;
@@ -250,11 +301,14 @@ async function talk(context: Context, conversations: number, seconds: number, th
     }),
   );
   const elapsed = (now() - started) / 1000;
+  const serviceCpuSeconds = context.service.cpuSeconds() - cpuBefore;
+  const loadAverageAfter = loadAverage();
   const span = (timing: MessageTiming) => context.provider.spans.get(timing.key)!;
   const own = timings.map((timing) => timing.doneAt - timing.sentAt - (span(timing).endedAt - span(timing).receivedAt));
   const gaps = timings.map((timing) => timing.firstDeltaAt - span(timing).firstTokenAt);
   const totals = timings.map((timing) => timing.doneAt - timing.sentAt);
   const providers = timings.map((timing) => span(timing).endedAt - span(timing).receivedAt);
+  await endAll(context, current);
   const figures = (values: number[]) => ({ p50: round2(percentile(values, 0.5)), p90: round2(percentile(values, 0.9)), p99: round2(percentile(values, 0.99)), max: round2(Math.max(...values)) });
   return {
     messages: timings.length,
@@ -262,7 +316,7 @@ async function talk(context: Context, conversations: number, seconds: number, th
     errorKinds,
     seconds: round2(elapsed),
     messagesPerSecond: round2(timings.length / elapsed),
-    serviceCpuMsPerMessage: round2(((context.service.cpuSeconds() - cpuBefore) * 1000) / timings.length),
+    serviceCpuMsPerMessage: round2((serviceCpuSeconds * 1000) / timings.length),
     ownMs: figures(own),
     totalMs: { p50: round2(percentile(totals, 0.5)), p99: round2(percentile(totals, 0.99)) },
     providerMs: { p50: round2(percentile(providers, 0.5)), p99: round2(percentile(providers, 0.99)) },
@@ -273,7 +327,7 @@ async function talk(context: Context, conversations: number, seconds: number, th
       .slice(0, Math.ceil(timings.length / 100))
       .sort((a, b) => a.atS - b.atS),
     loadAverageBefore,
-    loadAverageAfter: loadAverage(),
+    loadAverageAfter,
   };
 }
 
@@ -289,6 +343,7 @@ interface StreamsFigures {
 
 /** `count` conversations whose replies all stream at the same time; the service's RSS sampled every 50 ms. */
 async function streamAtOnce(context: Context, count: number): Promise<StreamsFigures> {
+  await settle(context);
   const conversations: Conversation[] = [];
   for (let index = 0; index < count; index += 50) {
     conversations.push(...(await Promise.all(Array.from({ length: Math.min(50, count - index) }, () => startConversation(context)))));
@@ -305,11 +360,7 @@ async function streamAtOnce(context: Context, count: number): Promise<StreamsFig
   clearInterval(sampler);
   rssPeakMiB = Math.max(rssPeakMiB, service.rssMiB());
   const errors = timings.filter((timing) => timing.status !== 200 || timing.doneText !== expected).length;
-  await Promise.all(
-    conversations.map((conversation) =>
-      jsonRequest(`${context.baseUrl}/conversations/${conversation.conversationId}/end`, 'POST', { Authorization: `Bearer ${conversation.token}` }),
-    ),
-  );
+  await endAll(context, conversations);
   return {
     streams: count,
     errors,
@@ -332,6 +383,7 @@ async function main(): Promise<void> {
   const postgres = await startThrowawayPostgres();
   const provider = await startProvider();
   let service: RunningServer | undefined;
+  let jobs: Client | undefined;
   try {
     log(`load average ${loadAverage().join(' ')}; building the service`);
     const main = buildService();
@@ -361,7 +413,9 @@ async function main(): Promise<void> {
       logFile: path.join(work, 'service.log'),
     });
     const { body: agentBody } = await jsonRequest<{ id: number }>(`${service.baseUrl}/agents`, 'POST', { 'X-Api-Key': apiKey }, { name: 'Bench agent', model: 'bench-model' });
-    const context: Context = { service, baseUrl: service.baseUrl, apiKey, agentId: agentBody.id, provider };
+    jobs = new Client({ connectionString: postgres.url });
+    await jobs.connect();
+    const context: Context = { service, baseUrl: service.baseUrl, apiKey, agentId: agentBody.id, provider, jobs };
 
     log('warm-up');
     await talk(context, conversations, 5, 0);
@@ -406,6 +460,7 @@ async function main(): Promise<void> {
     if (fs.existsSync(serviceLog)) log(`service log:\n${fs.readFileSync(serviceLog, 'utf8').slice(-4_000)}`);
     throw error;
   } finally {
+    await jobs?.end();
     await service?.stop();
     await provider.close();
     await postgres.destroy();
