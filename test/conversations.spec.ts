@@ -1,6 +1,9 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { DataSource } from 'typeorm';
 import { APOLOGY, QUESTION_NOTED } from '../src/conversations/answering/answerer';
 import { hashConversationToken } from '../src/conversations/conversation-token';
-import { ConversationsRepository } from '../src/conversations/conversations.repository';
+import { ASYNCHRONOUS_COMMIT, ConversationsRepository } from '../src/conversations/conversations.repository';
 import { bearer, capturedLogger, eventually, listen, parseEventStream, startConversation, streamMessage } from './conversation-helpers';
 import { createTestContext, TestAccount, TestContext } from './helpers';
 
@@ -235,6 +238,33 @@ describe('conversations (built-in answerer)', () => {
       expect(call.agent).toBe('Short-lived');
       expect(call.transcript.map((turn: { text: string }) => turn.text)).toEqual(['Hi', QUESTION_NOTED, 'Still there?']);
     });
+  });
+
+  it('commits the two statements of a message without waiting for the disk, and leaves the session\'s setting alone', async () => {
+    const queries = fs.readFileSync(path.join(__dirname, '..', 'src', 'queries', 'conversations.repository.sql'), 'utf8').split(/^-- (?=ConversationsRepository\.)/m);
+    // The checked-in SQL, as the formatter writes it.
+    const clause = "set_config('synchronous_commit', 'off', TRUE)";
+    for (const method of ['acceptMessage', 'recordReply']) {
+      expect(queries.find((query) => query.startsWith(`ConversationsRepository.${method}\n`))).toContain(clause);
+    }
+    // The rest of the repository commits synchronously.
+    expect(queries.filter((query) => query.includes('synchronous_commit'))).toHaveLength(2);
+    const runner = context.app.get(DataSource).createQueryRunner();
+    await runner.connect();
+    try {
+      const setting = async () => ((await runner.query('SHOW synchronous_commit')) as { synchronous_commit: string }[])[0].synchronous_commit;
+      expect(await setting()).toBe('on');
+      await runner.startTransaction();
+      await runner.query(`SELECT 1 FROM (VALUES (1)) AS v ${ASYNCHRONOUS_COMMIT}`);
+      expect(await setting()).toBe('off');
+      await runner.commitTransaction();
+      expect(await setting()).toBe('on');
+      // As its own statement (its own transaction), as the repository runs it.
+      await runner.query(`SELECT 1 FROM (VALUES (1)) AS v ${ASYNCHRONOUS_COMMIT}`);
+      expect(await setting()).toBe('on');
+    } finally {
+      await runner.release();
+    }
   });
 
   it('takes over a reply whose instance died, once it is stale: the next message is accepted, the late reply is not recorded', async () => {

@@ -103,6 +103,18 @@ const IDLE = `last_message_at <= now() - make_interval(secs => $IDLE)`;
 const REPLYING = `replying_since > now() - make_interval(secs => $STALE)`;
 const withLimits = (sql: string, idle: string, stale: string) => sql.replaceAll('$IDLE', idle).replaceAll('$STALE', stale);
 
+/**
+ * Joined into the two statements of every message (accepting it, recording the reply): their commits do not
+ * wait for the WAL to reach the disk (`synchronous_commit = off` for that transaction only, set from inside the
+ * statement, which is its own transaction). A flush that the disk holds up for tens of milliseconds then no
+ * longer holds up every message committing meanwhile. The price, as PostgreSQL documents it: a crash of the
+ * database server (not of the service) can lose the turns of its last moments (at most 3 × `wal_writer_delay`,
+ * 600 ms by default), in order and without inconsistency; a conversation whose reply was lost takes messages
+ * again once the claim is stale. Everything else (the call a conversation becomes, API writes, the webhooks'
+ * outbox) commits synchronously.
+ */
+export const ASYNCHRONOUS_COMMIT = `CROSS JOIN (SELECT set_config('synchronous_commit', 'off', true)) AS asynchronous_commit`;
+
 /** ConversationsRepository.acceptMessage's statement ($5 the idle seconds, $6 the stale-reply seconds). */
 const ACCEPT_MESSAGE = withLimits(
   `WITH target AS (
@@ -129,7 +141,7 @@ const ACCEPT_MESSAGE = withLimits(
              FROM (SELECT seq, speaker, text FROM conversation_messages m
                     WHERE m.account_id = target.account_id AND m.conversation_id = target.id ORDER BY seq DESC LIMIT $7) recent) AS history,
           ${answeringAgentJson('target.account_id', 'target.agent_id')} AS agent
-     FROM target LEFT JOIN turn ON true`,
+     FROM target LEFT JOIN turn ON true ${ASYNCHRONOUS_COMMIT}`,
   '$5',
   '$6',
 );
@@ -207,7 +219,7 @@ export class ConversationsRepository {
   /**
    * Records the reply to the visitor's message `seq` and ends the reply in progress, in one statement. Nothing is
    * recorded (false) if the conversation ended meanwhile, or if this reply's claim was taken over as stale.
-   * Prepared, as acceptMessage: the two statements of every message.
+   * Prepared and committed asynchronously, as acceptMessage: the two statements of every message.
    */
   @AccountQuery([1, EXAMPLE_ID, 3, 'Yes, every day from 9 to 6.'])
   async recordReply(accountId: number, id: string, seq: number, text: string): Promise<boolean> {
@@ -218,7 +230,7 @@ export class ConversationsRepository {
           RETURNING account_id, id, last_message_at
        )
        INSERT INTO conversation_messages (account_id, conversation_id, seq, speaker, text, at)
-       SELECT account_id, id, $3 + 1, 'agent', $4, last_message_at FROM turn
+       SELECT account_id, id, $3 + 1, 'agent', $4, last_message_at FROM turn ${ASYNCHRONOUS_COMMIT}
        RETURNING seq`,
       [accountId, id, seq, text],
       { prepared: true },

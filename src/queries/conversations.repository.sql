@@ -218,7 +218,11 @@ SELECT
   ) AS agent
 FROM
   target
-  LEFT JOIN turn ON TRUE;
+  LEFT JOIN turn ON TRUE
+  CROSS JOIN (
+    SELECT
+      set_config('synchronous_commit', 'off', TRUE)
+  ) AS asynchronous_commit;
 
 -- ConversationsRepository.recordReply
 WITH
@@ -256,6 +260,10 @@ SELECT
   last_message_at
 FROM
   turn
+  CROSS JOIN (
+    SELECT
+      set_config('synchronous_commit', 'off', TRUE)
+  ) AS asynchronous_commit
 RETURNING
   seq;
 
