@@ -21,6 +21,7 @@ interface TestServer {
   connections: number;
   /** Connections currently open. */
   open: Set<import('node:net').Socket>;
+  server: http.Server;
   handle(handler: Handler): void;
   close(): Promise<void>;
 }
@@ -36,6 +37,7 @@ async function startServer(tls?: { key: string; cert: string }): Promise<TestSer
   const server = tls ? https.createServer(tls, onRequest) : http.createServer(onRequest);
   const state: TestServer = {
     url: '',
+    server,
     connections: 0,
     open: new Set(),
     handle: (next) => (handler = next),
@@ -112,6 +114,20 @@ describe('ProviderHttp: the fetch the provider client is given', () => {
     for (let index = 0; index < 3; index++) expect(await readAll(await provider.fetch(server.url, { method: 'POST', body: '{}' }))).toBe('ok');
     expect(server.connections).toBe(1);
   });
+
+  it('closes a connection idle for 4 s, and not a reply that pauses longer', async () => {
+    server.server.keepAliveTimeout = 30_000;
+    server.handle((_request, response) => {
+      response.writeHead(200).write('data: first\n\n');
+      setTimeout(() => response.end('data: [DONE]\n\n'), 4_500);
+    });
+    expect(await readAll(await provider.fetch(server.url))).toBe('data: first\n\ndata: [DONE]\n\n');
+    expect(server.open.size).toBe(1);
+    // The server would keep it 30 s (and says so): the client closes it first.
+    const idleSince = Date.now();
+    await eventually(async () => (server.open.size === 0 ? true : undefined), 20_000);
+    expect(Date.now() - idleSince).toBeGreaterThanOrEqual(3_900);
+  }, 30_000);
 
   it('closes its idle connections at shut-down', async () => {
     await readAll(await provider.fetch(server.url));

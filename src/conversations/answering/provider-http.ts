@@ -3,6 +3,9 @@ import * as http from 'node:http';
 import * as https from 'node:https';
 import { Readable } from 'node:stream';
 
+/** Longest a kept-alive connection to the provider stays idle. */
+const IDLE_MS = 4_000;
+
 /** Statuses whose responses have no body (the Fetch standard's null body statuses). */
 const NULL_BODY_STATUSES = new Set([101, 103, 204, 205, 304]);
 
@@ -26,9 +29,11 @@ export class ProviderHttp implements OnApplicationShutdown {
 
   /** `tls`: extra trust for a provider whose certificate a private authority signed (as NODE_EXTRA_CA_CERTS). */
   constructor(tls: Pick<https.AgentOptions, 'ca'> = {}) {
-    // Idle connections follow the server's `Keep-Alive: timeout` hint (Node's agent closes them a second
-    // before it), so one is not reused just as the provider closes it.
-    const options = { keepAlive: true, scheduling: 'lifo' as const };
+    // An idle connection is closed after 4 s, or a second before the server's `Keep-Alive: timeout` hint when
+    // that is sooner (Node's agent reads the hint only when it has a timeout of its own), so that one is not
+    // reused just as the provider closes it. The timeout is for idle connections only: a reply that pauses
+    // longer between tokens goes on.
+    const options = { keepAlive: true, timeout: IDLE_MS, scheduling: 'lifo' as const };
     this.agents = { 'http:': new http.Agent(options), 'https:': new https.Agent({ ...options, ...tls }) };
   }
 
