@@ -223,13 +223,13 @@ async function settle(context: Context): Promise<void> {
   }
 }
 
-/** The visitors leave: their conversations end (and become calls, analysed in the background). */
+/** The visitor leaves: the conversation ends (and becomes a call, analysed in the background). */
+async function endConversation(context: Context, conversation: Conversation): Promise<void> {
+  await jsonRequest(`${context.baseUrl}/conversations/${conversation.conversationId}/end`, 'POST', { Authorization: `Bearer ${conversation.token}` });
+}
+
 async function endAll(context: Context, conversations: Conversation[]): Promise<void> {
-  await Promise.all(
-    conversations.map((conversation) =>
-      jsonRequest(`${context.baseUrl}/conversations/${conversation.conversationId}/end`, 'POST', { Authorization: `Bearer ${conversation.token}` }),
-    ),
-  );
+  await Promise.all(conversations.map((conversation) => endConversation(context, conversation)));
 }
 
 let messageSerial = 0;
@@ -287,7 +287,7 @@ async function talk(context: Context, conversations: number, seconds: number, th
       if (thinkMs) await sleep(Math.random() * 2 * thinkMs);
       while (now() < deadline) {
         if (conversation.messages >= 95) {
-          await jsonRequest(`${context.baseUrl}/conversations/${conversation.conversationId}/end`, 'POST', { Authorization: `Bearer ${conversation.token}` });
+          await endConversation(context, conversation);
           conversation = await startConversation(context);
           current[visitor] = conversation;
         }

@@ -56,10 +56,6 @@ async function startServer(tls?: { key: string; cert: string }): Promise<TestSer
   return state;
 }
 
-async function readAll(response: Response): Promise<string> {
-  return response.text();
-}
-
 describe('ProviderHttp: the fetch the provider client is given', () => {
   let server: TestServer;
   let provider: ProviderHttp;
@@ -111,7 +107,7 @@ describe('ProviderHttp: the fetch the provider client is given', () => {
   });
 
   it('keeps the connection for the next request', async () => {
-    for (let index = 0; index < 3; index++) expect(await readAll(await provider.fetch(server.url, { method: 'POST', body: '{}' }))).toBe('ok');
+    for (let index = 0; index < 3; index++) expect(await (await provider.fetch(server.url, { method: 'POST', body: '{}' })).text()).toBe('ok');
     expect(server.connections).toBe(1);
   });
 
@@ -121,7 +117,7 @@ describe('ProviderHttp: the fetch the provider client is given', () => {
       response.writeHead(200).write('data: first\n\n');
       setTimeout(() => response.end('data: [DONE]\n\n'), 4_500);
     });
-    expect(await readAll(await provider.fetch(server.url))).toBe('data: first\n\ndata: [DONE]\n\n');
+    expect(await (await provider.fetch(server.url)).text()).toBe('data: first\n\ndata: [DONE]\n\n');
     expect(server.open.size).toBe(1);
     // The server would keep it 30 s (and says so): the client closes it first.
     const idleSince = Date.now();
@@ -130,7 +126,7 @@ describe('ProviderHttp: the fetch the provider client is given', () => {
   }, 30_000);
 
   it('closes its idle connections at shut-down', async () => {
-    await readAll(await provider.fetch(server.url));
+    await (await provider.fetch(server.url)).text();
     expect(server.open.size).toBe(1);
     provider.onApplicationShutdown();
     await eventually(async () => (server.open.size === 0 ? true : undefined), 2_000);
@@ -216,8 +212,8 @@ describe('ProviderHttp over HTTPS', () => {
     const trusting = new ProviderHttp({ ca: tls.cert });
     const untrusting = new ProviderHttp();
     try {
-      expect(await readAll(await trusting.fetch(server.url))).toBe('ok');
-      expect(await readAll(await trusting.fetch(server.url))).toBe('ok');
+      expect(await (await trusting.fetch(server.url)).text()).toBe('ok');
+      expect(await (await trusting.fetch(server.url)).text()).toBe('ok');
       expect(server.connections).toBe(1);
       const refused = await untrusting.fetch(server.url).then(() => undefined, (failure: unknown) => failure);
       expect(refused).toBeInstanceOf(TypeError);

@@ -43,7 +43,8 @@ export class ProviderHttp implements OnApplicationShutdown {
     if (protocol !== 'http:' && protocol !== 'https:') throw new TypeError(`fetch failed: ${protocol} is not http: or https:`);
     const body = requestBody(init.body);
     const headers: http.OutgoingHttpHeaders = {};
-    new Headers(init.headers).forEach((value, name) => (headers[name] = value));
+    // The client passes a Headers already; anything else fetch accepts is read the same way.
+    (init.headers instanceof Headers ? init.headers : new Headers(init.headers)).forEach((value, name) => (headers[name] = value));
     if (body !== undefined) headers['content-length'] = body.byteLength;
     const method = init.method ?? 'GET';
     const signal = init.signal ?? undefined;
