@@ -28,7 +28,7 @@ describe('the knowledge migration on existing data', () => {
     const dataSource = new DataSource({ ...dataSourceOptions(url, loadConfig({})), migrations: migrations as never });
     await dataSource.initialize();
     try {
-      await dataSource.runMigrations({ transaction: 'all' });
+      await dataSource.runMigrations({ transaction: 'each' }); // as runMigrations (src/database/migrate.ts) runs them
     } finally {
       await dataSource.destroy();
     }

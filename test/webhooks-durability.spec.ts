@@ -142,7 +142,7 @@ describe('webhook deliveries with two instances on one queue', () => {
   beforeAll(async () => {
     const shared: Partial<AppConfig> = {
       jobQueueSchema: `jobs_${randomBytes(6).toString('hex')}`,
-      webhooks: { allowPrivateTargets: true, timeoutMs: 5_000, retrySeconds: [1, 1] },
+      webhooks: { allowPrivateTargets: true, timeoutMs: 5_000, retrySeconds: [1, 1], retentionDays: 30 },
     };
     a = await createTestContext(shared);
     b = await createTestContext(shared);

@@ -6,6 +6,7 @@ import { DataSource } from 'typeorm';
 import { AppConfig, WebhooksConfig } from '../src/config/config';
 import { Database } from '../src/database/database';
 import { WebhookEvents } from '../src/webhooks/webhook-events.service';
+import { WebhookRetention } from '../src/webhooks/webhook-retention';
 import { generateWebhookSecret } from '../src/webhooks/webhook-signature';
 import { WebhookTargets } from '../src/webhooks/webhook-targets';
 import { WebhooksRepository } from '../src/webhooks/webhooks.repository';
@@ -13,7 +14,7 @@ import { createTestContext, TestAccount, TestContext } from './helpers';
 import { answerOk, eventually, Receiver, startReceiver } from './webhook-receiver';
 
 const webhooksConfig = (overrides: Partial<WebhooksConfig> = {}): Partial<AppConfig> => ({
-  webhooks: { allowPrivateTargets: true, timeoutMs: 2_000, retrySeconds: [1, 1], ...overrides },
+  webhooks: { allowPrivateTargets: true, timeoutMs: 2_000, retrySeconds: [1, 1], retentionDays: 30, ...overrides },
   jobMaintenanceIntervalSeconds: 1,
 });
 
@@ -480,6 +481,50 @@ describe('webhooks', () => {
       await context.as(account).patch(`/webhooks/${id}`).send({ enabled: false }).expect(200);
       const [row] = await deliveries(id);
       expect(row).toMatchObject({ status: 'failed', nextAttemptAt: null, lastError: 'Not delivered: the webhook was disabled' });
+    });
+  });
+
+  describe('retention', () => {
+    const database = () => context.app.get(DataSource);
+    /** Moves the call's event back in time, as if it had been created that long ago. */
+    const age = (callId: string, interval: string) =>
+      database().query(`UPDATE webhook_events SET created_at = now() - $2::interval WHERE account_id = $1 AND call_id = $3`, [account.id, interval, callId]);
+    const eventCount = (callIds: string[]) =>
+      database()
+        .query(`SELECT count(*)::int AS n FROM webhook_events WHERE account_id = $1 AND call_id = ANY ($2)`, [account.id, callIds])
+        .then((rows: { n: number }[]) => rows[0].n);
+
+    it('is an hourly job', async () => {
+      const rows = await database().query(`SELECT cron, timezone FROM ${context.config.jobQueueSchema}.schedule WHERE name = 'webhooks.prune-events'`);
+      expect(rows).toEqual([{ cron: '17 * * * *', timezone: 'UTC' }]);
+    });
+
+    it('deletes events older than WEBHOOK_RETENTION_DAYS with their deliveries, but not while one is pending', async () => {
+      const { id } = await createWebhook({ events: ['call.created'] });
+      const calls: string[] = [];
+      for (let index = 0; index < 4; index++) calls.push((await context.as(account).post('/calls').send(CALL).expect(201)).body.id);
+      await eventually(() => deliveries(id), (rows) => rows.length === 4 && rows.every((row) => row.status === 'succeeded'));
+      const [expired, pending, kept] = calls;
+      await age(expired, '30 days 1 minute');
+      await age(pending, '30 days 1 minute');
+      await age(kept, '29 days 23 hours 59 minutes');
+      // A retry of the pending one is scheduled for later.
+      await database().query(`UPDATE webhook_deliveries SET status = 'pending' WHERE account_id = $1 AND event_id = (SELECT id FROM webhook_events WHERE account_id = $1 AND call_id = $2)`, [
+        account.id,
+        pending,
+      ]);
+
+      expect(await context.app.get(WebhookRetention).prune()).toBe(1);
+      expect(await eventCount(calls)).toBe(3);
+      const remaining = await deliveries(id);
+      expect(remaining).toHaveLength(3);
+      expect(await eventCount([expired])).toBe(0);
+
+      await database().query(`UPDATE webhook_deliveries SET status = 'failed' WHERE account_id = $1 AND status = 'pending'`, [account.id]);
+      expect(await context.app.get(WebhookRetention).prune()).toBe(1);
+      expect(await eventCount(calls)).toBe(2);
+      expect(await deliveries(id)).toHaveLength(2);
+      expect(await context.app.get(WebhookRetention).prune()).toBe(0);
     });
   });
 });

@@ -110,12 +110,16 @@ describe('loadConfig', () => {
   });
 
   it('reads the webhook settings, with their defaults, and refuses bad ones', () => {
-    expect(loadConfig({}).webhooks).toEqual({ allowPrivateTargets: false, timeoutMs: 10_000, retrySeconds: [10, 60, 300, 1800, 7200, 21600, 43200] });
-    expect(loadConfig({ WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', WEBHOOK_TIMEOUT_MS: '500', WEBHOOK_RETRY_SECONDS: '1, 2,3' }).webhooks).toEqual({
+    expect(loadConfig({}).webhooks).toEqual({ allowPrivateTargets: false, timeoutMs: 10_000, retrySeconds: [10, 60, 300, 1800, 7200, 21600, 43200], retentionDays: 30 });
+    expect(
+      loadConfig({ WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', WEBHOOK_TIMEOUT_MS: '500', WEBHOOK_RETRY_SECONDS: '1, 2,3', WEBHOOK_RETENTION_DAYS: '1' }).webhooks,
+    ).toEqual({
       allowPrivateTargets: true,
       timeoutMs: 500,
       retrySeconds: [1, 2, 3],
+      retentionDays: 1,
     });
+    expect(loadConfig({ WEBHOOK_RETENTION_DAYS: '3650' }).webhooks.retentionDays).toBe(3650);
     for (const [variable, value] of [
       ['WEBHOOK_ALLOW_PRIVATE_TARGETS', 'maybe'],
       ['WEBHOOK_TIMEOUT_MS', '50'],
@@ -125,6 +129,9 @@ describe('loadConfig', () => {
       ['WEBHOOK_RETRY_SECONDS', '1.5'],
       ['WEBHOOK_RETRY_SECONDS', '999999999'],
       ['WEBHOOK_RETRY_SECONDS', Array(21).fill('1').join(',')],
+      ['WEBHOOK_RETENTION_DAYS', '0'],
+      ['WEBHOOK_RETENTION_DAYS', '3651'],
+      ['WEBHOOK_RETENTION_DAYS', '7.5'],
     ]) {
       expect(() => loadConfig({ [variable]: value })).toThrow(variable);
     }

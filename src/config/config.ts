@@ -227,6 +227,8 @@ export interface WebhooksConfig {
   timeoutMs: number;
   /** Delays before each retry after a failed attempt; the attempt after the last one is the last. */
   retrySeconds: number[];
+  /** Events (with their deliveries) older than this many days are deleted once none of their deliveries is pending. */
+  retentionDays: number;
 }
 
 export const DEFAULT_WEBHOOK_RETRY_SECONDS = [10, 60, 300, 1800, 7200, 21600, 43200];
@@ -249,6 +251,7 @@ function readWebhooksConfig(env: Env): WebhooksConfig {
     allowPrivateTargets: readBoolean(env, 'WEBHOOK_ALLOW_PRIVATE_TARGETS', false),
     timeoutMs: readInt(env, 'WEBHOOK_TIMEOUT_MS', 10_000, 100, 120_000),
     retrySeconds: readSecondsList(env, 'WEBHOOK_RETRY_SECONDS', DEFAULT_WEBHOOK_RETRY_SECONDS),
+    retentionDays: readInt(env, 'WEBHOOK_RETENTION_DAYS', 30, 1, 3650),
   };
 }
 

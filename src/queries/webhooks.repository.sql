@@ -531,3 +531,32 @@ WHERE
     FROM
       disabled
   );
+
+-- WebhooksRepository.deleteExpiredEvents
+-- unscoped: the periodic clean-up deletes every account's expired events
+DELETE FROM webhook_events
+WHERE
+  (account_id, id) IN (
+    SELECT
+      e.account_id,
+      e.id
+    FROM
+      webhook_events e
+    WHERE
+      e.created_at < now() - make_interval(days => $1)
+      AND NOT EXISTS (
+        SELECT
+        FROM
+          webhook_deliveries d
+        WHERE
+          d.account_id = e.account_id
+          AND d.event_id = e.id
+          AND d.status = 'pending'
+      )
+    ORDER BY
+      e.created_at
+    LIMIT
+      $2
+  )
+RETURNING
+  id;

@@ -8,6 +8,8 @@ import { Account } from '../auth/account.entity';
  */
 @Entity('webhook_events')
 @Index(['accountId', 'callId'], { where: '"call_id" IS NOT NULL' })
+// Retention deletes the oldest events first (WebhooksRepository.deleteExpiredEvents).
+@Index('IDX_webhook_events_created_at', ['createdAt'])
 export class WebhookEvent {
   @PrimaryColumn({ type: 'integer' })
   accountId: number;

@@ -90,7 +90,10 @@ export class WebhooksController {
   }
 
   @Get(':webhookId/deliveries')
-  @ApiOperation({ summary: 'The webhook\'s deliveries, newest first: status, attempts, last answer or error, next attempt' })
+  @ApiOperation({
+    summary: 'The webhook\'s deliveries, newest first: status, attempts, last answer or error, next attempt',
+    description: 'Deliveries are kept for `WEBHOOK_RETENTION_DAYS` (30 by default) after their event, and then for as long as they are pending.',
+  })
   @ApiOkResponse({ type: WebhookDeliveryResponse, isArray: true })
   @ApiErrors([400, 'Bad query parameter value (with `details`)'], 404)
   async listDeliveries(

@@ -1,15 +1,16 @@
 import { Module } from '@nestjs/common';
 import { WebhookDeliveries } from './webhook-deliveries';
 import { WebhookEvents } from './webhook-events.service';
+import { WebhookRetention } from './webhook-retention';
 import { WebhookTargets } from './webhook-targets';
 import { WebhooksController } from './webhooks.controller';
 import { WebhooksRepository } from './webhooks.repository';
 import { WebhooksService } from './webhooks.service';
 
-/** Webhooks: the management API, the event outbox other modules write to (WebhookEvents), and delivery. */
+/** Webhooks: the management API, the event outbox other modules write to (WebhookEvents), delivery, and retention. */
 @Module({
   controllers: [WebhooksController],
-  providers: [WebhooksService, WebhooksRepository, WebhookTargets, WebhookDeliveries, WebhookEvents],
+  providers: [WebhooksService, WebhooksRepository, WebhookTargets, WebhookDeliveries, WebhookEvents, WebhookRetention],
   exports: [WebhookEvents],
 })
 export class WebhooksModule {}

@@ -388,4 +388,22 @@ export class WebhooksRepository {
       [accountId, webhookId, exceptDeliveryId],
     );
   }
+
+  /**
+   * Retention: deletes up to `limit` of the oldest events created more than `days` days ago none of whose
+   * deliveries is still pending; their deliveries go with them (the foreign key cascades). How many.
+   */
+  @UnscopedQuery("the periodic clean-up deletes every account's expired events", [30, 1000])
+  async deleteExpiredEvents(days: number, limit: number): Promise<number> {
+    const deleted = await this.db.query(
+      `DELETE FROM webhook_events WHERE (account_id, id) IN (
+         SELECT e.account_id, e.id FROM webhook_events e
+          WHERE e.created_at < now() - make_interval(days => $1)
+            AND NOT EXISTS (SELECT FROM webhook_deliveries d WHERE d.account_id = e.account_id AND d.event_id = e.id AND d.status = 'pending')
+          ORDER BY e.created_at LIMIT $2
+       ) RETURNING id`,
+      [days, limit],
+    );
+    return deleted.length;
+  }
 }

@@ -520,7 +520,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The webhook's deliveries, newest first: status, attempts, last answer or error, next attempt */
+        /**
+         * The webhook's deliveries, newest first: status, attempts, last answer or error, next attempt
+         * @description Deliveries are kept for `WEBHOOK_RETENTION_DAYS` (30 by default) after their event, and then for as long as they are pending.
+         */
         get: operations["WebhooksController_listDeliveries"];
         put?: never;
         post?: never;
