@@ -7,12 +7,18 @@
  * - the same pool settings and type parsers (src/database/data-source-options.ts);
  * - the same verified-key cache: a key checked in the last 10 s is answered from memory (the service also
  *   listens for revocations; that costs it nothing per request, so the baseline leaves it out).
- * What it does not do is the service's extra work per request: rate limiting, request logging, security
- * headers, full validation (it checks what the scenarios send), the idempotency and scope rules.
+ * - the same duties per request that the contract and the README ask of every response, done by the service's own
+ *   functions so that both servers' responses are byte-identical, headers included (the runner checks it): the
+ *   request id and the request log line (pino-http on the same asynchronous pino logger, `requestLogger`), the
+ *   security headers (helmet's, recorded once, `recordHelmetHeaders`), the per-account rate limit counted in the
+ *   same in-memory storage with its `RateLimit` headers, and the key's scope for the method.
+ * What it does not do is the framework: no router, no guards, no pipes, no class-validator (it checks what the
+ * scenarios send), no idempotency rules (the benchmark sends no Idempotency-Key). `BASELINE_DUTIES=off` leaves the
+ * duties out too, for the figures of a bare server (BENCHMARKS.md gives both).
  *
  *   DATABASE_URL=postgres://… PORT=3100 node -r ./scripts/register.js bench/baseline-server.ts
  *
- * Routes: GET /calls (limit, search, status, days, callStatus, agentId), GET /calls/{id}, GET /agents, GET /voices,
+ * Routes: GET /calls (limit, search, status, days, callStatus, agentId, before; the next page in Link), GET /calls/{id}, GET /agents, GET /voices,
  * POST /agents, PATCH /agents/{id}; and, for measuring the key check alone, GET /bench/noop (no key, 204)
  * and GET /bench/auth (key check only, 204).
  */
@@ -24,17 +30,26 @@ import { mayUseVoice, REPLY_LANGUAGES, VOICE_IDS, VOICES } from '../src/agents/v
 import { hashApiKey, isWellFormedApiKey } from '../src/auth/api-key-token';
 import { CallFilters, CallsRepository } from '../src/calls/calls.repository';
 import { creditsUsed } from '../src/calls/credits';
+import { nextPageUrl } from '../src/calls/calls.controller';
 import { toCallListItemResponse, toCallResponse } from '../src/calls/dto/call-response.dto';
+import type { ListCallsQuery } from '../src/calls/dto/list-calls-query.dto';
+import { decodeListCursor, encodeListCursor, ListCursor } from '../src/calls/list-cursor';
+import { scopeForMethod } from '../src/auth/scopes';
 import { codePointLength } from '../src/common/code-points';
+import { createLogger, requestLogger } from '../src/common/logger';
+import { recordHelmetHeaders } from '../src/common/security';
 import { loadConfig } from '../src/config/config';
 import { dataSourceOptions } from '../src/database/data-source-options';
 import { Database } from '../src/database/database';
+import { MemoryThrottlerStorage } from '../src/rate-limit/memory-throttler-storage';
+import { rateLimitState, setRateLimitHeaders } from '../src/rate-limit/rate-limit';
 import { AUTH_SQL } from './queries';
 
 interface Caller {
   id: number;
   name: string;
   isPlatform: boolean;
+  scopes: string[];
 }
 
 class HttpError extends Error {
@@ -75,6 +90,31 @@ async function authenticate(request: http.IncomingMessage): Promise<Caller> {
   if (!rows[0]) throw new HttpError(401, 'Unauthorized', 'Invalid API key');
   verified.set(hash, { caller: rows[0], expiresAt: Date.now() + KEY_TTL_MS });
   return rows[0];
+}
+
+// ---------------------------------------------------------------- the duties of every response (see the header)
+
+const duties = process.env.BASELINE_DUTIES !== 'off';
+const logRequest = requestLogger(createLogger(config));
+const securityHeaders = recordHelmetHeaders();
+const rateLimits = new MemoryThrottlerStorage();
+
+/** Before routing: the request id and its log line (written when the response is done), the security headers. */
+function startResponse(request: http.IncomingMessage, response: http.ServerResponse): void {
+  if (!duties) return;
+  logRequest(request, response);
+  for (const [name, value] of securityHeaders.set) response.setHeader(name, value);
+  for (const name of securityHeaders.removed) response.removeHeader(name);
+}
+
+/** After the key check: the account's request counted, its rate-limit headers, the scope of the method. */
+async function admit(caller: Caller, request: http.IncomingMessage, response: http.ServerResponse): Promise<void> {
+  if (!duties) return;
+  const ttl = config.rateLimitWindowSeconds * 1000;
+  const record = await rateLimits.increment(`account:account:${caller.id}`, ttl, config.rateLimit, ttl, 'account');
+  setRateLimitHeaders(response, rateLimitState(config.rateLimit, config.rateLimitWindowSeconds, record));
+  if (record.isBlocked) throw new HttpError(429, 'Too Many Requests', 'Too many requests');
+  if (!caller.scopes.includes(scopeForMethod(request.method ?? 'GET'))) throw new HttpError(403, 'Forbidden', 'This API key lacks the scope');
 }
 
 // ---------------------------------------------------------------- validation (what the scenarios send)
@@ -124,9 +164,13 @@ function textParam(query: URLSearchParams, name: string, max: number): string | 
   return value || undefined;
 }
 
-function callFilters(query: URLSearchParams): { filters: CallFilters; limit: number } {
+function callFilters(query: URLSearchParams): { filters: CallFilters; limit: number; before?: ListCursor } {
   const days = intParam(query, 'days', 0, 0, 3650);
+  const cursor = query.get('before');
+  const before = cursor ? decodeListCursor(cursor) : undefined;
+  if (cursor && !before) throw badRequest('before must be a cursor from a Link header of GET /calls');
   return {
+    before,
     filters: {
       search: textParam(query, 'search', 200),
       status: textParam(query, 'status', 100),
@@ -169,7 +213,7 @@ function agentId(raw: string): number {
 
 // ---------------------------------------------------------------- routes
 
-async function route(request: http.IncomingMessage, url: URL): Promise<[number, unknown]> {
+async function route(request: http.IncomingMessage, response: http.ServerResponse, url: URL): Promise<[number, unknown]> {
   const method = request.method ?? 'GET';
   const parts = url.pathname.split('/').filter(Boolean);
   if (parts[0] === 'bench' && method === 'GET') {
@@ -177,13 +221,20 @@ async function route(request: http.IncomingMessage, url: URL): Promise<[number, 
     if (parts[1] === 'auth') return (await authenticate(request), [204, undefined]);
   }
   const caller = await authenticate(request);
+  await admit(caller, request, response);
   if (parts[0] === 'voices' && parts.length === 1 && method === 'GET') {
     return [200, VOICES.map((voice) => ({ id: voice.id, name: voice.name, tier: voice.tier, available: mayUseVoice(voice.id, caller) }))];
   }
   if (parts[0] === 'calls' && method === 'GET') {
     if (parts.length === 1) {
-      const { filters, limit } = callFilters(url.searchParams);
-      return [200, (await calls.list(caller.id, filters, limit)).map(toCallListItemResponse)];
+      const { filters, limit, before } = callFilters(url.searchParams);
+      const page = await calls.list(caller.id, filters, limit, before);
+      const last = page.at(-1);
+      if (last && page.length === limit) {
+        const query = { ...filters, limit } as ListCallsQuery;
+        response.setHeader('Link', `<${nextPageUrl(config.publicBaseUrl, query, encodeListCursor(last))}>; rel="next"`);
+      }
+      return [200, page.map(toCallListItemResponse)];
     }
     if (parts.length === 2) {
       const call = UUID.test(parts[1]) ? await calls.get(caller.id, parts[1].toLowerCase()) : undefined;
@@ -217,8 +268,9 @@ function send(response: http.ServerResponse, status: number, body: unknown): voi
 }
 
 const server = http.createServer((request, response) => {
+  startResponse(request, response);
   const url = new URL(request.url ?? '/', 'http://localhost');
-  route(request, url).then(
+  route(request, response, url).then(
     ([status, body]) => send(response, status, body),
     (error: unknown) => {
       if (error instanceof HttpError) return send(response, error.statusCode, { statusCode: error.statusCode, error: error.error, message: error.message });
