@@ -1,6 +1,6 @@
 /**
- * `npm run client`: regenerates the typed client's types from openapi.json (run `npm run openapi` first if the
- * API changed). With `--check`, writes nothing and exits 1 when the file is stale (test/client.spec.ts).
+ * `npm run client`: regenerates openapi.json (`npm run openapi`), then the typed client's types from it. With
+ * `--check`, writes nothing and exits 1 when the file is stale (test/client.spec.ts).
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';

@@ -5,7 +5,7 @@ import { AgentsModule } from './agents/agents.module';
 import { AuthModule } from './auth/auth.module';
 import { ScopeModule } from './auth/scope.guard';
 import { AllExceptionsFilter } from './common/all-exceptions.filter';
-import { JsonBodyMiddleware } from './common/json-body.middleware';
+import { JsonBodyMiddleware, JsonBodyModule } from './common/json-body.middleware';
 import { createValidationPipe } from './common/validation';
 import { AppConfig } from './config/config';
 import { ConfigModule } from './config/config.module';
@@ -44,10 +44,12 @@ export class AppModule implements NestModule {
         DatabaseModule,
         JobsModule,
         // The global guards run in the order of these modules: the API key (401), the rate limit (429, and the
-        // rate-limit headers from here on), the key's scope (403), then the Idempotency-Key of a POST.
+        // rate-limit headers from here on), the key's scope (403), the JSON body (413, 415, 400), then the
+        // Idempotency-Key of a POST.
         AuthModule,
         RateLimitModule,
         ScopeModule,
+        JsonBodyModule,
         IdempotencyModule,
         ...DOMAIN_MODULES,
       ],

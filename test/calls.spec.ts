@@ -160,6 +160,8 @@ describe('calls', () => {
       ['a string duration', { durationSeconds: '95' }, 'durationSeconds'],
       ['a negative duration', { durationSeconds: -1 }, 'durationSeconds'],
       ['a duration over 24 hours', { durationSeconds: 86_401 }, 'durationSeconds'],
+      ['a duration just over 24 hours', { durationSeconds: 86_400.001 }, 'durationSeconds'],
+      ['a duration with 4 decimals', { durationSeconds: 61.0005 }, 'durationSeconds'],
       ['an unknown reply language', { replyLanguage: 'fr-FR' }, 'replyLanguage'],
       ['an array as extractedData', { extractedData: [1] }, 'extractedData'],
       ['null extractedData', { extractedData: null }, 'extractedData'],
@@ -230,6 +232,13 @@ describe('calls', () => {
       expect((await record(owner, { durationSeconds: 95 })).creditsUsed).toBe(1.58);
       const call = await record(owner, { durationSeconds: 61.5 });
       expect((await context.as(owner).get(`/calls/${call.id}`).expect(200)).body.creditsUsed).toBe(1.03);
+    });
+
+    it('takes durations to the millisecond, and their credits are the formula exactly (0.299 s → 0, 0.3 s → 0.01, 86,400 s → 1440)', async () => {
+      for (const [durationSeconds, creditsUsed] of [[0.299, 0], [0.3, 0.01], [29.999, 0.5], [0.001, 0], [86_400, 1440]]) {
+        const call = await record(owner, { durationSeconds });
+        expect([call.durationSeconds, call.creditsUsed]).toEqual([durationSeconds, creditsUsed]);
+      }
     });
 
     it('uses the configured CREDITS_PER_MINUTE', async () => {

@@ -74,13 +74,18 @@ describe('the typed client (clients/typescript)', () => {
       expect(error).toEqual({ statusCode: 404, error: 'Not Found', message: 'Agent 999999 not found' });
     });
 
-    it('lists calls newest first with filters', async () => {
-      for (const minutes of [3, 2, 1]) {
-        await api.POST('/calls', { body: { name: `Caller ${minutes}`, callDate: new Date(Date.now() - minutes * 60_000).toISOString() } });
+    it('pages through calls newest first with filters, following nextCursor until there is none', async () => {
+      for (const minutes of [5, 4, 3, 2, 1]) {
+        await api.POST('/calls', { body: { name: `Pager ${minutes}`, callDate: new Date(Date.now() - minutes * 60_000).toISOString() } });
       }
-      const { data: calls, response } = await api.GET('/calls', { params: { query: { limit: 2, search: 'Caller' } } });
-      expect(calls!.map((call) => call.name)).toEqual(['Caller 1', 'Caller 2']);
-      expect(nextCursor(response) === undefined || typeof nextCursor(response) === 'string').toBe(true);
+      const pages: string[][] = [];
+      let before: string | undefined;
+      do {
+        const { data: calls, response } = await api.GET('/calls', { params: { query: { limit: 2, search: 'Pager', ...(before ? { before } : {}) } } });
+        pages.push(calls!.map((call) => call.name));
+        before = nextCursor(response);
+      } while (before !== undefined && pages.length < 10);
+      expect(pages).toEqual([['Pager 1', 'Pager 2'], ['Pager 3', 'Pager 4'], ['Pager 5']]); // the last page has no cursor
     });
 
     it('uploads a recording and gets a playback URL that plays it', async () => {

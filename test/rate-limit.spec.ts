@@ -121,6 +121,38 @@ describe('rate-limit headers (RateLimit-Policy, RateLimit)', () => {
   });
 });
 
+describe('the order of the checks: key, rate limit, scope, then the body', () => {
+  let context: TestContext;
+  beforeAll(async () => (context = await createTestContext({ rateLimit: 6, unauthenticatedRateLimit: 10, rateLimitWindowSeconds: 60 })));
+  afterAll(() => context.close());
+
+  it('answers a body it cannot take only to a request that passed the key, the limit and the scope, with the rate-limit headers', async () => {
+    const account = await context.createAccount();
+    const read = await context.app.get(ApiKeysService).create(account.id, { scopes: ['read'] });
+    const textBody = (apiKey?: string) => {
+      const post = context.http.post('/agents').set('Content-Type', 'text/plain');
+      return (apiKey ? post.set('X-Api-Key', apiKey) : post).send('name=x');
+    };
+    expect(rateLimitHeaders(await textBody().expect(401))).toMatchObject({ limit: 10, remaining: 9 });
+    expect(rateLimitHeaders(await textBody('vak_notakeyatall').expect(401))).toMatchObject({ limit: 10, remaining: 8 });
+    expect(rateLimitHeaders(await textBody(read.apiKey).expect(403))).toMatchObject({ limit: 6, remaining: 5 });
+
+    const unsupported = await textBody(account.apiKey).expect(415);
+    expect(unsupported.body).toEqual({ statusCode: 415, error: 'Unsupported Media Type', message: 'Content-Type must be application/json' });
+    expect(rateLimitHeaders(unsupported)).toMatchObject({ limit: 6, remaining: 4 });
+    const malformed = await context.as(account).post('/agents').set('Content-Type', 'application/json').set('Idempotency-Key', 'bad-body').send('{"name":').expect(400);
+    expect(rateLimitHeaders(malformed)).toMatchObject({ remaining: 3 });
+    const tooLarge = await context.as(account).post('/agents').send({ name: 'x', description: 'y'.repeat(2 * 1024 * 1024) }).expect(413);
+    expect(rateLimitHeaders(tooLarge)).toMatchObject({ remaining: 2 });
+    // The refused body did not claim its Idempotency-Key: the same key with a good body does the work.
+    const created = await context.as(account).post('/agents').set('Idempotency-Key', 'bad-body').send({ name: 'Good' }).expect(201);
+    expect(created.headers['idempotent-replayed']).toBeUndefined();
+    const agents = await context.as(account).get('/agents').expect(200); // the last of the budget
+    expect(agents.body.map((agent: { name: string }) => agent.name)).toEqual(['Good']);
+    expect((await textBody(account.apiKey).expect(429)).body).toEqual(TOO_MANY);
+  });
+});
+
 describe('requests without a valid key, per client IP', () => {
   let context: TestContext;
   beforeAll(async () => (context = await createTestContext({ rateLimit: 0, unauthenticatedRateLimit: 3, rateLimitWindowSeconds: 60 })));

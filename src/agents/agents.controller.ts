@@ -1,15 +1,15 @@
-import { Body, Controller, Delete, Get, Param, Patch, Post } from '@nestjs/common';
+import { Body, Controller, Delete, Get, Patch, Post } from '@nestjs/common';
 import { ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { CallerAccount } from '../auth/caller-account';
 import { CurrentAccount } from '../auth/current-account.decorator';
 import { ApiErrors, NoContent } from '../common/api-errors.decorator';
-import { IntIdPipe } from '../common/id.pipes';
+import { IntIdParam } from '../common/id.pipes';
 import { AgentsService } from './agents.service';
 import { AgentResponse, toAgentResponse } from './dto/agent-response.dto';
 import { CreateAgentDto } from './dto/create-agent.dto';
 import { UpdateAgentDto } from './dto/update-agent.dto';
 
-const AgentId = () => Param('agentId', new IntIdPipe('Agent'));
+const AgentId = () => IntIdParam('agentId', 'Agent');
 
 @ApiTags('agents')
 @Controller('agents')

@@ -1,7 +1,7 @@
-import { Body, Controller, Delete, Get, Param, Post } from '@nestjs/common';
+import { Body, Controller, Delete, Get, Post } from '@nestjs/common';
 import { ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { ApiErrors, NoContent } from '../common/api-errors.decorator';
-import { IntIdPipe } from '../common/id.pipes';
+import { IntIdParam } from '../common/id.pipes';
 import { ApiKeysService } from './api-keys.service';
 import { CallerAccount } from './caller-account';
 import { CurrentAccount } from './current-account.decorator';
@@ -9,7 +9,7 @@ import { ApiKeyResponse, CreatedApiKeyResponse, toApiKeyResponse, toCreatedApiKe
 import { CreateApiKeyDto } from './dto/create-api-key.dto';
 import { RequiresScope } from './scope.guard';
 
-const KeyId = () => Param('keyId', new IntIdPipe('API key'));
+const KeyId = () => IntIdParam('keyId', 'API key');
 
 /** The account's API keys (contract section 13). Managing keys needs the `write` scope, listing them included. */
 @ApiTags('api keys')

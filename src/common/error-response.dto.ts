@@ -1,3 +1,4 @@
+import { ApiProperty } from '@nestjs/swagger';
 import { STATUS_CODES } from 'node:http';
 
 export class ErrorDetail {
@@ -10,6 +11,7 @@ export class ErrorDetail {
 /** The one error shape of the API. */
 export class ErrorResponse {
   /** The HTTP status code, repeated. @example 404 */
+  @ApiProperty({ type: 'integer' })
   statusCode: number;
   /** The HTTP reason phrase. @example "Not Found" */
   error: string;

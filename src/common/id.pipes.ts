@@ -1,4 +1,5 @@
-import { Injectable, NotFoundException, PipeTransform } from '@nestjs/common';
+import { Injectable, NotFoundException, Param, PipeTransform } from '@nestjs/common';
+import { ApiParam } from '@nestjs/swagger';
 
 /** Largest value of a PostgreSQL `integer` column. */
 export const MAX_INT_ID = 2_147_483_647;
@@ -24,6 +25,19 @@ export class IntIdPipe implements PipeTransform<string, number> {
     return id;
   }
 }
+
+/**
+ * A path parameter that holds an integer id (`@IntIdParam('agentId', 'Agent') agentId: number`): parsed by
+ * IntIdPipe, and described in the OpenAPI document as an `integer` from 1 to 2,147,483,647 (TypeScript's `number`
+ * alone would say `number`).
+ */
+export const IntIdParam =
+  (name: string, resource: string): ParameterDecorator =>
+  (target, method, index) => {
+    Param(name, new IntIdPipe(resource))(target, method, index);
+    const descriptor = Object.getOwnPropertyDescriptor(target, method!)!;
+    ApiParam({ name, schema: { type: 'integer', minimum: 1, maximum: MAX_INT_ID }, description: 'Anything that cannot be an id is a 404, like an unknown id' })(target, method!, descriptor);
+  };
 
 /** Parses a UUID from the path; anything else is a 404. Returned lowercase. */
 @Injectable()

@@ -1,4 +1,5 @@
-import { BadRequestException, Injectable, NestMiddleware, UnsupportedMediaTypeException } from '@nestjs/common';
+import { BadRequestException, CanActivate, ExecutionContext, Injectable, Module, NestMiddleware, UnsupportedMediaTypeException } from '@nestjs/common';
+import { APP_GUARD } from '@nestjs/core';
 import { json, NextFunction, Request, Response } from 'express';
 import { UNSTORABLE, unstorableMessage } from './storable-text';
 import { RequestValidationException } from './validation';
@@ -38,24 +39,57 @@ function hasBody(request: Request): boolean {
   return request.headers['transfer-encoding'] !== undefined || Number(request.headers['content-length'] ?? 0) > 0;
 }
 
+/** Where the middleware leaves a body it refused, for JsonBodyGuard to throw. */
+const BODY_ERROR = Symbol('jsonBodyError');
+type RequestWithBodyError = Request & { [BODY_ERROR]?: unknown };
+
 /**
- * Parses JSON bodies for every route (routes that take other bodies are excluded where this is applied).
- * Errors are thrown, not passed to `next`, so that the global exception filter shapes them:
- * a non-JSON body is a 415, malformed JSON a 400, over 2 MiB a 413, and a JSON value that is not an object,
- * nests too deep or carries unstorable text, a 400 (see checkJsonBody).
+ * Reads the JSON body of a POST, PUT or PATCH: a non-JSON body is a 415, malformed JSON a 400, over 2 MiB a 413,
+ * and a JSON value that is not an object, nests too deep or carries unstorable text, a 400 (see checkJsonBody).
+ */
+async function readJsonBody(request: Request, response: Response): Promise<void> {
+  if (!METHODS_WITH_BODY.has(request.method) || !hasBody(request)) return;
+  if (!isJsonContentType(request.headers['content-type'])) {
+    throw new UnsupportedMediaTypeException('Content-Type must be application/json');
+  }
+  await new Promise<void>((resolve, reject) => parseJson(request, response, (error?: unknown) => (error ? reject(error) : resolve())));
+  if (request.body === null || typeof request.body !== 'object' || Array.isArray(request.body)) {
+    throw new BadRequestException('Request body must be a JSON object');
+  }
+  checkJsonBody(request.body);
+}
+
+/**
+ * Parses JSON bodies for every route (routes that take other bodies are excluded where this is applied). A body
+ * it refuses is not answered here: the error waits on the request for JsonBodyGuard, so that a request without a
+ * valid key is still a 401, one over its budget a 429 and one without the scope a 403, each with the rate-limit
+ * headers, whatever its body (contract section 12: the order of the checks).
  */
 @Injectable()
 export class JsonBodyMiddleware implements NestMiddleware {
   async use(request: Request, response: Response, next: NextFunction): Promise<void> {
-    if (!METHODS_WITH_BODY.has(request.method) || !hasBody(request)) return next();
-    if (!isJsonContentType(request.headers['content-type'])) {
-      throw new UnsupportedMediaTypeException('Content-Type must be application/json');
+    try {
+      await readJsonBody(request, response);
+    } catch (error) {
+      (request as RequestWithBodyError)[BODY_ERROR] = error;
     }
-    await new Promise<void>((resolve, reject) => parseJson(request, response, (error?: unknown) => (error ? reject(error) : resolve())));
-    if (request.body === null || typeof request.body !== 'object' || Array.isArray(request.body)) {
-      throw new BadRequestException('Request body must be a JSON object');
-    }
-    checkJsonBody(request.body);
     next();
   }
 }
+
+/**
+ * Registered once as APP_GUARD, after the scope and before the Idempotency-Key (which hashes the body): throws
+ * the error JsonBodyMiddleware left on the request, shaped by the global exception filter (413, 415 or 400).
+ */
+@Injectable()
+export class JsonBodyGuard implements CanActivate {
+  canActivate(context: ExecutionContext): boolean {
+    const error = context.switchToHttp().getRequest<RequestWithBodyError>()[BODY_ERROR];
+    if (error !== undefined) throw error;
+    return true;
+  }
+}
+
+/** Registers JsonBodyGuard; imported by AppModule after the scope module, for the order of the guards. */
+@Module({ providers: [{ provide: APP_GUARD, useClass: JsonBodyGuard }] })
+export class JsonBodyModule {}

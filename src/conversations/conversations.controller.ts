@@ -16,7 +16,7 @@ import { Public } from '../auth/public.decorator';
 import { CallerAccount } from '../auth/caller-account';
 import { CurrentAccount } from '../auth/current-account.decorator';
 import { ApiErrors, NoContent } from '../common/api-errors.decorator';
-import { IntIdPipe, UuidPipe } from '../common/id.pipes';
+import { IntIdParam, UuidPipe } from '../common/id.pipes';
 import { AppConfig } from '../config/config';
 import { InjectConfig } from '../config/config.module';
 import { WidgetRateLimit } from '../rate-limit/rate-limit';
@@ -64,7 +64,7 @@ export class AgentConversationsController {
   @ApiErrors(400, 404, 413, 415)
   async start(
     @CurrentAccount() account: CallerAccount,
-    @Param('agentId', new IntIdPipe('Agent')) agentId: number,
+    @IntIdParam('agentId', 'Agent') agentId: number,
     @Body() dto: StartConversationDto,
   ): Promise<StartedConversationResponse> {
     const started = await this.conversations.startWithAgent(account.id, agentId, { name: dto.name!, phone: dto.phone! }, dto.test!);

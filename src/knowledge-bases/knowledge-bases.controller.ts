@@ -1,9 +1,9 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Post, Query } from '@nestjs/common';
 import { ApiAcceptedResponse, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { CallerAccount } from '../auth/caller-account';
 import { CurrentAccount } from '../auth/current-account.decorator';
 import { ApiErrors, NoContent } from '../common/api-errors.decorator';
-import { IntIdPipe } from '../common/id.pipes';
+import { IntIdParam } from '../common/id.pipes';
 import { CreateKnowledgeBaseDto } from './dto/create-knowledge-base.dto';
 import { CreateSourceDto } from './dto/create-source.dto';
 import {
@@ -17,8 +17,8 @@ import {
 import { SearchQuery, SearchResultResponse, toSearchResultResponse } from './dto/search.dto';
 import { KnowledgeBasesService } from './knowledge-bases.service';
 
-const KnowledgeBaseId = () => Param('kbId', new IntIdPipe('Knowledge base'));
-const SourceId = () => Param('sourceId', new IntIdPipe('Source'));
+const KnowledgeBaseId = () => IntIdParam('kbId', 'Knowledge base');
+const SourceId = () => IntIdParam('sourceId', 'Source');
 
 @ApiTags('knowledge bases')
 @Controller('knowledge-bases')

@@ -1,11 +1,11 @@
 import { Controller, ForbiddenException, Get, HttpException, HttpStatus, Inject, NotFoundException, Param, Query, Req, Res } from '@nestjs/common';
-import { ApiOperation, ApiParam, ApiProduces, ApiQuery, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { ApiOperation, ApiParam, ApiQuery, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { Public } from '../auth/public.decorator';
 import { ApiErrors } from '../common/api-errors.decorator';
 import { parseRange } from './byte-range';
 import { RecordingStorage } from './recording-storage';
-import { sendRecording } from './send-recording';
+import { MP3, sendRecording } from './send-recording';
 import { PlaybackUrlSigner } from './signed-url';
 
 /** The signer of the local driver's URLs; null under another driver (which signs its own URLs). */
@@ -34,9 +34,8 @@ export class PlaybackController {
   @ApiParam({ name: 'token', description: 'The recording, as an opaque encrypted token' })
   @ApiQuery({ name: 'expires', type: String, description: 'Unix time (seconds) the URL stops working', example: '1795000000' })
   @ApiQuery({ name: 'signature', type: String, description: 'HMAC-SHA256 signature of the token and expiry, base64url' })
-  @ApiProduces('audio/mpeg')
-  @ApiResponse({ status: 200, description: 'The whole MP3', schema: { type: 'string', format: 'binary' } })
-  @ApiResponse({ status: 206, description: 'The range asked for', schema: { type: 'string', format: 'binary' } })
+  @ApiResponse({ status: 200, description: 'The whole MP3', content: MP3 })
+  @ApiResponse({ status: 206, description: 'The range asked for', content: MP3 })
   @ApiErrors([403, 'The URL has expired or was altered'], [404, 'The recording no longer exists'], [416, 'The range is outside the recording'])
   async play(
     @Param('token') token: string,

@@ -1,5 +1,5 @@
 import { Controller, Delete, Get, HttpCode, Param, Put, Req, Res, UnsupportedMediaTypeException } from '@nestjs/common';
-import { ApiBody, ApiConsumes, ApiOkResponse, ApiOperation, ApiParam, ApiProduces, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { ApiBody, ApiConsumes, ApiOkResponse, ApiOperation, ApiParam, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { CallerAccount } from '../auth/caller-account';
 import { CurrentAccount } from '../auth/current-account.decorator';
@@ -10,7 +10,7 @@ import { InjectConfig } from '../config/config.module';
 import { tooLarge } from './byte-limit';
 import { RecordingUrlResponse, toRecordingUrlResponse } from './dto/recording-url-response.dto';
 import { RecordingsService } from './recordings.service';
-import { sendRecording } from './send-recording';
+import { MP3, sendRecording } from './send-recording';
 
 const CallId = () => Param('callId', new UuidPipe('Call'));
 const CALL_ID_PARAM = { name: 'callId', format: 'uuid', description: 'Anything that is not a UUID is a 404, like an unknown id' };
@@ -84,8 +84,7 @@ export class RecordingsController {
       'Streamed, with `Content-Length` and `Content-Disposition: attachment`: `filename` is an ASCII rendering of the caller\'s ' +
       'name and, when the name is not plain ASCII, `filename*` carries it in UTF-8; a blank name gives `call-<callId>.mp3`.',
   })
-  @ApiProduces('audio/mpeg')
-  @ApiResponse({ status: 200, description: 'The MP3', schema: { type: 'string', format: 'binary' } })
+  @ApiResponse({ status: 200, description: 'The MP3', content: MP3 })
   @ApiErrors([404, 'No such call on this account, or it has no recording'])
   async download(@CurrentAccount() account: CallerAccount, @CallId() callId: string, @Req() request: Request, @Res() response: Response): Promise<void> {
     const recording = await this.recordings.download(account.id, callId);

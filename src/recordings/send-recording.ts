@@ -2,6 +2,9 @@ import type { Request, Response } from 'express';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 
+/** The OpenAPI content of a response that is a recording (its errors stay application/json). */
+export const MP3 = { 'audio/mpeg': { schema: { type: 'string' as const, format: 'binary' } } };
+
 /**
  * Streams a recording (or a range of it) as the response body, with backpressure. If the client goes away,
  * pipeline destroys the storage stream, which closes its file or connection: nothing stays open.

@@ -3,7 +3,7 @@ import { ApiAcceptedResponse, ApiCreatedResponse, ApiOkResponse, ApiOperation, A
 import { CallerAccount } from '../auth/caller-account';
 import { CurrentAccount } from '../auth/current-account.decorator';
 import { ApiErrors, NoContent } from '../common/api-errors.decorator';
-import { IntIdPipe, UuidPipe } from '../common/id.pipes';
+import { IntIdParam, UuidPipe } from '../common/id.pipes';
 import { CreateWebhookDto } from './dto/create-webhook.dto';
 import { ListDeliveriesQuery } from './dto/list-deliveries-query.dto';
 import { UpdateWebhookDto } from './dto/update-webhook.dto';
@@ -18,7 +18,7 @@ import {
 } from './dto/webhook-response.dto';
 import { WebhooksService } from './webhooks.service';
 
-const WebhookId = () => Param('webhookId', new IntIdPipe('Webhook'));
+const WebhookId = () => IntIdParam('webhookId', 'Webhook');
 const DeliveryId = () => Param('deliveryId', new UuidPipe('Delivery'));
 
 const DELIVERY_DESCRIPTION =

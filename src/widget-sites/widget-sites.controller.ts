@@ -1,9 +1,9 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Patch, Post } from '@nestjs/common';
 import { ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { CallerAccount } from '../auth/caller-account';
 import { CurrentAccount } from '../auth/current-account.decorator';
 import { ApiErrors, NoContent } from '../common/api-errors.decorator';
-import { IntIdPipe } from '../common/id.pipes';
+import { IntIdParam } from '../common/id.pipes';
 import { AppConfig } from '../config/config';
 import { InjectConfig } from '../config/config.module';
 import { CreateWidgetSiteDto } from './dto/create-widget-site.dto';
@@ -12,7 +12,7 @@ import { toWidgetSiteResponse, WidgetSiteResponse } from './dto/widget-site-resp
 import { WidgetSiteRow } from './widget-sites.repository';
 import { WidgetSitesService } from './widget-sites.service';
 
-const SiteId = () => Param('siteId', new IntIdPipe('Widget site'));
+const SiteId = () => IntIdParam('siteId', 'Widget site');
 const AGENT_400 = [400, 'Invalid or unknown field (a `siteKey` too), or `agentId` not an agent of this account (with `details`)'] as [number, string];
 
 /** The account's widget sites. Each response is mapped from its row with the configured PUBLIC_BASE_URL (the embed snippet's). */

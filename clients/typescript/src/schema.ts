@@ -1081,7 +1081,8 @@ export interface components {
              */
             channel?: string;
             /**
-             * @description Length of the call in seconds, 0 to 86,400.
+             * @description Length of the call in seconds, 0 to 86,400, to the millisecond (at most 3 decimals, so that creditsUsed is
+             *     exactly the contract's formula).
              * @default 0
              * @example 95
              */
@@ -2062,7 +2063,7 @@ export interface operations {
                     "application/json": components["schemas"]["AgentResponse"];
                 };
             };
-            /** @description Invalid body field, unknown field, malformed JSON or bad query parameter (with `details`); or: An `Idempotency-Key` that is not 1–255 printable ASCII characters */
+            /** @description Invalid body field, unknown field or bad query parameter (with `details` naming each), or malformed JSON (without); or: An `Idempotency-Key` that is not 1–255 printable ASCII characters */
             400: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -2167,6 +2168,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description Anything that cannot be an id is a 404, like an unknown id */
                 agentId: number;
             };
             cookie?: never;
@@ -2244,6 +2246,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description Anything that cannot be an id is a 404, like an unknown id */
                 agentId: number;
             };
             cookie?: never;
@@ -2320,6 +2323,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description Anything that cannot be an id is a 404, like an unknown id */
                 agentId: number;
             };
             cookie?: never;
@@ -2340,7 +2344,7 @@ export interface operations {
                     "application/json": components["schemas"]["AgentResponse"];
                 };
             };
-            /** @description Invalid body field, unknown field, malformed JSON or bad query parameter (with `details`) */
+            /** @description Invalid body field, unknown field or bad query parameter (with `details` naming each), or malformed JSON (without) */
             400: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -2437,6 +2441,7 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
+                /** @description Anything that cannot be an id is a 404, like an unknown id */
                 agentId: number;
             };
             cookie?: never;
@@ -2458,7 +2463,7 @@ export interface operations {
                     "application/json": components["schemas"]["StartedConversationResponse"];
                 };
             };
-            /** @description Invalid body field, unknown field, malformed JSON or bad query parameter (with `details`); or: An `Idempotency-Key` that is not 1–255 printable ASCII characters */
+            /** @description Invalid body field, unknown field or bad query parameter (with `details` naming each), or malformed JSON (without); or: An `Idempotency-Key` that is not 1–255 printable ASCII characters */
             400: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -2660,7 +2665,7 @@ export interface operations {
                     "application/json": components["schemas"]["CreatedApiKeyResponse"];
                 };
             };
-            /** @description Invalid body field, unknown field, malformed JSON or bad query parameter (with `details`); or: An `Idempotency-Key` that is not 1–255 printable ASCII characters */
+            /** @description Invalid body field, unknown field or bad query parameter (with `details` naming each), or malformed JSON (without); or: An `Idempotency-Key` that is not 1–255 printable ASCII characters */
             400: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -2765,6 +2770,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description Anything that cannot be an id is a 404, like an unknown id */
                 keyId: number;
             };
             cookie?: never;
@@ -2965,7 +2971,7 @@ export interface operations {
                     "application/json": components["schemas"]["CallResponse"];
                 };
             };
-            /** @description Invalid body field, unknown field, malformed JSON or bad query parameter (with `details`); or: An `Idempotency-Key` that is not 1–255 printable ASCII characters */
+            /** @description Invalid body field, unknown field or bad query parameter (with `details` naming each), or malformed JSON (without); or: An `Idempotency-Key` that is not 1–255 printable ASCII characters */
             400: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -3545,7 +3551,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "audio/mpeg": components["schemas"]["ErrorResponse"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description Over the rate limit of this account (all its keys together), or too many requests without a valid key from this address; see `Retry-After` */
@@ -3614,7 +3620,7 @@ export interface operations {
                     "text/csv": string;
                 };
             };
-            /** @description Invalid body field, unknown field, malformed JSON or bad query parameter (with `details`) */
+            /** @description Invalid body field, unknown field or bad query parameter (with `details` naming each), or malformed JSON (without) */
             400: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -3916,7 +3922,7 @@ export interface operations {
                     "text/event-stream": string;
                 };
             };
-            /** @description Invalid body field, unknown field, malformed JSON or bad query parameter (with `details`) */
+            /** @description Invalid body field, unknown field or bad query parameter (with `details` naming each), or malformed JSON (without) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4233,7 +4239,7 @@ export interface operations {
                     "application/json": components["schemas"]["KnowledgeBaseResponse"];
                 };
             };
-            /** @description Invalid body field, unknown field, malformed JSON or bad query parameter (with `details`); or: An `Idempotency-Key` that is not 1–255 printable ASCII characters */
+            /** @description Invalid body field, unknown field or bad query parameter (with `details` naming each), or malformed JSON (without); or: An `Idempotency-Key` that is not 1–255 printable ASCII characters */
             400: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -4338,6 +4344,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description Anything that cannot be an id is a 404, like an unknown id */
                 kbId: number;
             };
             cookie?: never;
@@ -4415,6 +4422,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description Anything that cannot be an id is a 404, like an unknown id */
                 kbId: number;
             };
             cookie?: never;
@@ -4496,6 +4504,7 @@ export interface operations {
             };
             header?: never;
             path: {
+                /** @description Anything that cannot be an id is a 404, like an unknown id */
                 kbId: number;
             };
             cookie?: never;
@@ -4512,7 +4521,7 @@ export interface operations {
                     "application/json": components["schemas"]["SearchResultResponse"][];
                 };
             };
-            /** @description Invalid body field, unknown field, malformed JSON or bad query parameter (with `details`) */
+            /** @description Invalid body field, unknown field or bad query parameter (with `details` naming each), or malformed JSON (without) */
             400: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -4584,6 +4593,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description Anything that cannot be an id is a 404, like an unknown id */
                 kbId: number;
             };
             cookie?: never;
@@ -4664,6 +4674,7 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
+                /** @description Anything that cannot be an id is a 404, like an unknown id */
                 kbId: number;
             };
             cookie?: never;
@@ -4685,7 +4696,7 @@ export interface operations {
                     "application/json": components["schemas"]["SourceResponse"];
                 };
             };
-            /** @description Invalid body field, unknown field, malformed JSON or bad query parameter (with `details`); or: An `Idempotency-Key` that is not 1–255 printable ASCII characters */
+            /** @description Invalid body field, unknown field or bad query parameter (with `details` naming each), or malformed JSON (without); or: An `Idempotency-Key` that is not 1–255 printable ASCII characters */
             400: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -4801,7 +4812,9 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description Anything that cannot be an id is a 404, like an unknown id */
                 kbId: number;
+                /** @description Anything that cannot be an id is a 404, like an unknown id */
                 sourceId: number;
             };
             cookie?: never;
@@ -4881,7 +4894,9 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
+                /** @description Anything that cannot be an id is a 404, like an unknown id */
                 kbId: number;
+                /** @description Anything that cannot be an id is a 404, like an unknown id */
                 sourceId: number;
             };
             cookie?: never;
@@ -5029,7 +5044,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "audio/mpeg": components["schemas"]["ErrorResponse"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description The recording no longer exists */
@@ -5038,7 +5053,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "audio/mpeg": components["schemas"]["ErrorResponse"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description The range is outside the recording */
@@ -5047,7 +5062,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "audio/mpeg": components["schemas"]["ErrorResponse"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description The database (or recording storage) is unavailable; try again shortly */
@@ -5404,6 +5419,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description Anything that cannot be an id is a 404, like an unknown id */
                 webhookId: number;
             };
             cookie?: never;
@@ -5481,6 +5497,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description Anything that cannot be an id is a 404, like an unknown id */
                 webhookId: number;
             };
             cookie?: never;
@@ -5557,6 +5574,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description Anything that cannot be an id is a 404, like an unknown id */
                 webhookId: number;
             };
             cookie?: never;
@@ -5577,7 +5595,7 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookResponse"];
                 };
             };
-            /** @description Invalid body field, unknown field, malformed JSON or bad query parameter (with `details`) */
+            /** @description Invalid body field, unknown field or bad query parameter (with `details` naming each), or malformed JSON (without) */
             400: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -5674,6 +5692,7 @@ export interface operations {
             };
             header?: never;
             path: {
+                /** @description Anything that cannot be an id is a 404, like an unknown id */
                 webhookId: number;
             };
             cookie?: never;
@@ -5767,6 +5786,7 @@ export interface operations {
             path: {
                 /** @description Anything that is not a UUID is a 404, like an unknown id */
                 deliveryId: string;
+                /** @description Anything that cannot be an id is a 404, like an unknown id */
                 webhookId: number;
             };
             cookie?: never;
@@ -5881,6 +5901,7 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
+                /** @description Anything that cannot be an id is a 404, like an unknown id */
                 webhookId: number;
             };
             cookie?: never;
@@ -5995,6 +6016,7 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
+                /** @description Anything that cannot be an id is a 404, like an unknown id */
                 webhookId: number;
             };
             cookie?: never;
@@ -6282,7 +6304,7 @@ export interface operations {
                     "application/json": components["schemas"]["StartedConversationResponse"];
                 };
             };
-            /** @description Invalid body field, unknown field, malformed JSON or bad query parameter (with `details`) */
+            /** @description Invalid body field, unknown field or bad query parameter (with `details` naming each), or malformed JSON (without) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6591,6 +6613,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description Anything that cannot be an id is a 404, like an unknown id */
                 siteId: number;
             };
             cookie?: never;
@@ -6668,6 +6691,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description Anything that cannot be an id is a 404, like an unknown id */
                 siteId: number;
             };
             cookie?: never;
@@ -6744,6 +6768,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description Anything that cannot be an id is a 404, like an unknown id */
                 siteId: number;
             };
             cookie?: never;
@@ -6861,6 +6886,7 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
+                /** @description Anything that cannot be an id is a 404, like an unknown id */
                 siteId: number;
             };
             cookie?: never;

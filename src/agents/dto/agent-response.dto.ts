@@ -3,6 +3,7 @@ import { AgentRow } from '../agents.repository';
 
 export class AgentResponse {
   /** @example 42 */
+  @ApiProperty({ type: 'integer' })
   id: number;
   /** @example "Reception desk" */
   name: string;

@@ -5,6 +5,7 @@ import { API_KEY_SCOPES, type ApiKeyScope } from '../scopes';
 /** An API key as listed: never the key itself, nor its hash. */
 export class ApiKeyResponse {
   /** @example 7 */
+  @ApiProperty({ type: 'integer' })
   id: number;
   /** @example "Reporting (read only)" */
   name: string;

@@ -127,9 +127,12 @@ export class CreateCallDto {
   @Rfc3339DateTime()
   callDate?: Date;
 
-  /** Length of the call in seconds, 0 to 86,400. @example 95 */
+  /**
+   * Length of the call in seconds, 0 to 86,400, to the millisecond (at most 3 decimals, so that creditsUsed is
+   * exactly the contract's formula). @example 95
+   */
   @IsOmittable()
-  @IsNumber({ allowNaN: false, allowInfinity: false })
+  @IsNumber({ allowNaN: false, allowInfinity: false, maxDecimalPlaces: 3 }, { message: 'durationSeconds must be a number with at most 3 decimals' })
   @Min(0)
   @Max(86_400)
   durationSeconds?: number = 0;

@@ -4,8 +4,10 @@ import { KnowledgeBaseRow, SourceRow } from '../knowledge-bases.repository';
 
 export class SourceResponse {
   /** @example 7 */
+  @ApiProperty({ type: 'integer' })
   id: number;
   /** @example 3 */
+  @ApiProperty({ type: 'integer' })
   knowledgeBaseId: number;
   /** @example "Opening hours" */
   name: string;
@@ -27,10 +29,12 @@ export class SourceResponse {
 
 export class KnowledgeBaseResponse {
   /** @example 3 */
+  @ApiProperty({ type: 'integer' })
   id: number;
   /** @example "Product FAQ" */
   name: string;
   /** How many sources the knowledge base holds. @example 2 */
+  @ApiProperty({ type: 'integer' })
   sourceCount: number;
   /** @example "2026-11-22T09:15:02.123Z" */
   createdAt: string;

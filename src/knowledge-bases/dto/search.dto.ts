@@ -1,4 +1,4 @@
-import { ApiPropertyOptional } from '@nestjs/swagger';
+import { ApiPropertyOptional, ApiProperty } from '@nestjs/swagger';
 import { IsInt, IsString, Max, Min } from 'class-validator';
 import { IsStorable } from '../../common/storable-text';
 import { ToInteger } from '../../common/query-params';
@@ -29,6 +29,7 @@ export class SearchQuery {
 
 export class SearchResultResponse {
   /** The source the passage comes from. @example 7 */
+  @ApiProperty({ type: 'integer' })
   sourceId: number;
   /** @example "Opening hours" */
   sourceName: string;

@@ -41,6 +41,7 @@ export class CallDeletedEvent extends EventEnvelope {
 
 export class PingData {
   /** The webhook tested. @example 7 */
+  @ApiProperty({ type: 'integer' })
   webhookId: number;
 }
 

@@ -5,6 +5,7 @@ import { DeliveryRow, WebhookRow } from '../webhooks.repository';
 
 export class WebhookResponse {
   /** @example 7 */
+  @ApiProperty({ type: 'integer' })
   id: number;
   /** @example "https://crm.example.com/hooks/voice" */
   url: string;
@@ -47,6 +48,7 @@ export class WebhookDeliveryResponse {
   @ApiProperty({ enum: DELIVERY_STATUSES, example: 'pending' })
   status: DeliveryStatus;
   /** Attempts made so far (automatic and by hand). @example 2 */
+  @ApiProperty({ type: 'integer' })
   attempts: number;
   /** The HTTP status of the last answer; null before the first answer, or when the last attempt got none. @example 500 */
   @ApiProperty({ type: 'integer', nullable: true, example: 500 })
