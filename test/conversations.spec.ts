@@ -157,6 +157,9 @@ describe('conversations (built-in answerer)', () => {
         context.http.get(`/conversations/${id}`).set('Authorization', `Basic ${started.token}`),
         context.http.get('/conversations/not-a-uuid').set(bearer(started.token)),
         context.http.post(`/conversations/${id}/messages`).set(bearer(other.token)).send({ text: 'hi' }),
+        // A body that is not a valid message changes nothing: without the conversation's token it is a 404 too.
+        context.http.post(`/conversations/${id}/messages`).set(bearer(other.token)).send({}),
+        context.http.post(`/conversations/${id}/messages`).send({ text: '', extra: 1 }),
         context.http.post(`/conversations/${id}/end`).set(bearer(other.token)),
         context.http.post(`/conversations/${other.conversationId}/end`).set(bearer(started.token)),
       ];
@@ -175,6 +178,10 @@ describe('conversations (built-in answerer)', () => {
     it('ends with 204 (again 204), then 410 for a message; the call has the conversation\'s id and the contract\'s fields', async () => {
       const started = await startConversation(context, owner, agentId, { name: 'Priya Sharma', phone: '+91-98765-43210', test: false });
       await message(started, 'Do you deliver on Sundays?').expect(200);
+      // Started 95 s earlier than it was, so that the call's duration is not 0 whatever the machine's speed.
+      const database = context.app.get(DataSource);
+      await database.query(`UPDATE conversations SET started_at = started_at - interval '95 seconds' WHERE account_id = $1 AND id = $2`, [owner.id, started.conversationId]);
+      const [{ startedAt }] = await database.query(`SELECT started_at AS "startedAt" FROM conversations WHERE account_id = $1 AND id = $2`, [owner.id, started.conversationId]);
       await context.http.post(`/conversations/${started.conversationId}/end`).set(bearer(started.token)).expect(204);
       await context.http.post(`/conversations/${started.conversationId}/end`).set(bearer(started.token)).expect(204);
       const gone = await message(started, 'Hello?');
@@ -196,7 +203,7 @@ describe('conversations (built-in answerer)', () => {
         website: '',
         agent: 'Reception',
         agentId,
-        callDate: expect.any(String),
+        callDate: startedAt.toISOString(),
         durationSeconds: expect.any(Number),
         replyLanguage: 'en-IN',
         hasRecording: false,
@@ -208,7 +215,10 @@ describe('conversations (built-in answerer)', () => {
           { speaker: 'agent', text: QUESTION_NOTED },
         ],
       });
-      expect(Number.isInteger(call.durationSeconds)).toBe(true);
+      // Whole seconds from the start to the last message (the agent's reply).
+      const { messages } = (await context.http.get(`/conversations/${started.conversationId}`).set(bearer(started.token)).expect(200)).body;
+      expect(call.durationSeconds).toBe(Math.floor((Date.parse(messages.at(-1).at) - startedAt.getTime()) / 1000));
+      expect(call.durationSeconds).toBeGreaterThanOrEqual(95);
       const list = (await context.as(owner).get('/calls?limit=1000').expect(200)).body;
       expect(list.map((item: { id: string }) => item.id)).toContain(started.conversationId);
     });
@@ -305,6 +315,22 @@ describe('conversations (built-in answerer)', () => {
         await server.close();
       }
     });
+  });
+
+  it('replies with the best passage even with RAG_PASSAGES=0, which bounds only what a provider is given', async () => {
+    const noPassages = await createTestContext({ ragPassages: 0 });
+    try {
+      const account = await noPassages.createAccount();
+      const kb = (await noPassages.as(account).post('/knowledge-bases').send({ name: 'Facts' }).expect(201)).body;
+      const hours = 'The shop opens at 10 am and closes at 8 pm.';
+      await noPassages.as(account).post(`/knowledge-bases/${kb.id}/sources`).send({ name: 'Hours', content: hours }).expect(201);
+      const agent = (await noPassages.as(account).post('/agents').send({ name: 'Hours desk', knowledgeBaseIds: [kb.id] }).expect(201)).body;
+      const started = await startConversation(noPassages, account, agent.id);
+      const reply = await noPassages.http.post(`/conversations/${started.conversationId}/messages`).set(bearer(started.token)).send({ text: 'When does the shop open?' }).expect(200);
+      expect(reply.body.text).toBe(hours);
+    } finally {
+      await noPassages.close();
+    }
   });
 
   it('never logs a message, a name, a phone or a token', async () => {

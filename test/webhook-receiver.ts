@@ -9,6 +9,8 @@ export interface ReceivedDelivery {
   body: string;
   /** performance.now() when the request's headers arrived. */
   receivedAt: number;
+  /** Date.now() then: the wall clock, which the service's timestamps use. */
+  receivedAtMs: number;
 }
 
 /** How to answer the n-th request (0-based): a status and body, or `hang` (never answer). */
@@ -38,10 +40,11 @@ export async function startReceiver(respond: Responder = answerOk, tls?: { key: 
   const sockets = new Set<Socket>();
   const handler = (request: http.IncomingMessage, response: http.ServerResponse) => {
     const receivedAt = performance.now();
+    const receivedAtMs = Date.now();
     const chunks: Buffer[] = [];
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
     request.on('end', () => {
-      const delivery = { headers: request.headers, body: Buffer.concat(chunks).toString('utf8'), receivedAt };
+      const delivery = { headers: request.headers, body: Buffer.concat(chunks).toString('utf8'), receivedAt, receivedAtMs };
       const index = receiver.deliveries.push(delivery) - 1;
       const answer = receiver.respond(delivery, index);
       if (answer === 'hang') return;

@@ -172,10 +172,12 @@ describe('webhooks', () => {
 
     it('lists deliveries newest first, 50 by default, at most 200; a bad limit is a 400', async () => {
       const created = await createWebhook();
-      for (let index = 0; index < 3; index++) await context.as(account).post(`/webhooks/${created.id}/test`).expect(202);
-      const rows = await eventually(() => deliveries(created.id), (list) => list.length === 3 && list.every((row) => row.status === 'succeeded'));
+      for (let index = 0; index < 51; index++) await context.as(account).post(`/webhooks/${created.id}/test`).expect(202);
+      const all = () => context.as(account).get(`/webhooks/${created.id}/deliveries?limit=200`).expect(200).then((response) => response.body as Record<string, unknown>[]);
+      const rows = await eventually(all, (list) => list.length === 51 && list.every((row) => row.status === 'succeeded'));
       const times = rows.map((row) => Date.parse(row.createdAt as string));
       expect([...times].sort((a, b) => b - a)).toEqual(times);
+      expect(await deliveries(created.id)).toEqual(rows.slice(0, 50));
       expect((await context.as(account).get(`/webhooks/${created.id}/deliveries?limit=2`).expect(200)).body).toEqual(rows.slice(0, 2));
       for (const limit of ['0', '201', 'abc', '1.5']) await context.as(account).get(`/webhooks/${created.id}/deliveries?limit=${limit}`).expect(400);
       await context.as(account).get(`/webhooks/${created.id}/deliveries?limit=200`).expect(200);
@@ -419,8 +421,14 @@ describe('webhooks', () => {
 
     it('signs with both secrets for 24 hours after a rotation, then with the new one only', async () => {
       const { id, secret: oldSecret } = await createWebhook();
+      const rotatedAt = Date.now();
       const { secret: newSecret } = (await context.as(account).post(`/webhooks/${id}/rotate-secret`).expect(200)).body;
       expect(newSecret).toMatch(/^whsec_/);
+      const [{ expiresAt }] = await context.app
+        .get(DataSource)
+        .query(`SELECT previous_secret_expires_at AS "expiresAt" FROM webhooks WHERE account_id = $1 AND id = $2`, [account.id, id]);
+      expect(expiresAt.getTime() - rotatedAt).toBeGreaterThanOrEqual(24 * 3600_000); // 24 hours from the rotation
+      expect(expiresAt.getTime() - Date.now()).toBeLessThanOrEqual(24 * 3600_000);
       expect(newSecret).not.toBe(oldSecret);
       await context.as(account).post(`/webhooks/${id}/test`).expect(202);
       const [during] = await receiver.waitFor(1);
@@ -577,4 +585,41 @@ describe('webhook targets (SSRF)', () => {
       targets.resolver = undefined;
     }
   });
+});
+
+describe('webhook retry schedule (WEBHOOK_RETRY_SECONDS=1,3)', () => {
+  let context: TestContext;
+  let receiver: Receiver;
+  beforeAll(async () => {
+    context = await createTestContext(webhooksConfig({ retrySeconds: [1, 3] }));
+    receiver = await startReceiver(() => ({ status: 503 }));
+  });
+  afterAll(async () => {
+    await receiver?.close();
+    await context?.close();
+  });
+
+  it('waits each delay of the list in turn before the next attempt, then fails the delivery', async () => {
+    const account = await context.createAccount();
+    const { id } = (await context.as(account).post('/webhooks').send({ url: receiver.url(), events: ['call.created'] }).expect(201)).body;
+    await context.as(account).post(`/webhooks/${id}/test`).expect(202);
+    const rows = () => context.as(account).get(`/webhooks/${id}/deliveries`).then((response) => response.body as { attempts: number; status: string; nextAttemptAt: string | null }[]);
+    const receivedAt = (index: number) => receiver.deliveries[index].receivedAtMs;
+
+    await receiver.waitFor(1);
+    const [afterFirst] = await eventually(rows, (list) => list[0]?.attempts === 1);
+    const firstDelay = Date.parse(afterFirst.nextAttemptAt!) - receivedAt(0);
+    await receiver.waitFor(2, 10_000);
+    const [afterSecond] = await eventually(rows, (list) => list[0]?.attempts === 2);
+    const secondDelay = Date.parse(afterSecond.nextAttemptAt!) - receivedAt(1);
+    // Each next attempt is due its delay after the answer that failed (never earlier), and is not made before it is due.
+    expect(firstDelay).toBeGreaterThanOrEqual(1_000);
+    expect(firstDelay).toBeLessThan(3_000);
+    expect(secondDelay).toBeGreaterThanOrEqual(3_000);
+    expect(receivedAt(1)).toBeGreaterThanOrEqual(Date.parse(afterFirst.nextAttemptAt!));
+    await receiver.waitFor(3, 15_000);
+    expect(receivedAt(2)).toBeGreaterThanOrEqual(Date.parse(afterSecond.nextAttemptAt!));
+    const [last] = await eventually(rows, (list) => list[0]?.status === 'failed');
+    expect(last).toMatchObject({ attempts: 3, nextAttemptAt: null });
+  }, 30_000);
 });

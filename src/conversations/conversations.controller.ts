@@ -1,6 +1,7 @@
 import { Body, ConflictException, Controller, ForbiddenException, Get, Headers, HttpCode, Options, Param, Post, Req, Res } from '@nestjs/common';
 import {
   ApiBearerAuth,
+  ApiBody,
   ApiCreatedResponse,
   ApiExtraModels,
   ApiHeader,
@@ -17,6 +18,7 @@ import { CallerAccount } from '../auth/caller-account';
 import { CurrentAccount } from '../auth/current-account.decorator';
 import { ApiErrors, NoContent } from '../common/api-errors.decorator';
 import { IntIdParam, UuidPipe } from '../common/id.pipes';
+import { createValidationPipe } from '../common/validation';
 import { AppConfig } from '../config/config';
 import { InjectConfig } from '../config/config.module';
 import { WidgetRateLimit } from '../rate-limit/rate-limit';
@@ -34,6 +36,9 @@ import {
 } from './dto/conversation-response.dto';
 import { SendMessageDto, StartConversationDto, StartWidgetSessionDto } from './dto/start-conversation.dto';
 import { EventStream } from './event-stream';
+
+/** Validates a message body where the controller asks for it (see messageBody), as the global pipe would. */
+const MESSAGE_VALIDATION = createValidationPipe();
 
 /** The OpenAPI security scheme of the conversation routes (registered in src/openapi.ts). */
 export const CONVERSATION_TOKEN_SCHEME = 'conversation-token';
@@ -157,15 +162,17 @@ export class ConversationsController {
       'text/event-stream': { schema: { type: 'string', example: 'event: delta\ndata: {"text":"Yes, "}\n\nevent: done\ndata: {"text":"Yes, we deliver on Sundays."}\n\n' } },
     },
   })
+  @ApiBody({ type: SendMessageDto })
   @ApiErrors(400, UNKNOWN_CONVERSATION_404, [409, MESSAGE_409], ENDED_410, 413, 415)
   async message(
     @ConversationId() conversationId: string,
     @Headers('authorization') authorization: string | undefined,
     @Headers('origin') origin: string | undefined,
-    @Body() dto: SendMessageDto,
+    @Body() body: unknown,
     @Req() request: Request,
     @Res() response: Response,
   ): Promise<void> {
+    const dto = await this.messageBody(conversationId, authorization, body);
     const turn = await this.conversations.accept(conversationId, authorization, dto.text, (access) =>
       allowConversationOrigin(access, origin, this.config.corsOrigins, response),
     );
@@ -230,5 +237,20 @@ export class ConversationsController {
     const access = await this.conversations.authenticate(conversationId, authorization);
     allowConversationOrigin(access, origin, this.config.corsOrigins, response);
     return access;
+  }
+
+  /**
+   * The message, validated only now: a body that fails validation is a 400 only for the conversation's own
+   * token; with a wrong or missing token it is the 404 of any request without it, as a request without an API
+   * key is a 401 whatever its body. The token is looked up on that path alone (a valid message is accepted by
+   * one statement that checks the token itself).
+   */
+  private async messageBody(conversationId: string, authorization: string | undefined, body: unknown): Promise<SendMessageDto> {
+    try {
+      return (await MESSAGE_VALIDATION.transform(body, { type: 'body', metatype: SendMessageDto })) as SendMessageDto;
+    } catch (error) {
+      await this.conversations.authenticate(conversationId, authorization);
+      throw error;
+    }
   }
 }

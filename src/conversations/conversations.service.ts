@@ -285,8 +285,8 @@ export class ConversationsService implements OnModuleInit, BeforeApplicationShut
   }
 
   private async replyRequest({ access, agent, text, turns }: AcceptedTurn): Promise<ReplyRequest> {
-    // The built-in answerer uses the best passage only.
-    const limit = this.analyser ? this.config.ragPassages : Math.min(1, this.config.ragPassages);
+    // The built-in answerer replies with the best passage, whatever RAG_PASSAGES (the provider's allowance) says.
+    const limit = this.analyser ? this.config.ragPassages : 1;
     const passages = limit > 0 ? await this.passages.find(access.accountId, agent, text, limit) : [];
     return { agent: { model: agent.model, systemPrompt: agent.systemPrompt, language: agent.language }, passages, turns };
   }
