@@ -25,6 +25,7 @@ module.exports = {
   moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
   globalSetup: '<rootDir>/test/global-setup.ts',
   globalTeardown: '<rootDir>/test/global-teardown.ts',
+  setupFiles: ['<rootDir>/test/worker-database.setup.ts'],
   maxWorkers: 2,
   testTimeout: 30_000,
 };

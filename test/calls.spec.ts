@@ -162,6 +162,8 @@ describe('calls', () => {
       ['a duration over 24 hours', { durationSeconds: 86_401 }, 'durationSeconds'],
       ['a duration just over 24 hours', { durationSeconds: 86_400.001 }, 'durationSeconds'],
       ['a duration with 4 decimals', { durationSeconds: 61.0005 }, 'durationSeconds'],
+      ['a duration of 1e-4 (written with an exponent)', { durationSeconds: 1e-4 }, 'durationSeconds'],
+      ['a subnormal duration', { durationSeconds: 9e-323 }, 'durationSeconds'],
       ['an unknown reply language', { replyLanguage: 'fr-FR' }, 'replyLanguage'],
       ['an array as extractedData', { extractedData: [1] }, 'extractedData'],
       ['null extractedData', { extractedData: null }, 'extractedData'],

@@ -1,3 +1,4 @@
+import { decimalPlaces } from '../common/validators';
 import { creditsUsed } from './credits';
 
 describe('creditsUsed', () => {
@@ -37,5 +38,21 @@ describe('creditsUsed', () => {
     expect(creditsUsed(0.9, 1)).toBe(0.02);
     expect(creditsUsed(2.7, 1)).toBe(0.05);
     expect(creditsUsed(64.5, 1)).toBe(1.08);
+  });
+});
+
+describe('decimalPlaces', () => {
+  it.each([
+    [95, 0],
+    [61.5, 1],
+    [61.005, 3],
+    [0.001, 3],
+    [1e-4, 4],
+    [1.5e-7, 8],
+    [9e-323, 323],
+    [1e21, 0],
+    [86_400, 0],
+  ])('%s needs %s', (value, places) => {
+    expect(decimalPlaces(value)).toBe(places);
   });
 });

@@ -44,3 +44,26 @@ export const CodePointLength = (min: number, max: number) =>
 
 /** At most `max` characters (code points, as PostgreSQL counts them). */
 export const MaxCodePointLength = (max: number) => CodePointLength(0, max);
+
+/**
+ * The decimal places a number needs, read from its shortest round-trip form, exponents included (`1.5e-7`
+ * needs 8: class-validator's `maxDecimalPlaces` looks for digits after a `.` only and passes it).
+ */
+export function decimalPlaces(value: number): number {
+  const [mantissa, exponent = '0'] = String(value).split('e');
+  return Math.max(0, (mantissa.split('.')[1]?.length ?? 0) - Number(exponent));
+}
+
+/**
+ * A finite number with at most `max` decimal places (see decimalPlaces). Not documented as `multipleOf`: JSON
+ * Schema validators test that in floating point, where 61.005 is not a multiple of 0.001.
+ */
+export const IsNumberWithDecimals = (max: number) =>
+  ValidateBy({
+    name: 'isNumberWithDecimals',
+    constraints: [max],
+    validator: {
+      validate: (value) => typeof value === 'number' && Number.isFinite(value) && decimalPlaces(value) <= max,
+      defaultMessage: (args) => `${args?.property ?? 'value'} must be a number with at most ${max} decimals`,
+    },
+  });

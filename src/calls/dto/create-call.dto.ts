@@ -8,7 +8,6 @@ import {
   IsBoolean,
   IsEmail,
   IsInt,
-  IsNumber,
   IsObject,
   IsString,
   Matches,
@@ -20,7 +19,7 @@ import {
 import { REPLY_LANGUAGES } from '../../agents/voices';
 import { Rfc3339DateTime } from '../../common/date-time';
 import { MAX_INT_ID } from '../../common/id.pipes';
-import { IsOmittable, IsOneOf, MaxCodePointLength, Trim } from '../../common/validators';
+import { IsNumberWithDecimals, IsOmittable, IsOneOf, MaxCodePointLength, Trim } from '../../common/validators';
 import { TRANSCRIPT_SPEAKERS, TranscriptSpeaker } from '../call.entity';
 import { PHONE_PATTERN } from '../phone';
 
@@ -132,7 +131,7 @@ export class CreateCallDto {
    * exactly the contract's formula). @example 95
    */
   @IsOmittable()
-  @IsNumber({ allowNaN: false, allowInfinity: false, maxDecimalPlaces: 3 }, { message: 'durationSeconds must be a number with at most 3 decimals' })
+  @IsNumberWithDecimals(3)
   @Min(0)
   @Max(86_400)
   durationSeconds?: number = 0;
