@@ -42,7 +42,7 @@ import { loadConfig } from '../src/config/config';
 import { dataSourceOptions } from '../src/database/data-source-options';
 import { Database } from '../src/database/database';
 import { MemoryThrottlerStorage } from '../src/rate-limit/memory-throttler-storage';
-import { rateLimitState, setRateLimitHeaders } from '../src/rate-limit/rate-limit';
+import { rateLimitState, retryAfterSeconds, setRateLimitHeaders, tooManyRequestsMessage } from '../src/rate-limit/rate-limit';
 import { AUTH_SQL } from './queries';
 
 interface Caller {
@@ -113,7 +113,11 @@ async function admit(caller: Caller, request: http.IncomingMessage, response: ht
   const ttl = config.rateLimitWindowSeconds * 1000;
   const record = await rateLimits.increment(`account:account:${caller.id}`, ttl, config.rateLimit, ttl, 'account');
   setRateLimitHeaders(response, rateLimitState(config.rateLimit, config.rateLimitWindowSeconds, record));
-  if (record.isBlocked) throw new HttpError(429, 'Too Many Requests', 'Too many requests');
+  if (record.isBlocked) {
+    const retryAfter = retryAfterSeconds(record.timeToBlockExpire);
+    response.setHeader('Retry-After', retryAfter);
+    throw new HttpError(429, 'Too Many Requests', tooManyRequestsMessage(retryAfter));
+  }
   if (!caller.scopes.includes(scopeForMethod(request.method ?? 'GET'))) throw new HttpError(403, 'Forbidden', 'This API key lacks the scope');
 }
 

@@ -1,4 +1,4 @@
-import { ApiPropertyOptional, ApiProperty } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsInt, IsString, Max, Min } from 'class-validator';
 import { IsStorable } from '../../common/storable-text';
 import { ToInteger } from '../../common/query-params';
