@@ -96,7 +96,7 @@ describe('agents', () => {
 
     it.each(['abc', '-1', '1.5', '0', '99999999999999999999', '2147483648'])('answers 404 for the id %s', async (id) => {
       const response = await context.as(owner).get(`/agents/${id}`).expect(404);
-      expect(response.body).toEqual({ statusCode: 404, error: 'Not Found', message: expect.stringContaining('not found') });
+      expect(response.body).toEqual({ statusCode: 404, error: 'Not Found', message: `Agent ${id} not found` });
       await context.as(owner).patch(`/agents/${id}`).send({ name: 'x' }).expect(404);
       await context.as(owner).delete(`/agents/${id}`).expect(404);
     });

@@ -162,6 +162,39 @@ describe('API keys through the API', () => {
     });
   });
 
+  describe('what a key may give the keys it creates', () => {
+    it('refuses a scope the creating key lacks (the default of both included) with a 403, and creates nothing', async () => {
+      const account = await context.createAccount();
+      const write = withKey((await createKey(account, { name: 'Ingest', scopes: ['write'] })).apiKey);
+      for (const body of [{ name: 'Reader', scopes: ['read'] }, { name: 'Both', scopes: ['read', 'write'] }, { name: 'Default' }]) {
+        const refused = await write.post('/api-keys').send(body).expect(403);
+        expect(refused.body).toEqual({
+          statusCode: 403,
+          error: 'Forbidden',
+          message: 'This API key does not have the read scope, so a key it creates cannot have it (its scopes: write)',
+        });
+      }
+      expect((await write.get('/api-keys').expect(200)).body).toHaveLength(2);
+      expect((await write.post('/api-keys').send({ name: 'Ingest 2', scopes: ['write'] }).expect(201)).body.scopes).toEqual(['write']);
+    });
+
+    it('refuses an expiry later than the creating key\'s, or none, and takes one up to the same instant', async () => {
+      const account = await context.createAccount();
+      const expiry = new Date(Date.now() + 3_600_000);
+      const expiring = withKey((await createKey(account, { name: 'Expiring', expiresAt: expiry.toISOString() })).apiKey);
+      const later = new Date(expiry.getTime() + 1).toISOString();
+      for (const body of [{ name: 'Forever' }, { name: 'Forever', expiresAt: null }, { name: 'Later', expiresAt: later }]) {
+        const refused = await expiring.post('/api-keys').send(body).expect(403);
+        expect(refused.body.message).toBe(`This API key expires at ${expiry.toISOString()}, so a key it creates must have an expiresAt no later than that`);
+      }
+      for (const at of [expiry, new Date(expiry.getTime() - 1)]) {
+        const created = (await expiring.post('/api-keys').send({ name: 'Shorter', expiresAt: at.toISOString() }).expect(201)).body;
+        expect(created.expiresAt).toBe(at.toISOString());
+      }
+      expect((await expiring.get('/api-keys').expect(200)).body).toHaveLength(4);
+    });
+  });
+
   describe('DELETE /api-keys/{keyId}', () => {
     it('revokes at once, lists the key as revoked, and keeps the first revocation time when asked again', async () => {
       const account = await context.createAccount();

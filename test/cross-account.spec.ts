@@ -90,6 +90,7 @@ const webhookFixture: FixtureFactory = async (context, owner, marker) => {
   const delivery = (await context.as(owner).post(`/webhooks/${webhook.id}/test`).expect(202)).body;
   const deliveries = async () => {
     const { status, body: rows } = await context.as(owner).get(`/webhooks/${webhook.id}/deliveries`);
+    if (!Array.isArray(rows)) return { status, rows };
     return { status, rows: (rows as { id: string; eventId: string; event: string }[]).map(({ id, eventId, event }) => ({ id, eventId, event })) };
   };
   return {
@@ -182,6 +183,12 @@ const ROUTE_QUERIES: Record<string, (marker: string) => string> = {
   '/knowledge-bases/:kbId/search': (marker) => `?q=${marker}`,
 };
 
+/** The path parameters that hold integer ids (the others are UUIDs). */
+const INTEGER_ID_PARAMS = ['agentId', 'kbId', 'sourceId', 'siteId', 'webhookId', 'keyId'];
+
+/** Texts that JavaScript reads as the number `id` but that are not its decimal spelling: each names no resource. */
+const otherSpellings = (id: number) => [`0${id}`, `${id}.0`, `0x${id.toString(16)}`, `0b${id.toString(2)}`, `${id}e0`, `+${id}`, `%20${id}`, `%09${id}`, `${id}%20`];
+
 /** A body each method accepts on a route when the caller owns the resource, so that only ownership can fail. */
 function requestBody(method: string): object | undefined {
   return method === 'POST' || method === 'PATCH' || method === 'PUT' ? {} : undefined;
@@ -232,6 +239,28 @@ describe('cross-account matrix', () => {
       if (response.status !== 404) failures.push(`${route} answered ${response.status}`);
       if (JSON.stringify(response.body).includes('secret-')) failures.push(`${route} leaked A's data`);
       if (JSON.stringify(await fixture.snapshot()) !== JSON.stringify(before)) failures.push(`${route} changed A's data`);
+    }
+    expect(failures).toEqual([]);
+  });
+
+  it('answers 404 to the owner for every other spelling of its own integer ids, and changes nothing', async () => {
+    const failures: string[] = [];
+    for (const route of protectedRoutes()) {
+      const [method, path] = route.split(' ');
+      const fixture = fixtures.get(path);
+      if (!fixture) continue;
+      for (const name of Object.keys(fixture.params).filter((param) => INTEGER_ID_PARAMS.includes(param) && path.includes(`:${param}`))) {
+        for (const spelling of otherSpellings(Number(fixture.params[name]))) {
+          const url =
+            path.replace(/:(\w+)/g, (_, param: string) => (param === name ? spelling : fixture.params[param])) + (ROUTE_QUERIES[path]?.(markerOf.get(path)!) ?? '');
+          const before = await fixture.snapshot();
+          const call = context.as(owner)[method.toLowerCase() as 'get'](url);
+          const payload = requestBody(method);
+          const response = await (payload ? call.send(payload) : call);
+          if (response.status !== 404) failures.push(`${method} ${url} answered ${response.status}`);
+          if (JSON.stringify(await fixture.snapshot()) !== JSON.stringify(before)) failures.push(`${method} ${url} changed the data`);
+        }
+      }
     }
     expect(failures).toEqual([]);
   });

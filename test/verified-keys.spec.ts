@@ -10,7 +10,7 @@ import { VerifiedKeys } from '../src/auth/verified-keys';
 import { FreezableProxy } from './freezable-proxy';
 import { createTestContext, TestAccount, TestContext } from './helpers';
 
-const ACCOUNT = Object.freeze({ id: 1, name: 'Acme', isPlatform: false, keyId: 1, scopes: ['read', 'write'] as const });
+const ACCOUNT = Object.freeze({ id: 1, name: 'Acme', isPlatform: false, keyId: 1, scopes: ['read', 'write'] as const, keyExpiresAt: null });
 
 type CacheState = { listening: boolean; confirmedAt: number };
 

@@ -26,11 +26,14 @@ export class ApiKeysController {
   }
 
   @Post()
-  @ApiOperation({ summary: 'Create an API key; the answer holds the key itself, shown this once' })
+  @ApiOperation({
+    summary: 'Create an API key; the answer holds the key itself, shown this once',
+    description: 'The new key may have no scope that the key of the request lacks, and may not outlive it (403 otherwise).',
+  })
   @ApiCreatedResponse({ type: CreatedApiKeyResponse })
-  @ApiErrors(400, 413, 415)
+  @ApiErrors(400, [403, 'A scope the key of the request does not have, or an expiry later than its own (or none, when it expires)'], 413, 415)
   async create(@CurrentAccount() account: CallerAccount, @Body() dto: CreateApiKeyDto): Promise<CreatedApiKeyResponse> {
-    const { key, apiKey } = await this.keys.create(account.id, { name: dto.name, scopes: dto.scopes, expiresAt: dto.expiresAt });
+    const { key, apiKey } = await this.keys.createFor(account, { name: dto.name, scopes: dto.scopes, expiresAt: dto.expiresAt });
     return toCreatedApiKeyResponse(key, apiKey);
   }
 

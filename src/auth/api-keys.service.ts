@@ -1,4 +1,4 @@
-import { Injectable, NotFoundException, Optional } from '@nestjs/common';
+import { ForbiddenException, Injectable, NotFoundException, Optional } from '@nestjs/common';
 import type { Sql } from '../database/database';
 import { ActiveKeyRow, ApiKeyRow, ApiKeysRepository, RevokedKeyRow } from './auth.repository';
 import { generateApiKey, hashApiKey, isWellFormedApiKey } from './api-key-token';
@@ -27,7 +27,14 @@ const FOREIGN_KEY_VIOLATION = '23503';
 const keyNotFound = (keyId: number) => new NotFoundException(`API key ${keyId} not found`);
 
 function toCallerAccount(row: ActiveKeyRow): CallerAccount {
-  return Object.freeze({ id: row.accountId, name: row.accountName, isPlatform: row.isPlatform, keyId: row.keyId, scopes: Object.freeze(row.scopes) });
+  return Object.freeze({
+    id: row.accountId,
+    name: row.accountName,
+    isPlatform: row.isPlatform,
+    keyId: row.keyId,
+    scopes: Object.freeze(row.scopes),
+    keyExpiresAt: row.expiresAt,
+  });
 }
 
 /** API keys: creation, listing, revocation and the check of every request's key. The SQL is ApiKeysRepository's. */
@@ -39,6 +46,26 @@ export class ApiKeysService {
     @Optional() private readonly verified?: VerifiedKeys,
     @Optional() private readonly usage?: KeyUsage,
   ) {}
+
+  /**
+   * `POST /api-keys`: a key made by the key of a request, which may give it no scope it lacks itself and no
+   * life beyond its own (403 otherwise): a `write` key handed to a system that only posts calls cannot make
+   * itself a `read` key, nor a key that expires a key that does not.
+   */
+  async createFor(caller: CallerAccount, options: ApiKeyOptions): Promise<CreatedApiKey> {
+    const scopes = options.scopes ?? API_KEY_SCOPES;
+    const missing = scopes.filter((scope) => !caller.scopes.includes(scope));
+    if (missing.length > 0) {
+      throw new ForbiddenException(
+        `This API key does not have the ${missing.join(', ')} scope, so a key it creates cannot have it (its scopes: ${caller.scopes.join(', ')})`,
+      );
+    }
+    const callerExpiry = caller.keyExpiresAt;
+    if (callerExpiry && (!options.expiresAt || options.expiresAt > callerExpiry)) {
+      throw new ForbiddenException(`This API key expires at ${callerExpiry.toISOString()}, so a key it creates must have an expiresAt no later than that`);
+    }
+    return this.create(caller.id, { ...options, scopes });
+  }
 
   /** Creates a key; pass a transaction to create it together with its account. An unknown account is a 404. */
   async create(accountId: number, options: ApiKeyOptions = {}, sql?: Sql): Promise<CreatedApiKey> {

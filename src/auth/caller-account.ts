@@ -8,4 +8,6 @@ export interface CallerAccount {
   /** The API key of the request: what it may do (ScopeGuard), and whose last use is recorded (KeyUsage). */
   keyId: number;
   scopes: readonly ApiKeyScope[];
+  /** When that key stops working (null: never): a key it creates may not outlive it. */
+  keyExpiresAt: Date | null;
 }
