@@ -490,6 +490,19 @@ describe('webhooks', () => {
       const [row] = await deliveries(id);
       expect(row).toMatchObject({ status: 'failed', nextAttemptAt: null, lastError: 'Not delivered: the webhook was disabled' });
     });
+
+    it('keeps a delivery cancelled while its attempt was in flight cancelled: the attempt counts, and is not retried', async () => {
+      receiver.respond = () => 'hang'; // the attempt ends at WEBHOOK_TIMEOUT_MS, a failure that would be retried
+      const { id } = await createWebhook();
+      const ping = (await context.as(account).post(`/webhooks/${id}/test`).expect(202)).body;
+      await eventually(async () => receiver.deliveries.length, (count) => count === 1);
+      await context.as(account).patch(`/webhooks/${id}`).send({ enabled: false }).expect(200);
+      const [row] = await eventually(() => deliveries(id), (rows) => rows[0]?.attempts === 1);
+      expect(row).toMatchObject({ status: 'failed', nextAttemptAt: null, lastError: 'Not delivered: the webhook was disabled' });
+      await jobsSettled(ping.id);
+      expect(await deliveries(id)).toEqual([row]);
+      expect(receiver.deliveries).toHaveLength(1);
+    });
   });
 
   describe('retention', () => {

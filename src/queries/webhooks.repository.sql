@@ -474,11 +474,21 @@ WHERE
 -- unscoped: a batch of delivery jobs of several accounts: each row is matched on its job's own (account_id, id)
 UPDATE webhook_deliveries d
 SET
-  status = o.status,
+  status = CASE
+    WHEN d.status = 'pending'
+    OR o.status = 'succeeded' THEN o.status
+    ELSE d.status
+  END,
   attempts = d.attempts + 1,
   last_status_code = o.status_code,
-  last_error = o.error,
-  next_attempt_at = o.next_attempt_at,
+  last_error = CASE
+    WHEN d.status = 'pending'
+    OR o.status = 'succeeded' THEN o.error
+    ELSE d.last_error
+  END,
+  next_attempt_at = CASE
+    WHEN d.status = 'pending' THEN o.next_attempt_at
+  END,
   locked_until = NULL
 FROM
   unnest(
@@ -501,7 +511,10 @@ FROM
 WHERE
   d.account_id = o.account_id
   AND d.id = o.id
-  AND d.attempts = o.attempts;
+  AND d.attempts = o.attempts
+RETURNING
+  d.id,
+  d.status;
 
 -- WebhooksRepository.disableGone
 WITH

@@ -143,18 +143,19 @@ export class WebhookDeliveries implements OnModuleInit {
   /** Records outcomes; retries get their jobs and 410s disable their webhooks, in the same transaction. */
   private async record(entries: RecordedOutcome[]): Promise<void> {
     const outcomes = entries.map((entry) => entry.outcome);
-    const retries = outcomes.filter((outcome) => outcome.status === 'pending');
     const gone = entries.filter((entry) => entry.outcome.statusCode === 410);
     for (const { outcome } of entries) {
       // No URL, body or error text: the delivery id says which, the status code or outcome what.
       this.logger.debug({ deliveryId: outcome.deliveryId, attempt: outcome.attempts + 1, status: outcome.status, statusCode: outcome.statusCode }, 'Webhook delivery attempt');
     }
-    if (retries.length === 0 && gone.length === 0) {
+    if (!outcomes.some((outcome) => outcome.status === 'pending') && gone.length === 0) {
       await this.webhooks.recordOutcomes(outcomes);
       return;
     }
     await this.database.transaction(async (sql) => {
-      await this.webhooks.recordOutcomes(outcomes, sql);
+      // Only those still pending once recorded: a delivery cancelled during its attempt is not retried.
+      const stillPending = new Set(await this.webhooks.recordOutcomes(outcomes, sql));
+      const retries = outcomes.filter((outcome) => stillPending.has(outcome.deliveryId));
       for (const { accountId, webhookId, outcome } of gone) await this.webhooks.disableGone(accountId, webhookId, outcome.deliveryId, sql);
       await this.jobs.sendMany<DeliverJob>(
         DELIVER_JOB,

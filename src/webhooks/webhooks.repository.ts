@@ -351,16 +351,24 @@ export class WebhooksRepository {
     return { claimed, locked };
   }
 
-  /** Records how a batch of attempts ended, and unlocks those deliveries (one statement for the batch). */
+  /**
+   * Records how a batch of attempts ended, and unlocks those deliveries (one statement for the batch). A delivery
+   * cancelled while its attempt was in flight (its webhook disabled, its call erased) has the attempt counted but
+   * stays cancelled unless the receiver took it: a failure is not retried. The ids of the deliveries left pending
+   * (those to retry).
+   */
   @UnscopedQuery("a batch of delivery jobs of several accounts: each row is matched on its job's own (account_id, id)", [EXAMPLE_OUTCOMES])
-  async recordOutcomes(outcomes: AttemptOutcome[], sql: Sql = this.db): Promise<void> {
-    await sql.query(
+  async recordOutcomes(outcomes: AttemptOutcome[], sql: Sql = this.db): Promise<string[]> {
+    const rows = await sql.query<{ id: string; status: string }>(
       `UPDATE webhook_deliveries d
-          SET status = o.status, attempts = d.attempts + 1, last_status_code = o.status_code, last_error = o.error,
-              next_attempt_at = o.next_attempt_at, locked_until = NULL
+          SET status = CASE WHEN d.status = 'pending' OR o.status = 'succeeded' THEN o.status ELSE d.status END,
+              attempts = d.attempts + 1, last_status_code = o.status_code,
+              last_error = CASE WHEN d.status = 'pending' OR o.status = 'succeeded' THEN o.error ELSE d.last_error END,
+              next_attempt_at = CASE WHEN d.status = 'pending' THEN o.next_attempt_at END, locked_until = NULL
          FROM unnest($1::int[], $2::uuid[], $3::int[], $4::varchar[], $5::int[], $6::varchar[], $7::timestamptz[])
               AS o(account_id, id, attempts, status, status_code, error, next_attempt_at)
-        WHERE d.account_id = o.account_id AND d.id = o.id AND d.attempts = o.attempts`,
+        WHERE d.account_id = o.account_id AND d.id = o.id AND d.attempts = o.attempts
+        RETURNING d.id, d.status`,
       [
         outcomes.map((outcome) => outcome.accountId),
         outcomes.map((outcome) => outcome.deliveryId),
@@ -371,6 +379,7 @@ export class WebhooksRepository {
         outcomes.map((outcome) => outcome.nextAttemptAt),
       ],
     );
+    return rows.filter((row) => row.status === 'pending').map((row) => row.id);
   }
 
   /**
