@@ -232,6 +232,26 @@ describe('conversations (built-in answerer)', () => {
       expect(list.map((item: { id: string }) => item.id)).not.toContain(started.conversationId);
     });
 
+    it('erases the conversation with its call: its transcript is no longer served, and no row of it is left', async () => {
+      const started = await startConversation(context, owner, agentId, { name: 'Priya Sharma', phone: '+91-98765-43210', test: false });
+      await message(started, 'Please call me back').expect(200);
+      await context.http.post(`/conversations/${started.conversationId}/end`).set(bearer(started.token)).expect(204);
+      const other = await startConversation(context, owner, agentId);
+      await message(other, 'Still here').expect(200);
+      await context.as(owner).delete(`/calls/${started.conversationId}`).expect(204);
+      await context.http.get(`/conversations/${started.conversationId}`).set(bearer(started.token)).expect(404);
+      await message(started, 'Hello?').expect(404);
+      const database = context.app.get(DataSource);
+      const left = await database.query(
+        `SELECT (SELECT count(*)::int FROM conversations WHERE account_id = $1 AND id = $2) AS conversations,
+                (SELECT count(*)::int FROM conversation_messages WHERE account_id = $1 AND conversation_id = $2) AS messages`,
+        [owner.id, started.conversationId],
+      );
+      expect(left).toEqual([{ conversations: 0, messages: 0 }]);
+      // Another conversation of the account is untouched.
+      expect((await context.http.get(`/conversations/${other.conversationId}`).set(bearer(other.token)).expect(200)).body.messages).toHaveLength(2);
+    });
+
     it('makes no call of a conversation in which the visitor said nothing', async () => {
       const started = await startConversation(context, owner, agentId, { test: false });
       await context.http.post(`/conversations/${started.conversationId}/end`).set(bearer(started.token)).expect(204);

@@ -132,7 +132,7 @@ export class CallsController {
   @Delete(':callId')
   @NoContent('Erased: the call, its transcript and its recording')
   @ApiOperation({
-    summary: 'Erase a call: its recording, its transcript and the call itself',
+    summary: 'Erase a call: its recording, its transcript, the conversation it was (if any) and the call itself',
     description:
       'The recording\'s stored object is deleted first, then the call. When recording storage is unreachable the answer ' +
       'is 503 and nothing is deleted (retry later). Erasing an erased call is a 404.',

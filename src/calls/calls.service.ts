@@ -24,6 +24,12 @@ export class ExportsBusyException extends ServiceUnavailableException {
   }
 }
 
+/**
+ * Erases what another module keeps of a call (a conversation's transcript, say), in the erasure's transaction:
+ * registered with `CallsService.alsoErase` by a module that depends on this one.
+ */
+export type CallEraser = (sql: TransactionSql, accountId: number, callId: string) => Promise<void>;
+
 /** A page of the list, and the cursor of the next one when the page is full. */
 export interface CallsPage {
   calls: CallRow[];
@@ -35,6 +41,8 @@ export interface CallsPage {
 export class CallsService {
   /** Exports running in this process; at most as many as streams can hold a client (Database.maxStreams). */
   private exportsRunning = 0;
+  /** What else holds a call's data (see CallEraser). */
+  private readonly erasers: CallEraser[] = [];
 
   constructor(
     private readonly calls: CallsRepository,
@@ -77,9 +85,10 @@ export class CallsService {
   }
 
   /**
-   * Erases a call: its recording's object first, then the row (with its transcript), in one transaction, so
-   * that a storage failure (503) leaves the call and its audio as they were; the `call.deleted` event commits
-   * with the deletion (the webhooks' outbox). 404 if absent or another account's.
+   * Erases a call: its recording's object first, then the row (with its transcript) and what other modules keep
+   * of it (`alsoErase`), in one transaction, so that a storage failure (503) leaves the call and its audio as
+   * they were; the `call.deleted` event commits with the deletion (the webhooks' outbox). 404 if absent or
+   * another account's.
    */
   async erase(accountId: number, callId: string): Promise<void> {
     if (!isUuid(callId)) throw callNotFound(callId);
@@ -87,8 +96,15 @@ export class CallsService {
     await this.database.transaction(async (sql) => {
       if (!(await this.recordings.deleteForErasure(accountId, id, sql))) throw callNotFound(callId);
       const deleted = await this.calls.delete(accountId, id, sql);
-      if (deleted) await this.webhookEvents.callDeleted(sql, accountId, deleted);
+      if (!deleted) return;
+      for (const eraser of this.erasers) await eraser(sql, accountId, id);
+      await this.webhookEvents.callDeleted(sql, accountId, deleted);
     });
+  }
+
+  /** Has `eraser` run whenever a call is erased (see CallEraser). */
+  alsoErase(eraser: CallEraser): void {
+    this.erasers.push(eraser);
   }
 
   /** One call of the account with the credits it used; 404 if absent, another account's, or not even a UUID. */

@@ -272,6 +272,12 @@ export class ConversationsRepository {
     return row;
   }
 
+  /** Erasure of the call the conversation became, in its transaction: the conversation and its messages (they cascade). */
+  @AccountQuery([1, EXAMPLE_ID])
+  async deleteForErasure(accountId: number, id: string, sql: Sql = this.db): Promise<void> {
+    await sql.query(`DELETE FROM conversations WHERE account_id = $1 AND id = $2`, [accountId, id]);
+  }
+
   /** The conversation's status now (after an attempt to end it that another instance may have beaten). */
   @AccountQuery([1, EXAMPLE_ID])
   async status(accountId: number, id: string): Promise<ConversationStatus | undefined> {

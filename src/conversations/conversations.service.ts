@@ -145,6 +145,8 @@ export class ConversationsService implements OnModuleInit, BeforeApplicationShut
   }
 
   onModuleInit(): void {
+    // A conversation's id is its call's: erasing the call erases the conversation's transcript too.
+    this.callsService.alsoErase((sql, accountId, callId) => this.conversations.deleteForErasure(accountId, callId, sql));
     // Each conversation has one job waiting for its idle time (policy `short`: one per conversation), which ends
     // it, or, when messages moved that time, waits again; the sweep is the safety net (once a minute, one instance).
     this.jobs.define<ConversationRef>({

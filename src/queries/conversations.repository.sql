@@ -329,6 +329,12 @@ RETURNING
   is_test AS "isTest",
   started_at AS "startedAt";
 
+-- ConversationsRepository.deleteForErasure
+DELETE FROM conversations
+WHERE
+  account_id = $1
+  AND id = $2;
+
 -- ConversationsRepository.status
 SELECT
   status

@@ -65,7 +65,10 @@ export interface paths {
         /** List the account's API keys, by id, revoked and expired ones included (never the keys themselves) */
         get: operations["ApiKeysController_list"];
         put?: never;
-        /** Create an API key; the answer holds the key itself, shown this once */
+        /**
+         * Create an API key; the answer holds the key itself, shown this once
+         * @description The new key may have no scope that the key of the request lacks, and may not outlive it (403 otherwise).
+         */
         post: operations["ApiKeysController_create"];
         delete?: never;
         options?: never;
@@ -123,7 +126,7 @@ export interface paths {
         put?: never;
         post?: never;
         /**
-         * Erase a call: its recording, its transcript and the call itself
+         * Erase a call: its recording, its transcript, the conversation it was (if any) and the call itself
          * @description The recording's stored object is deleted first, then the call. When recording storage is unreachable the answer is 503 and nothing is deleted (retry later). Erasing an erased call is a 404.
          */
         delete: operations["CallsController_erase"];
@@ -2687,7 +2690,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description The API key does not have the `write` scope */
+            /** @description A scope the key of the request does not have, or an expiry later than its own (or none, when it expires) */
             403: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
