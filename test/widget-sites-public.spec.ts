@@ -1,4 +1,6 @@
+import { randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
+import { generateSiteKey } from '../src/widget-sites/site-key';
 import { WidgetSitesRepository } from '../src/widget-sites/widget-sites.repository';
 import { createTestContext, TestAccount, TestContext } from './helpers';
 
@@ -225,5 +227,50 @@ describe('public widget rate limit', () => {
     const response = await context.http.get('/widget/embed.js').expect(429);
     expect(response.headers['retry-after']).toBeDefined();
     for (let i = 0; i < 5; i++) await context.as(owner).get('/widget/sites').expect(200);
+  });
+});
+
+describe('public widget credentials, guessed', () => {
+  let context: TestContext;
+  let owner: TestAccount;
+
+  beforeEach(async () => {
+    // The widget's own limit out of reach: only the per-address count of credentials that do not exist can refuse.
+    context = await createTestContext({ widgetRateLimit: 1_000, unauthenticatedRateLimit: 3, rateLimitWindowSeconds: 60 });
+    owner = await context.createAccount();
+  });
+  afterEach(() => context.close());
+
+  const guessedSiteKey = () => generateSiteKey();
+
+  it('counts the 404s of site keys and conversations that do not exist against the address, then answers 429 before any lookup', async () => {
+    const site = (await context.as(owner).post('/widget/sites').send({ name: 'Real' }).expect(201)).body;
+    // A guess is counted once answered: the fourth, over the limit of 3, is still a 404; from then on, 429s.
+    await context.http.get(`/widget/config/${guessedSiteKey()}`).expect(404);
+    await context.http.post('/widget/sessions').send({ siteKey: guessedSiteKey() }).expect(404);
+    await context.http.get(`/conversations/${randomUUID()}`).set('Authorization', 'Bearer vac_guess').expect(404);
+    await context.http.get(`/widget/config/${guessedSiteKey()}`).expect(404);
+    for (const request of [
+      context.http.get(`/widget/config/${guessedSiteKey()}`),
+      context.http.post('/widget/sessions').send({ siteKey: guessedSiteKey() }),
+      context.http.get(`/conversations/${randomUUID()}`).set('Authorization', 'Bearer vac_guess'),
+      context.http.get(`/widget/config/${site.siteKey}`), // a real key too: the address is refused before the lookup
+    ]) {
+      const response = await request;
+      expect(response.status).toBe(429);
+      expect(response.body).toEqual({ statusCode: 429, error: 'Too Many Requests', message: expect.stringMatching(/^Too many requests; retry in \d+ s$/) });
+      expect(Number(response.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+      expect(response.headers['access-control-allow-origin']).toBe('*');
+    }
+    // The API with a valid key is not the widget's: it is not refused.
+    await context.as(owner).get('/widget/sites').expect(200);
+  });
+
+  it('never counts a request that names a real site key, whatever it is answered', async () => {
+    const site = (await context.as(owner).post('/widget/sites').send({ name: 'Real' }).expect(201)).body;
+    for (let i = 0; i < 5; i++) await context.http.get(`/widget/config/${site.siteKey}`).expect(200);
+    for (let i = 0; i < 5; i++) await context.http.post('/widget/sessions').send({ siteKey: site.siteKey }).expect(409); // no agent yet
+    for (let i = 0; i < 4; i++) await context.http.get(`/widget/config/${guessedSiteKey()}`).expect(404);
+    await context.http.get(`/widget/config/${site.siteKey}`).expect(429);
   });
 });

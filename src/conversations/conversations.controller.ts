@@ -21,7 +21,7 @@ import { IntIdParam, UuidPipe } from '../common/id.pipes';
 import { createValidationPipe } from '../common/validation';
 import { AppConfig } from '../config/config';
 import { InjectConfig } from '../config/config.module';
-import { WidgetRateLimit } from '../rate-limit/rate-limit';
+import { WidgetRateLimit } from '../rate-limit/widget-rate-limit';
 import { allowSiteOrigin } from '../widget-sites/widget-cors';
 import { WidgetSitesService } from '../widget-sites/widget-sites.service';
 import { allowConversationOrigin, CONVERSATION_PREFLIGHT } from './conversation-cors';

@@ -1,10 +1,8 @@
 import type { ServerResponse } from 'node:http';
-import { applyDecorators, ExecutionContext, Injectable, SetMetadata } from '@nestjs/common';
-import { ApiResponse } from '@nestjs/swagger';
+import { ExecutionContext, Injectable } from '@nestjs/common';
 import { normalizeIp, ThrottlerException, ThrottlerGuard, ThrottlerLimitDetail, ThrottlerModuleOptions, ThrottlerOptions, ThrottlerRequest } from '@nestjs/throttler';
 import type { ThrottlerStorageRecord } from '@nestjs/throttler/dist/throttler-storage-record.interface';
 import { IS_PUBLIC } from '../auth/public.decorator';
-import { ErrorResponse } from '../common/error-response.dto';
 import { AppConfig } from '../config/config';
 
 /**
@@ -15,7 +13,7 @@ import { AppConfig } from '../config/config';
  * Requests without a valid key are limited per client IP by UnauthenticatedLimit, inside the API-key guard,
  * before any database work. Counters are in memory (one instance), or in Redis when REDIS_URL is set.
  */
-const WIDGET_RATE_LIMITED = 'rateLimit:widget';
+export const WIDGET_RATE_LIMITED = 'rateLimit:widget';
 
 type TrackedRequest = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any -- the throttler's own type
 
@@ -52,7 +50,18 @@ export function setRateLimitHeaders(response: ServerResponse, state: RateLimitSt
   response.setHeader('RateLimit', `limit=${state.limit}, remaining=${state.remaining}, reset=${state.resetSeconds}`);
 }
 
-const isWidgetRateLimited = (context: ExecutionContext) => Reflect.getMetadata(WIDGET_RATE_LIMITED, context.getClass()) === true;
+/** Whether the route is one of the public widget routes (@WidgetRateLimit()). */
+export const isWidgetRateLimited = (context: ExecutionContext) => Reflect.getMetadata(WIDGET_RATE_LIMITED, context.getClass()) === true;
+
+/**
+ * The public widget routes answer CORS in their handlers, which a 429 never reaches: their 429 is made readable by
+ * any page (it says nothing but "wait"), so that the widget can tell the visitor to wait instead of reporting a
+ * network failure.
+ */
+export function makeReadableByAnyPage(response: ServerResponse): void {
+  response.setHeader('Access-Control-Allow-Origin', '*');
+  response.setHeader('Access-Control-Expose-Headers', 'Retry-After');
+}
 
 const isPublicRoute = (context: ExecutionContext) =>
   Reflect.getMetadata(IS_PUBLIC, context.getHandler()) === true || Reflect.getMetadata(IS_PUBLIC, context.getClass()) === true;
@@ -99,9 +108,8 @@ export const tooManyRequestsMessage = (retryAfter: number) => `Too many requests
 
 /**
  * Registered once as APP_GUARD. Limits apply per account (or site key and IP) over all routes; its 429 carries a
- * standard `Retry-After` (seconds) whatever the throttler. The public widget routes answer CORS in their handlers,
- * which a 429 never reaches: their 429 is made readable by any page (it says nothing but "wait"), so that the
- * widget can tell the visitor to wait instead of reporting a network failure.
+ * standard `Retry-After` (seconds) whatever the throttler, and on the widget routes is readable by any page
+ * (makeReadableByAnyPage).
  */
 @Injectable()
 export class RateLimitGuard extends ThrottlerGuard {
@@ -131,17 +139,7 @@ export class RateLimitGuard extends ThrottlerGuard {
   protected async throwThrottlingException(context: ExecutionContext, detail: ThrottlerLimitDetail): Promise<void> {
     const response = context.switchToHttp().getResponse();
     this.setResponseHeader(response, 'Retry-After', retryAfterSeconds(detail.timeToBlockExpire));
-    if (isWidgetRateLimited(context)) {
-      this.setResponseHeader(response, 'Access-Control-Allow-Origin', '*');
-      this.setResponseHeader(response, 'Access-Control-Expose-Headers', 'Retry-After');
-    }
+    if (isWidgetRateLimited(context)) makeReadableByAnyPage(response);
     throw new ThrottlerException(await this.getErrorMessage(context, detail));
   }
 }
-
-/** Applies the widget throttler to every route of a controller, and documents its 429. */
-export const WidgetRateLimit = () =>
-  applyDecorators(
-    SetMetadata(WIDGET_RATE_LIMITED, true),
-    ApiResponse({ status: 429, type: ErrorResponse, description: 'Too many requests from this address for this site key; see `Retry-After`' }),
-  );

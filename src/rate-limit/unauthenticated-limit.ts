@@ -13,7 +13,8 @@ type ClientRequest = IncomingMessage & { ip?: string };
 /**
  * Requests without a valid API key, limited per client IP (UNAUTHENTICATED_RATE_LIMIT per RATE_LIMIT_WINDOW_SECONDS)
  * before any database work: the API-key guard asks `check` before it looks a key up, and `count`s every request
- * it refuses. Requests with a valid key never count here.
+ * it refuses. Requests with a valid key never count here. The public widget routes' credentials (a site key, a
+ * conversation's token) are counted the same way (WidgetCredentialLimit).
  */
 @Injectable()
 export class UnauthenticatedLimit {
@@ -42,6 +43,16 @@ export class UnauthenticatedLimit {
     const record = await this.storage.increment(this.tracker(request), windowSeconds * 1000, limit, windowSeconds * 1000, NAME);
     setRateLimitHeaders(response, rateLimitState(limit, windowSeconds, record));
     if (record.isBlocked) this.refuse(response, record.timeToBlockExpire);
+  }
+
+  /**
+   * Counts a request refused once it has been looked up (a public widget route's 404 for a site key or a
+   * conversation that does not exist): no headers; once over the limit, the address's next request is the 429.
+   */
+  async countAnswered(request: ClientRequest): Promise<void> {
+    const { unauthenticatedRateLimit: limit, rateLimitWindowSeconds: windowSeconds } = this.config;
+    if (limit === 0) return;
+    await this.storage.increment(this.tracker(request), windowSeconds * 1000, limit, windowSeconds * 1000, NAME);
   }
 
   private tracker(request: ClientRequest): string {

@@ -3,7 +3,7 @@ import { ApiHeader, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiProduc
 import type { Request, Response } from 'express';
 import { Public } from '../auth/public.decorator';
 import { ApiErrors } from '../common/api-errors.decorator';
-import { WidgetRateLimit } from '../rate-limit/rate-limit';
+import { WidgetRateLimit } from '../rate-limit/widget-rate-limit';
 import { toWidgetConfigResponse, WidgetConfigResponse } from './dto/widget-config-response.dto';
 import { EMBED_SCRIPT, EMBED_SCRIPT_ETAG } from './embed-script';
 import { WidgetConfigRow } from './widget-sites.repository';

@@ -3709,7 +3709,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Too many requests from this address for this site key; see `Retry-After` */
+            /** @description Too many requests from this address for this site key, or naming site keys or conversations that do not exist; see `Retry-After` */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -3768,7 +3768,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Too many requests from this address for this site key; see `Retry-After` */
+            /** @description Too many requests from this address for this site key, or naming site keys or conversations that do not exist; see `Retry-After` */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -3815,7 +3815,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Too many requests from this address for this site key; see `Retry-After` */
+            /** @description Too many requests from this address for this site key, or naming site keys or conversations that do not exist; see `Retry-After` */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -3874,7 +3874,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Too many requests from this address for this site key; see `Retry-After` */
+            /** @description Too many requests from this address for this site key, or naming site keys or conversations that do not exist; see `Retry-After` */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -3988,7 +3988,7 @@ export interface operations {
                     "text/event-stream": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Too many requests from this address for this site key; see `Retry-After` */
+            /** @description Too many requests from this address for this site key, or naming site keys or conversations that do not exist; see `Retry-After` */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -4047,7 +4047,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Too many requests from this address for this site key; see `Retry-After` */
+            /** @description Too many requests from this address for this site key, or naming site keys or conversations that do not exist; see `Retry-After` */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -6166,7 +6166,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Too many requests from this address for this site key; see `Retry-After` */
+            /** @description Too many requests from this address for this site key, or naming site keys or conversations that do not exist; see `Retry-After` */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -6225,7 +6225,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Too many requests from this address for this site key; see `Retry-After` */
+            /** @description Too many requests from this address for this site key, or naming site keys or conversations that do not exist; see `Retry-After` */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -6263,7 +6263,7 @@ export interface operations {
                     "application/javascript": string;
                 };
             };
-            /** @description Too many requests from this address for this site key; see `Retry-After` */
+            /** @description Too many requests from this address for this site key, or naming site keys or conversations that do not exist; see `Retry-After` */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -6361,7 +6361,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Too many requests from this address for this site key; see `Retry-After` */
+            /** @description Too many requests from this address for this site key, or naming site keys or conversations that do not exist; see `Retry-After` */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -6400,7 +6400,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Too many requests from this address for this site key; see `Retry-After` */
+            /** @description Too many requests from this address for this site key, or naming site keys or conversations that do not exist; see `Retry-After` */
             429: {
                 headers: {
                     [name: string]: unknown;

@@ -1,0 +1,56 @@
+import { applyDecorators, CallHandler, CanActivate, ExecutionContext, Injectable, NestInterceptor, NotFoundException, SetMetadata, UseGuards, UseInterceptors } from '@nestjs/common';
+import { ApiResponse } from '@nestjs/swagger';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { catchError, from, Observable, switchMap, throwError } from 'rxjs';
+import { ErrorResponse } from '../common/error-response.dto';
+import { makeReadableByAnyPage, WIDGET_RATE_LIMITED } from './rate-limit';
+import { UnauthenticatedLimit } from './unauthenticated-limit';
+
+/**
+ * The credentials of the public widget routes (a site key, a conversation and its token) counted like API keys.
+ * The widget throttler counts per site key (or conversation) and address, so a client that guesses keys, each
+ * new, would never reach it. Here a request answered 404 (no such site key, conversation or token) counts
+ * against its address as a request without a valid key (UnauthenticatedLimit), before its answer is sent; an
+ * address over that limit gets a 429 before any lookup, whatever it names.
+ */
+@Injectable()
+export class WidgetCredentialLimit implements CanActivate, NestInterceptor {
+  constructor(private readonly unauthenticated: UnauthenticatedLimit) {}
+
+  async canActivate(context: ExecutionContext): Promise<boolean> {
+    const http = context.switchToHttp();
+    try {
+      await this.unauthenticated.check(http.getRequest<IncomingMessage>(), http.getResponse<ServerResponse>());
+    } catch (error) {
+      makeReadableByAnyPage(http.getResponse<ServerResponse>());
+      throw error;
+    }
+    return true;
+  }
+
+  intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
+    const request = context.switchToHttp().getRequest<IncomingMessage>();
+    return next.handle().pipe(
+      catchError((error: unknown) => {
+        if (!(error instanceof NotFoundException)) return throwError(() => error);
+        return from(this.unauthenticated.countAnswered(request)).pipe(switchMap(() => throwError(() => error)));
+      }),
+    );
+  }
+}
+
+/**
+ * The public widget routes of a controller: the widget throttler (per site key or conversation, and address),
+ * and their credentials counted per address (WidgetCredentialLimit). Documents their 429.
+ */
+export const WidgetRateLimit = () =>
+  applyDecorators(
+    SetMetadata(WIDGET_RATE_LIMITED, true),
+    UseGuards(WidgetCredentialLimit),
+    UseInterceptors(WidgetCredentialLimit),
+    ApiResponse({
+      status: 429,
+      type: ErrorResponse,
+      description: 'Too many requests from this address for this site key, or naming site keys or conversations that do not exist; see `Retry-After`',
+    }),
+  );
