@@ -92,16 +92,38 @@ describe('widget sessions', () => {
     await context.as(owner).post(`/widget/sites/${rotated.id}/rotate-key`).expect(200);
     const deleted = await createSite();
     await context.as(owner).delete(`/widget/sites/${deleted.id}`).expect(204);
-    for (const siteKey of [rotated.siteKey, deleted.siteKey, 'ws_unknown', 'x']) {
-      const response = await startSession({ siteKey });
-      expect(response.status).toBe(404);
-      expect(response.body).toEqual({ statusCode: 404, error: 'Not Found', message: 'Unknown site key' });
+    // The key is checked before the rest of the body: an unknown one is a 404 whatever comes with it.
+    for (const body of [{}, { phone: 'no digits here' }, { extra: true }]) {
+      for (const siteKey of [rotated.siteKey, deleted.siteKey, 'ws_unknown', 'x', 'ws_'.padEnd(101, 'x')]) {
+        const response = await startSession({ siteKey, ...body });
+        expect(response.status).toBe(404);
+        expect(response.body).toEqual({ statusCode: 404, error: 'Not Found', message: 'Unknown site key' });
+      }
     }
-    for (const body of [{}, { siteKey: 42 }, { siteKey: null }, { siteKey: rotated.siteKey, phone: 'no digits here' }, { siteKey: rotated.siteKey, extra: true }]) {
+    const site = await createSite();
+    for (const body of [{}, { siteKey: 42 }, { siteKey: null }, { siteKey: site.siteKey, phone: 'no digits here' }, { siteKey: site.siteKey, extra: true }]) {
       const response = await startSession(body);
       expect(response.status).toBe(400);
       expect(response.body).toMatchObject({ statusCode: 400, error: 'Bad Request' });
     }
+    expect((await context.http.post('/widget/sessions').set('Origin', PAGE).expect(400)).body.details).toContainEqual({ field: 'siteKey', message: 'siteKey must be a string' });
+  });
+
+  it('lets the page read the 400 about its body once the site allows it; another page gets the 403', async () => {
+    const site = await createSite();
+    const refused = await startSession({ siteKey: site.siteKey, name: 'n'.repeat(201), phone: 'call me' }).expect(400);
+    expect(refused.headers['access-control-allow-origin']).toBe(PAGE);
+    expect(refused.body.details.map((detail: { field: string }) => detail.field).sort()).toEqual(['name', 'phone']);
+    const otherPage = await startSession({ siteKey: site.siteKey, phone: 'call me' }, 'https://elsewhere.example.org').expect(403);
+    expect(otherPage.headers['access-control-allow-origin']).toBeUndefined();
+
+    const { conversationId, token } = (await startSession({ siteKey: site.siteKey }).expect(201)).body;
+    const message = (body: object, origin = PAGE) => context.http.post(`/conversations/${conversationId}/messages`).set('Origin', origin).set(bearer(token)).send(body);
+    for (const body of [{ text: '   ' }, { text: 'a', extra: 1 }, { text: 'x'.repeat(2_001) }]) {
+      const response = await message(body).expect(400);
+      expect(response.headers['access-control-allow-origin']).toBe(PAGE);
+    }
+    expect((await message({ text: '' }, 'https://elsewhere.example.org').expect(400)).headers['access-control-allow-origin']).toBeUndefined();
   });
 
   it('answers 409 for a site without an agent, whose agent was deleted, or whose agent is another account\'s', async () => {

@@ -1,4 +1,4 @@
-import { Body, ConflictException, Controller, ForbiddenException, Get, Headers, HttpCode, Options, Param, Post, Req, Res } from '@nestjs/common';
+import { Body, ConflictException, Controller, ForbiddenException, Get, NotFoundException, Headers, HttpCode, Options, Param, Post, Req, Res } from '@nestjs/common';
 import {
   ApiBearerAuth,
   ApiBody,
@@ -37,8 +37,9 @@ import {
 import { SendMessageDto, StartConversationDto, StartWidgetSessionDto } from './dto/start-conversation.dto';
 import { EventStream } from './event-stream';
 
-/** Validates a message body where the controller asks for it (see messageBody), as the global pipe would. */
-const MESSAGE_VALIDATION = createValidationPipe();
+/** Validates a body where the controller asks for it (see messageBody, WidgetSessionsController.start), as the global pipe would. */
+const BODY_VALIDATION = createValidationPipe();
+const validated = async <T>(body: unknown, metatype: new () => T): Promise<T> => (await BODY_VALIDATION.transform(body, { type: 'body', metatype })) as T;
 
 /** The OpenAPI security scheme of the conversation routes (registered in src/openapi.ts). */
 export const CONVERSATION_TOKEN_SCHEME = 'conversation-token';
@@ -92,6 +93,7 @@ export class WidgetSessionsController {
   @ApiOperation({ summary: 'Start a conversation with the site\'s agent, from a page on the site\'s allowed domain (CORS)' })
   @ApiHeader(ORIGIN_HEADER)
   @ApiCreatedResponse({ type: StartedConversationResponse })
+  @ApiBody({ type: StartWidgetSessionDto })
   @ApiErrors(
     400,
     [403, 'The page\'s Origin does not match the site\'s allowedDomain'],
@@ -101,12 +103,16 @@ export class WidgetSessionsController {
     415,
   )
   async start(
-    @Body() dto: StartWidgetSessionDto,
+    @Body() body: unknown,
     @Headers('origin') origin: string | undefined,
     @Res({ passthrough: true }) response: Response,
   ): Promise<StartedConversationResponse> {
-    const site = await this.sites.findSessionSiteBySiteKey(dto.siteKey);
-    allowSiteOrigin(site.allowedDomain, origin, response);
+    // The site first (404, then 403 for another page), the rest of the body then: the page may read its 400.
+    const siteKey = (body as { siteKey?: unknown } | undefined)?.siteKey; // no body at all: undefined
+    const site = typeof siteKey === 'string' ? await this.sites.findSessionSiteBySiteKey(siteKey) : undefined;
+    if (site) allowSiteOrigin(site.allowedDomain, origin, response);
+    const dto = await validated(body, StartWidgetSessionDto);
+    if (!site) throw new NotFoundException('Unknown site key'); // not reached: a valid body has a string siteKey
     if (!site.agent) throw new ConflictException('This widget site has no agent to talk to');
     const started = await this.conversations.startOnSite(
       { accountId: site.accountId, agent: site.agent, allowedDomain: site.allowedDomain, greeting: site.widgetGreeting },
@@ -172,7 +178,7 @@ export class ConversationsController {
     @Req() request: Request,
     @Res() response: Response,
   ): Promise<void> {
-    const dto = await this.messageBody(conversationId, authorization, body);
+    const dto = await this.messageBody(conversationId, authorization, body, origin, response);
     const turn = await this.conversations.accept(conversationId, authorization, dto.text, (access) =>
       allowConversationOrigin(access, origin, this.config.corsOrigins, response),
     );
@@ -241,15 +247,21 @@ export class ConversationsController {
 
   /**
    * The message, validated only now: a body that fails validation is a 400 only for the conversation's own
-   * token; with a wrong or missing token it is the 404 of any request without it, as a request without an API
-   * key is a 401 whatever its body. The token is looked up on that path alone (a valid message is accepted by
-   * one statement that checks the token itself).
+   * token (with the CORS header, so that the page can read it); with a wrong or missing token it is the 404 of
+   * any request without it, as a request without an API key is a 401 whatever its body. The token is looked up
+   * on that path alone (a valid message is accepted by one statement that checks the token itself).
    */
-  private async messageBody(conversationId: string, authorization: string | undefined, body: unknown): Promise<SendMessageDto> {
+  private async messageBody(
+    conversationId: string,
+    authorization: string | undefined,
+    body: unknown,
+    origin: string | undefined,
+    response: Response,
+  ): Promise<SendMessageDto> {
     try {
-      return (await MESSAGE_VALIDATION.transform(body, { type: 'body', metatype: SendMessageDto })) as SendMessageDto;
+      return await validated(body, SendMessageDto);
     } catch (error) {
-      await this.conversations.authenticate(conversationId, authorization);
+      await this.open(conversationId, authorization, origin, response);
       throw error;
     }
   }
