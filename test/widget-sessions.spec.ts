@@ -74,6 +74,20 @@ describe('widget sessions', () => {
     expect(response.body.greeting).toBe('');
   });
 
+  it('keeps a page\'s host of up to 253 characters as the website, and none longer (no host is)', async () => {
+    const site = await createSite({ allowedDomain: '*.example.com' });
+    const website = async (host: string) => {
+      const { conversationId, token } = (await startSession({ siteKey: site.siteKey }, `https://${host}`).expect(201)).body;
+      await context.http.post(`/conversations/${conversationId}/messages`).set(bearer(token)).send({ text: 'Hi' }).expect(200);
+      await context.http.post(`/conversations/${conversationId}/end`).set(bearer(token)).expect(204);
+      return (await context.as(owner).get(`/calls/${conversationId}`).expect(200)).body.website;
+    };
+    const longest = `${'a'.repeat(241)}.example.com`; // 253 characters
+    expect(await website(longest)).toBe(longest);
+    expect(await website(`a${longest}`)).toBe('');
+    expect(await website(`${'a'.repeat(3_000)}.example.com`)).toBe('');
+  });
+
   it('refuses a page on another domain, or without an Origin (403, no CORS header), and nothing is started', async () => {
     const site = await createSite();
     const rows = async () => (await context.app.get(DataSource).query('SELECT count(*)::int AS n FROM conversations WHERE account_id = $1', [owner.id]))[0].n;

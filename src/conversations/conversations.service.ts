@@ -5,6 +5,7 @@ import { AgentsService } from '../agents/agents.service';
 import { CallsRepository, NewCall } from '../calls/calls.repository';
 import { CallsService } from '../calls/calls.service';
 import { UNSTORABLE } from '../common/storable-text';
+import { MAX_HOST_LENGTH } from '../widget-sites/allowed-domain';
 import { AppConfig } from '../config/config';
 import { InjectConfig } from '../config/config.module';
 import { Database, TransactionSql } from '../database/database';
@@ -74,10 +75,11 @@ const gone = () => new GoneException('This conversation has ended');
 const busy = () =>
   new ConflictException('A reply to the previous message is still being produced; send the next message once it has arrived');
 
-/** The host of a page's Origin header ("" when there is none, or it is not a URL). */
+/** The host of a page's Origin header ("" when there is none, it is not a URL, or its name is longer than any host's). */
 function originHost(origin: string | undefined): string {
   try {
-    return origin ? new URL(origin).host : '';
+    const url = origin ? new URL(origin) : undefined;
+    return url && url.hostname.length <= MAX_HOST_LENGTH ? url.host : '';
   } catch {
     return '';
   }

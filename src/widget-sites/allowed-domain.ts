@@ -16,7 +16,7 @@
 
 export type DomainResult = { ok: true; domain: string } | { ok: false; problem: string };
 
-const MAX_HOST_LENGTH = 253;
+export const MAX_HOST_LENGTH = 253;
 const WILDCARD = '*.';
 /** The longest stored form, `*.` + a 253-character host + `:65535`: the size of the column. */
 export const MAX_ALLOWED_DOMAIN_LENGTH = WILDCARD.length + MAX_HOST_LENGTH + ':65535'.length;
