@@ -1,6 +1,7 @@
 import { INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
+import { JSON_BODY_ERRORS } from './common/api-errors.decorator';
 import { ErrorResponse } from './common/error-response.dto';
 import pluginMetadata from './metadata';
 import { AppModule } from './app.module';
@@ -33,9 +34,14 @@ const isPublicOperation = (security: unknown) => Array.isArray(security) && secu
 const errorContent = { 'application/json': { schema: { $ref: '#/components/schemas/ErrorResponse' } } };
 
 type Responses = Record<string, { description?: string; headers?: Record<string, unknown>; content?: unknown }>;
+interface RequestBody {
+  required?: boolean;
+  content?: Record<string, { schema?: { $ref?: string; required?: string[] } }>;
+}
 interface Operation {
   security?: unknown;
   parameters?: unknown[];
+  requestBody?: RequestBody;
   responses: Responses;
 }
 
@@ -118,6 +124,22 @@ function documentCommonResponses(document: OpenAPIObject): void {
   }
 }
 
+/**
+ * Every JSON body (JsonBodyMiddleware reads one on each POST, PUT and PATCH but the recording upload): its 400
+ * (malformed JSON, not an object, nested too deep, text PostgreSQL cannot store), 413 and 415. An absent body
+ * is read as `{}`, so a body is required only where its schema requires a field.
+ */
+function documentJsonBodies(document: OpenAPIObject): void {
+  const schemas = (document.components?.schemas ?? {}) as Record<string, { required?: string[] }>;
+  for (const { method, operation } of operationsOf(document)) {
+    const json = operation.requestBody?.content?.['application/json'];
+    if (!['post', 'put', 'patch'].includes(method) || !json) continue;
+    for (const status of [400, 413, 415]) documentError(operation.responses, String(status), JSON_BODY_ERRORS[status]);
+    const schema = json.schema?.$ref ? schemas[json.schema.$ref.replace('#/components/schemas/', '')] : json.schema;
+    operation.requestBody!.required = (schema?.required?.length ?? 0) > 0;
+  }
+}
+
 /** The Idempotency-Key of a POST that needs a key: the parameter, its errors, and the header of a replay. */
 function documentIdempotency(operation: Operation): void {
   const { responses } = operation;
@@ -174,6 +196,7 @@ export async function buildOpenApiDocument(app: INestApplication): Promise<OpenA
     )
     .build();
   const document = SwaggerModule.createDocument(app, config, { extraModels: [ErrorResponse, ...Object.values(WEBHOOK_EVENT_SCHEMAS)] });
+  documentJsonBodies(document);
   documentCommonResponses(document);
   documentWebhooks(document);
   return sortKeys(document) as OpenAPIObject;

@@ -232,6 +232,20 @@ describe('conversations (built-in answerer)', () => {
       expect(list.map((item: { id: string }) => item.id)).not.toContain(started.conversationId);
     });
 
+    it('refuses a field in the body of an end (400, after the token: a wrong one is a 404 whatever the body), and ends nothing', async () => {
+      const started = await startConversation(context, owner, agentId);
+      await message(started, 'Hello').expect(200);
+      const end = (token: string, body?: object) => {
+        const request = context.http.post(`/conversations/${started.conversationId}/end`).set(bearer(token));
+        return body ? request.send(body) : request;
+      };
+      expect((await end(started.token, { reason: 'done' }).expect(400)).body.details).toEqual([{ field: 'reason', message: 'property reason should not exist' }]);
+      await end('vac_wrong', { reason: 'done' }).expect(404);
+      expect((await context.http.get(`/conversations/${started.conversationId}`).set(bearer(started.token)).expect(200)).body.status).toBe('active');
+      await end(started.token, {}).expect(204);
+      await end(started.token).expect(204);
+    });
+
     it('erases the conversation with its call: its transcript is no longer served, and no row of it is left', async () => {
       const started = await startConversation(context, owner, agentId, { name: 'Priya Sharma', phone: '+91-98765-43210', test: false });
       await message(started, 'Please call me back').expect(200);

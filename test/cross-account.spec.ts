@@ -1,4 +1,6 @@
 import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { encodeListCursor } from '../src/calls/list-cursor';
 import { PUBLIC_ROUTES, registeredRoutes } from './routes';
@@ -261,6 +263,31 @@ describe('cross-account matrix', () => {
           if (JSON.stringify(await fixture.snapshot()) !== JSON.stringify(before)) failures.push(`${method} ${url} changed the data`);
         }
       }
+    }
+    expect(failures).toEqual([]);
+  });
+
+  it('refuses a field in the body of every action that takes none (a 400 naming it), and changes nothing', async () => {
+    const document = JSON.parse(readFileSync(join(__dirname, '..', 'openapi.json'), 'utf8')) as {
+      paths: Record<string, Record<string, { requestBody?: { content: { 'application/json': { schema: { maxProperties?: number } } } } }>>;
+    };
+    const bodyless = Object.entries(document.paths).flatMap(([path, item]) =>
+      Object.entries(item)
+        .filter(([, operation]) => operation.requestBody?.content['application/json']?.schema.maxProperties === 0)
+        .map(([method]) => `${method.toUpperCase()} ${path.replace(/\{(\w+)\}/g, ':$1')}`),
+    );
+    const withKey = bodyless.filter((route) => protectedRoutes().includes(route));
+    expect(withKey.length).toBeGreaterThanOrEqual(5);
+    const failures: string[] = [];
+    for (const route of withKey) {
+      const [method, path] = route.split(' ');
+      const fixture = fixtures.get(path)!;
+      const url = path.replace(/:(\w+)/g, (_, name: string) => fixture.params[name]);
+      const before = await fixture.snapshot();
+      const response = await context.as(owner)[method.toLowerCase() as 'post'](url).send({ bogus: 1 });
+      if (response.status !== 400) failures.push(`${route} answered ${response.status}`);
+      else if (JSON.stringify(response.body.details) !== JSON.stringify([{ field: 'bogus', message: 'property bogus should not exist' }])) failures.push(`${route}: ${JSON.stringify(response.body)}`);
+      if (JSON.stringify(await fixture.snapshot()) !== JSON.stringify(before)) failures.push(`${route} changed the data`);
     }
     expect(failures).toEqual([]);
   });

@@ -2,13 +2,18 @@ import { applyDecorators, HttpCode } from '@nestjs/common';
 import { ApiResponse } from '@nestjs/swagger';
 import { ErrorResponse } from './error-response.dto';
 
-const DEFAULT_DESCRIPTIONS: Record<number, string> = {
+/** What any JSON body can be refused for (src/openapi.ts documents them on every operation that takes one). */
+export const JSON_BODY_ERRORS: Record<number, string> = {
   400: 'Invalid body field, unknown field or bad query parameter (with `details` naming each), or malformed JSON (without)',
+  413: 'Request body too large',
+  415: 'Body is not application/json',
+};
+
+const DEFAULT_DESCRIPTIONS: Record<number, string> = {
+  ...JSON_BODY_ERRORS,
   403: 'Authenticated, but not allowed',
   404: 'No such resource on this account (another account\'s resource is a 404 too)',
   409: 'Conflicts with the current state',
-  413: 'Request body too large',
-  415: 'Body is not application/json',
 };
 
 /** Documents the error responses of an operation, all in the API's one error shape. */

@@ -18,6 +18,7 @@ import { CallerAccount } from '../auth/caller-account';
 import { CurrentAccount } from '../auth/current-account.decorator';
 import { ApiErrors, NoContent } from '../common/api-errors.decorator';
 import { IntIdParam, UuidPipe } from '../common/id.pipes';
+import { ApiNoBody, refuseBodyFields } from '../common/no-body';
 import { createValidationPipe } from '../common/validation';
 import { AppConfig } from '../config/config';
 import { InjectConfig } from '../config/config.module';
@@ -213,13 +214,17 @@ export class ConversationsController {
   @NoContent('Ended (or it already had): when the visitor said something, it is now a call with the conversation\'s id')
   @ApiOperation({ summary: 'End the conversation; again 204 if it has already ended' })
   @ApiErrors(UNKNOWN_CONVERSATION_404)
+  @ApiNoBody()
   async end(
     @ConversationId() conversationId: string,
     @Headers('authorization') authorization: string | undefined,
     @Headers('origin') origin: string | undefined,
+    @Body() body: unknown,
     @Res({ passthrough: true }) response: Response,
   ): Promise<void> {
-    await this.conversations.end(await this.open(conversationId, authorization, origin, response));
+    const access = await this.open(conversationId, authorization, origin, response);
+    refuseBodyFields(body); // after the token, as a message's body is checked
+    await this.conversations.end(access);
   }
 
   @Options([':conversationId', ':conversationId/messages', ':conversationId/end'])

@@ -4,6 +4,7 @@ import { CallerAccount } from '../auth/caller-account';
 import { CurrentAccount } from '../auth/current-account.decorator';
 import { ApiErrors, NoContent } from '../common/api-errors.decorator';
 import { IntIdParam } from '../common/id.pipes';
+import { NoBody } from '../common/no-body';
 import { CreateKnowledgeBaseDto } from './dto/create-knowledge-base.dto';
 import { CreateSourceDto } from './dto/create-source.dto';
 import {
@@ -93,6 +94,7 @@ export class KnowledgeBasesController {
   }
 
   @Post(':kbId/sources/:sourceId/refresh')
+  @NoBody()
   @HttpCode(202)
   @ApiOperation({ summary: 'Fetch a url source again', description: 'The source is `pending` (and not searchable) until the fetch ends: `ready` or `failed`.' })
   @ApiAcceptedResponse({ type: SourceResponse })

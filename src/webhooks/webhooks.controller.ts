@@ -4,6 +4,7 @@ import { CallerAccount } from '../auth/caller-account';
 import { CurrentAccount } from '../auth/current-account.decorator';
 import { ApiErrors, NoContent } from '../common/api-errors.decorator';
 import { IntIdParam, UuidPipe } from '../common/id.pipes';
+import { NoBody } from '../common/no-body';
 import { CreateWebhookDto } from './dto/create-webhook.dto';
 import { ListDeliveriesQuery } from './dto/list-deliveries-query.dto';
 import { UpdateWebhookDto } from './dto/update-webhook.dto';
@@ -72,6 +73,7 @@ export class WebhooksController {
   }
 
   @Post(':webhookId/rotate-secret')
+  @NoBody()
   @HttpCode(200)
   @ApiOperation({ summary: 'Replace the signing secret; for 24 hours deliveries carry signatures made with the new and the previous secret' })
   @ApiOkResponse({ type: WebhookSecretResponse })
@@ -81,6 +83,7 @@ export class WebhooksController {
   }
 
   @Post(':webhookId/test')
+  @NoBody()
   @HttpCode(202)
   @ApiOperation({ summary: 'Send a `ping` event to the webhook now (enabled or not); the answer is its delivery, pending' })
   @ApiAcceptedResponse({ type: WebhookDeliveryResponse })
@@ -105,6 +108,7 @@ export class WebhooksController {
   }
 
   @Post(':webhookId/deliveries/:deliveryId/retry')
+  @NoBody()
   @HttpCode(202)
   @ApiOperation({
     summary: 'Attempt a delivery again now (a failed one, a pending one brought forward, or a succeeded one replayed, with the same `webhook-id`)',

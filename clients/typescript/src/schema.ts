@@ -1243,7 +1243,7 @@ export interface components {
         CreateSourceDto: {
             /**
              * @description For `text` sources the text, at most 500,000 characters in any script, stored byte-exact; for `url` sources an
-             *     absolute http or https URL.
+             *     absolute http or https URL of at most 2,048 characters.
              * @default
              * @example We are open 9:00–18:00, Monday to Saturday.
              */
@@ -2049,7 +2049,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody: {
+        requestBody?: {
             content: {
                 "application/json": components["schemas"]["CreateAgentDto"];
             };
@@ -2331,7 +2331,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody: {
+        requestBody?: {
             content: {
                 "application/json": components["schemas"]["UpdateAgentDto"];
             };
@@ -2449,7 +2449,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody: {
+        requestBody?: {
             content: {
                 "application/json": components["schemas"]["StartConversationDto"];
             };
@@ -2957,7 +2957,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody: {
+        requestBody?: {
             content: {
                 "application/json": components["schemas"]["CreateCallDto"];
             };
@@ -3797,7 +3797,12 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        /** @description None: nothing, or an empty object (any field is a 400) */
+        requestBody?: {
+            content: {
+                "application/json": Record<string, never>;
+            };
+        };
         responses: {
             /** @description Ended (or it already had): when the visitor said something, it is now a call with the conversation's id */
             204: {
@@ -3806,8 +3811,35 @@ export interface operations {
                 };
                 content?: never;
             };
+            /** @description Invalid body field, unknown field or bad query parameter (with `details` naming each), or malformed JSON (without) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             /** @description No such conversation, or a token that is not this conversation's */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Body is not application/json */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4225,7 +4257,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody: {
+        requestBody?: {
             content: {
                 "application/json": components["schemas"]["CreateKnowledgeBaseDto"];
             };
@@ -4682,7 +4714,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody: {
+        requestBody?: {
             content: {
                 "application/json": components["schemas"]["CreateSourceDto"];
             };
@@ -4904,7 +4936,12 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        /** @description None: nothing, or an empty object (any field is a 400) */
+        requestBody?: {
+            content: {
+                "application/json": Record<string, never>;
+            };
+        };
         responses: {
             202: {
                 headers: {
@@ -4917,7 +4954,7 @@ export interface operations {
                     "application/json": components["schemas"]["SourceResponse"];
                 };
             };
-            /** @description The source is a text source: only url sources can be refreshed; or: An `Idempotency-Key` that is not 1–255 printable ASCII characters */
+            /** @description The source is a text source: only url sources can be refreshed; or: Invalid body field, unknown field or bad query parameter (with `details` naming each), or malformed JSON (without); or: An `Idempotency-Key` that is not 1–255 printable ASCII characters */
             400: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -4963,6 +5000,28 @@ export interface operations {
             };
             /** @description A request with this `Idempotency-Key` is still in progress */
             409: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Body is not application/json */
+            415: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -5317,7 +5376,7 @@ export interface operations {
                     "application/json": components["schemas"]["CreatedWebhookResponse"];
                 };
             };
-            /** @description Invalid field (a URL that is not https, has credentials or points at a private address; an unknown or empty list of events), or the account already has 20 webhooks; or: An `Idempotency-Key` that is not 1–255 printable ASCII characters */
+            /** @description Invalid field (a URL that is not https, has credentials or points at a private address; an unknown or empty list of events), or the account already has 20 webhooks; or: Invalid body field, unknown field or bad query parameter (with `details` naming each), or malformed JSON (without); or: An `Idempotency-Key` that is not 1–255 printable ASCII characters */
             400: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -5582,7 +5641,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody: {
+        requestBody?: {
             content: {
                 "application/json": components["schemas"]["UpdateWebhookDto"];
             };
@@ -5794,7 +5853,12 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        /** @description None: nothing, or an empty object (any field is a 400) */
+        requestBody?: {
+            content: {
+                "application/json": Record<string, never>;
+            };
+        };
         responses: {
             202: {
                 headers: {
@@ -5807,7 +5871,7 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookDeliveryResponse"];
                 };
             };
-            /** @description An `Idempotency-Key` that is not 1–255 printable ASCII characters */
+            /** @description Invalid body field, unknown field or bad query parameter (with `details` naming each), or malformed JSON (without); or: An `Idempotency-Key` that is not 1–255 printable ASCII characters */
             400: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -5853,6 +5917,28 @@ export interface operations {
             };
             /** @description The delivery's call was deleted and its payload erased; or: A request with this `Idempotency-Key` is still in progress */
             409: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Body is not application/json */
+            415: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -5909,7 +5995,12 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        /** @description None: nothing, or an empty object (any field is a 400) */
+        requestBody?: {
+            content: {
+                "application/json": Record<string, never>;
+            };
+        };
         responses: {
             200: {
                 headers: {
@@ -5922,7 +6013,7 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookSecretResponse"];
                 };
             };
-            /** @description An `Idempotency-Key` that is not 1–255 printable ASCII characters */
+            /** @description Invalid body field, unknown field or bad query parameter (with `details` naming each), or malformed JSON (without); or: An `Idempotency-Key` that is not 1–255 printable ASCII characters */
             400: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -5968,6 +6059,28 @@ export interface operations {
             };
             /** @description A request with this `Idempotency-Key` is still in progress */
             409: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Body is not application/json */
+            415: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -6024,7 +6137,12 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        /** @description None: nothing, or an empty object (any field is a 400) */
+        requestBody?: {
+            content: {
+                "application/json": Record<string, never>;
+            };
+        };
         responses: {
             202: {
                 headers: {
@@ -6037,7 +6155,7 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookDeliveryResponse"];
                 };
             };
-            /** @description An `Idempotency-Key` that is not 1–255 printable ASCII characters */
+            /** @description Invalid body field, unknown field or bad query parameter (with `details` naming each), or malformed JSON (without); or: An `Idempotency-Key` that is not 1–255 printable ASCII characters */
             400: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -6083,6 +6201,28 @@ export interface operations {
             };
             /** @description A request with this `Idempotency-Key` is still in progress */
             409: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Body is not application/json */
+            415: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -6511,7 +6651,7 @@ export interface operations {
                     "application/json": components["schemas"]["WidgetSiteResponse"];
                 };
             };
-            /** @description Invalid or unknown field (a `siteKey` too), or `agentId` not an agent of this account (with `details`); or: An `Idempotency-Key` that is not 1–255 printable ASCII characters */
+            /** @description Invalid or unknown field (a `siteKey` too), or `agentId` not an agent of this account (with `details`); or: Invalid body field, unknown field or bad query parameter (with `details` naming each), or malformed JSON (without); or: An `Idempotency-Key` that is not 1–255 printable ASCII characters */
             400: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -6776,7 +6916,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody: {
+        requestBody?: {
             content: {
                 "application/json": components["schemas"]["UpdateWidgetSiteDto"];
             };
@@ -6792,7 +6932,7 @@ export interface operations {
                     "application/json": components["schemas"]["WidgetSiteResponse"];
                 };
             };
-            /** @description Invalid or unknown field (a `siteKey` too), or `agentId` not an agent of this account (with `details`) */
+            /** @description Invalid or unknown field (a `siteKey` too), or `agentId` not an agent of this account (with `details`); or: Invalid body field, unknown field or bad query parameter (with `details` naming each), or malformed JSON (without) */
             400: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -6894,7 +7034,12 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        /** @description None: nothing, or an empty object (any field is a 400) */
+        requestBody?: {
+            content: {
+                "application/json": Record<string, never>;
+            };
+        };
         responses: {
             200: {
                 headers: {
@@ -6907,7 +7052,7 @@ export interface operations {
                     "application/json": components["schemas"]["WidgetSiteResponse"];
                 };
             };
-            /** @description An `Idempotency-Key` that is not 1–255 printable ASCII characters */
+            /** @description Invalid body field, unknown field or bad query parameter (with `details` naming each), or malformed JSON (without); or: An `Idempotency-Key` that is not 1–255 printable ASCII characters */
             400: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -6953,6 +7098,28 @@ export interface operations {
             };
             /** @description A request with this `Idempotency-Key` is still in progress */
             409: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Body is not application/json */
+            415: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];

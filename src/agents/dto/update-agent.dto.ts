@@ -50,7 +50,7 @@ export class UpdateAgentDto {
    * 50; duplicates count once. Replaces the agent's list. Returned ascending; a deleted knowledge base leaves
    * every agent's list. @example [3, 7]
    */
-  @ApiProperty({ type: 'integer', isArray: true, required: false, maxItems: MAX_KNOWLEDGE_BASES })
+  @ApiProperty({ type: 'integer', isArray: true, required: false, maxItems: MAX_KNOWLEDGE_BASES, minimum: 1, maximum: MAX_INT_ID })
   @IsOmittable()
   @IsArray()
   @ArrayMaxSize(MAX_KNOWLEDGE_BASES)

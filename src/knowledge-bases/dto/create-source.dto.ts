@@ -36,7 +36,7 @@ export class CreateSourceDto {
 
   /**
    * For `text` sources the text, at most 500,000 characters in any script, stored byte-exact; for `url` sources an
-   * absolute http or https URL. @example "We are open 9:00–18:00, Monday to Saturday."
+   * absolute http or https URL of at most 2,048 characters. @example "We are open 9:00–18:00, Monday to Saturday."
    */
   @IsOmittable()
   @IsString()
