@@ -57,6 +57,25 @@ describe('errors: one shape for every failure', () => {
     });
   });
 
+  it.each([
+    ['feedback', '{"feedback": 1e400}'],
+    ['extractedData.score', '{"extractedData": {"score": -1e400}}'],
+    ['feedback.0', '{"feedback": [1e309]}'],
+    ['durationSeconds', '{"durationSeconds": 1e400}'],
+  ])('400 naming %s for a number too large for a double (it parses as Infinity), and nothing is stored', async (field, body) => {
+    const before = (await context.as(account).get('/calls?days=3650').expect(200)).body;
+    const response = await context.as(account).post('/calls').set('Content-Type', 'application/json').send(body).expect(400);
+    expect(response.body.details).toEqual([{ field, message: `${field} is a number too large to represent (at most about 1.8e308)` }]);
+    expect((await context.as(account).get('/calls?days=3650').expect(200)).body).toEqual(before);
+  });
+
+  it('takes the largest and smallest doubles in a JSON field as they are', async () => {
+    const body = '{"feedback": [1.7976931348623157e308, -1.7976931348623157e308, 5e-324], "extractedData": {"tiny": 1e-400}}';
+    const call = (await context.as(account).post('/calls').set('Content-Type', 'application/json').send(body).expect(201)).body;
+    expect(call.feedback).toEqual([Number.MAX_VALUE, -Number.MAX_VALUE, 5e-324]);
+    expect(call.extractedData).toEqual({ tiny: 0 });
+  });
+
   it('400 with details for validation failures', async () => {
     const response = await context.as(account).post('/agents').send({ name: '', extra: true }).expect(400);
     expect(response.body).toEqual({

@@ -15,8 +15,9 @@ const parseJson = json({ limit: JSON_BODY_LIMIT_BYTES, strict: true, type: () =>
 
 /**
  * Refuses, in one iterative walk (a hostile body cannot exhaust the stack here), what no endpoint can take:
- * nesting deeper than JSON_MAX_DEPTH (it would exhaust the validators' recursion), and text PostgreSQL cannot
- * store (NUL, unpaired surrogates), in any value or key — so every module is covered without a decorator.
+ * nesting deeper than JSON_MAX_DEPTH (it would exhaust the validators' recursion), text PostgreSQL cannot
+ * store (NUL, unpaired surrogates), in any value or key, and numbers too large for a double (`1e400` parses as
+ * Infinity, which a JSON field would silently store as null) — so every module is covered without a decorator.
  */
 function checkJsonBody(body: object): void {
   const stack: [unknown, string, number][] = [[body, '', 1]];
@@ -24,6 +25,9 @@ function checkJsonBody(body: object): void {
     const [value, path, depth] = stack.pop()!;
     if (typeof value === 'string' && UNSTORABLE.test(value)) {
       throw new RequestValidationException([{ field: path, message: unstorableMessage(path) }]);
+    }
+    if (typeof value === 'number' && !Number.isFinite(value)) {
+      throw new RequestValidationException([{ field: path, message: `${path} is a number too large to represent (at most about 1.8e308)` }]);
     }
     if (value === null || typeof value !== 'object') continue;
     if (depth > JSON_MAX_DEPTH) throw new BadRequestException(`Request body nests deeper than ${JSON_MAX_DEPTH} levels`);
