@@ -39,6 +39,8 @@ const SOURCE = String.raw`(function () {
   const base = script.src.slice(0, script.src.indexOf('/widget/embed.js'));
   const STORAGE_KEY = 'voice-agent-widget:' + siteKey;
   const MAX_MESSAGE_LENGTH = 2000;
+  const MAX_NAME_LENGTH = 200;
+  const MAX_PHONE_LENGTH = 50;
   /** Not an HTTP status: the service could not be reached, or the reply's stream broke off. */
   const UNREACHABLE = 0;
   const INTERRUPTED = -1;
@@ -126,12 +128,21 @@ const SOURCE = String.raw`(function () {
     return node;
   }
 
-  function field(form, label, name, type, autocomplete) {
+  /** At most max characters as the service counts them, in code points (maxLength would count an emoji as 2). */
+  function limitCharacters(input, max) {
+    input.addEventListener('input', function () {
+      const characters = Array.from(input.value);
+      if (characters.length > max) input.value = characters.slice(0, max).join('');
+    });
+  }
+
+  function field(form, label, name, type, autocomplete, maxCharacters) {
     const wrapper = element('label', '', label);
     const input = element('input');
     input.name = name;
     input.type = type;
     input.required = true;
+    limitCharacters(input, maxCharacters);
     input.setAttribute('autocomplete', autocomplete);
     if (type === 'tel') { input.pattern = '[0-9+\\(\\)\\-. ]{6,20}'; input.title = 'A phone number, digits with + ( ) - . allowed'; }
     wrapper.appendChild(input);
@@ -345,8 +356,8 @@ const SOURCE = String.raw`(function () {
     // Before the conversation: the greeting, the fields the site asks for, Start.
     const form = element('form');
     if (config.greeting) form.appendChild(element('p', 'greeting', config.greeting));
-    const nameInput = config.askName ? field(form, 'Your name', 'name', 'text', 'name') : null;
-    const phoneInput = config.askPhone ? field(form, 'Phone number', 'phone', 'tel', 'tel') : null;
+    const nameInput = config.askName ? field(form, 'Your name', 'name', 'text', 'name', MAX_NAME_LENGTH) : null;
+    const phoneInput = config.askPhone ? field(form, 'Phone number', 'phone', 'tel', 'tel', MAX_PHONE_LENGTH) : null;
     const start = element('button', 'start', voiceMode ? 'Start call' : 'Start chat');
     start.type = 'submit';
     form.appendChild(start);
@@ -368,7 +379,7 @@ const SOURCE = String.raw`(function () {
     const input = element('textarea');
     input.name = 'message';
     input.rows = 1;
-    input.maxLength = MAX_MESSAGE_LENGTH;
+    limitCharacters(input, MAX_MESSAGE_LENGTH);
     input.placeholder = 'Type your message';
     input.setAttribute('aria-label', 'Your message (Enter sends, Shift+Enter starts a new line)');
     const send = element('button', 'send', 'Send');

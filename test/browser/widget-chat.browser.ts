@@ -224,6 +224,19 @@ describe('the widget\'s chat in Chromium', () => {
     await page.close();
   });
 
+  it('takes up to 2,000 characters as the service counts them (emoji are one each), and no more', async () => {
+    const { page } = await startChat();
+    const parts = widget(page);
+    await parts.input.fill('😀'.repeat(2_001));
+    const typed = await parts.input.inputValue();
+    expect(Array.from(typed)).toHaveLength(2_000); // 4,000 UTF-16 units: maxLength would have cut it at 1,000
+    await parts.input.press('Enter');
+    await page.locator('voice-agent-widget .messages .message').nth(2).waitFor(); // the greeting, the message, the reply
+    expect((await shown(page))[1]).toEqual({ speaker: 'user', text: typed });
+    await expect(parts.error.isVisible()).resolves.toBe(false);
+    await page.close();
+  });
+
   it('keeps the host page\'s styles out of the conversation', async () => {
     const { page } = await startChat();
     await ask(page, DELIVERY_QUESTION, KNOWLEDGE.delivery);
