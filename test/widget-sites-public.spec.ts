@@ -42,6 +42,11 @@ describe('public widget routes', () => {
       const revalidated = await context.http.get('/widget/embed.js').set('If-None-Match', headers.etag).expect(304);
       expect(revalidated.text).toBe('');
       await context.http.get('/widget/embed.js').set('If-None-Match', '"stale"').expect(200);
+      // RFC 9110: a weak comparison, a list, or `*`.
+      for (const condition of [`W/${headers.etag}`, `"stale", ${headers.etag}`, '*']) {
+        await context.http.get('/widget/embed.js').set('If-None-Match', condition).expect(304);
+      }
+      await context.http.get('/widget/embed.js').set('If-None-Match', '"stale", W/"older"').expect(200);
     });
   });
 

@@ -1,5 +1,5 @@
 import { Controller, Get, Headers, HttpCode, Options, Param, Req, Res } from '@nestjs/common';
-import { ApiHeader, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiProduces, ApiTags } from '@nestjs/swagger';
+import { ApiHeader, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiProduces, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { Public } from '../auth/public.decorator';
 import { ApiErrors } from '../common/api-errors.decorator';
@@ -29,6 +29,7 @@ export class WidgetPublicController {
   @ApiOperation({ summary: 'The widget script the embed snippet loads (public, cacheable, versioned)' })
   @ApiProduces('application/javascript')
   @ApiOkResponse({ description: 'JavaScript', schema: { type: 'string' } })
+  @ApiResponse({ status: 304, description: 'Not modified: the `If-None-Match` names the script\'s `ETag` (weak or strong, alone or in a list, or `*`)' })
   embedScript(@Req() request: Request, @Res() response: Response): void {
     response.set({
       'Content-Type': 'application/javascript; charset=utf-8',
@@ -37,7 +38,8 @@ export class WidgetPublicController {
       'X-Content-Type-Options': 'nosniff',
       'Cross-Origin-Resource-Policy': 'cross-origin',
     });
-    if (request.headers['if-none-match'] === EMBED_SCRIPT_ETAG) {
+    if (request.fresh) {
+      // Express's freshness check (the `fresh` package) against the ETag just set: RFC 9110's If-None-Match.
       response.status(304).end();
       return;
     }

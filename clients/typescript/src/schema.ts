@@ -699,7 +699,10 @@ export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
         AgentResponse: {
-            /** @example 2026-11-22T09:15:02.123Z */
+            /**
+             * Format: date-time
+             * @example 2026-11-22T09:15:02.123Z
+             */
             createdAt: string;
             /** @example Answers the front desk line after hours */
             description: string;
@@ -724,13 +727,19 @@ export interface components {
              * @example
              */
             systemPrompt: string;
-            /** @example 2026-11-22T09:15:02.123Z */
+            /**
+             * Format: date-time
+             * @example 2026-11-22T09:15:02.123Z
+             */
             updatedAt: string;
             /** @example shubh */
             voice: string;
         };
         ApiKeyResponse: {
-            /** @example 2026-11-22T09:15:02.123Z */
+            /**
+             * Format: date-time
+             * @example 2026-11-22T09:15:02.123Z
+             */
             createdAt: string;
             /**
              * Format: date-time
@@ -767,6 +776,7 @@ export interface components {
         };
         CallCreatedEvent: {
             /**
+             * Format: date-time
              * @description When the event happened (retries keep it).
              * @example 2026-11-22T09:15:02.123Z
              */
@@ -782,6 +792,7 @@ export interface components {
         };
         CallDeletedEvent: {
             /**
+             * Format: date-time
              * @description When the event happened (retries keep it).
              * @example 2026-11-22T09:15:02.123Z
              */
@@ -806,7 +817,10 @@ export interface components {
              * @example 42
              */
             agentId: number | null;
-            /** @example 2026-11-22T09:15:02.123Z */
+            /**
+             * Format: date-time
+             * @example 2026-11-22T09:15:02.123Z
+             */
             callDate: string;
             /**
              * @description Status of the call itself.
@@ -844,7 +858,10 @@ export interface components {
              * @example false
              */
             hasRecording: boolean;
-            /** @example 5f0c2a7e-8d3b-4c1e-9a6f-2b7d4e8c1a90 */
+            /**
+             * Format: uuid
+             * @example 5f0c2a7e-8d3b-4c1e-9a6f-2b7d4e8c1a90
+             */
             id: string;
             /**
              * @description Caller name; "" when unknown.
@@ -870,6 +887,7 @@ export interface components {
         };
         CallRecordingReadyEvent: {
             /**
+             * Format: date-time
              * @description When the event happened (retries keep it).
              * @example 2026-11-22T09:15:02.123Z
              */
@@ -894,7 +912,10 @@ export interface components {
              * @example 42
              */
             agentId: number | null;
-            /** @example 2026-11-22T09:15:02.123Z */
+            /**
+             * Format: date-time
+             * @example 2026-11-22T09:15:02.123Z
+             */
             callDate: string;
             /**
              * @description Status of the call itself.
@@ -937,7 +958,10 @@ export interface components {
              * @example false
              */
             hasRecording: boolean;
-            /** @example 5f0c2a7e-8d3b-4c1e-9a6f-2b7d4e8c1a90 */
+            /**
+             * Format: uuid
+             * @example 5f0c2a7e-8d3b-4c1e-9a6f-2b7d4e8c1a90
+             */
             id: string;
             /**
              * @description Caller name; "" when unknown.
@@ -963,7 +987,10 @@ export interface components {
             website: string;
         };
         ConversationMessageResponse: {
-            /** @example 2026-11-22T09:15:12.456Z */
+            /**
+             * Format: date-time
+             * @example 2026-11-22T09:15:12.456Z
+             */
             at: string;
             /**
              * @example user
@@ -974,7 +1001,10 @@ export interface components {
             text: string;
         };
         ConversationResponse: {
-            /** @example 5f0c2a7e-8d3b-4c1e-9a6f-2b7d4e8c1a90 */
+            /**
+             * Format: uuid
+             * @example 5f0c2a7e-8d3b-4c1e-9a6f-2b7d4e8c1a90
+             */
             conversationId: string;
             /** @description Every message in order, the greeting first when there is one. */
             messages: components["schemas"]["ConversationMessageResponse"][];
@@ -1170,7 +1200,10 @@ export interface components {
              * @example vak_3q2-7wVhZ0kq9yXb1mT4cR8sLdE6uJfA
              */
             apiKey: string;
-            /** @example 2026-11-22T09:15:02.123Z */
+            /**
+             * Format: date-time
+             * @example 2026-11-22T09:15:02.123Z
+             */
             createdAt: string;
             /**
              * Format: date-time
@@ -1206,7 +1239,10 @@ export interface components {
             scopes: ("read" | "write")[];
         };
         CreatedWebhookResponse: {
-            /** @example 2026-11-22T09:15:02.123Z */
+            /**
+             * Format: date-time
+             * @example 2026-11-22T09:15:02.123Z
+             */
             createdAt: string;
             /** @example CRM sync */
             description: string;
@@ -1227,7 +1263,10 @@ export interface components {
              * @example whsec_C2FVsBQIhrscChlQIMV+b5sSYspob7oD6MnAWTVRhDE=
              */
             secret: string;
-            /** @example 2026-11-22T09:15:02.123Z */
+            /**
+             * Format: date-time
+             * @example 2026-11-22T09:15:02.123Z
+             */
             updatedAt: string;
             /** @example https://crm.example.com/hooks/voice */
             url: string;
@@ -1354,6 +1393,7 @@ export interface components {
         };
         DeletedCallData: {
             /**
+             * Format: uuid
              * @description The deleted call's id.
              * @example 5f0c2a7e-8d3b-4c1e-9a6f-2b7d4e8c1a90
              */
@@ -1397,7 +1437,10 @@ export interface components {
             status: "ok";
         };
         KnowledgeBaseResponse: {
-            /** @example 2026-11-22T09:15:02.123Z */
+            /**
+             * Format: date-time
+             * @example 2026-11-22T09:15:02.123Z
+             */
             createdAt: string;
             /** @example 3 */
             id: number;
@@ -1408,11 +1451,17 @@ export interface components {
              * @example 2
              */
             sourceCount: number;
-            /** @example 2026-11-22T09:15:02.123Z */
+            /**
+             * Format: date-time
+             * @example 2026-11-22T09:15:02.123Z
+             */
             updatedAt: string;
         };
         KnowledgeBaseWithSourcesResponse: {
-            /** @example 2026-11-22T09:15:02.123Z */
+            /**
+             * Format: date-time
+             * @example 2026-11-22T09:15:02.123Z
+             */
             createdAt: string;
             /** @example 3 */
             id: number;
@@ -1425,7 +1474,10 @@ export interface components {
             sourceCount: number;
             /** @description Every source, by id. */
             sources: components["schemas"]["SourceResponse"][];
-            /** @example 2026-11-22T09:15:02.123Z */
+            /**
+             * Format: date-time
+             * @example 2026-11-22T09:15:02.123Z
+             */
             updatedAt: string;
         };
         LivenessResponse: {
@@ -1451,6 +1503,7 @@ export interface components {
         };
         PingEvent: {
             /**
+             * Format: date-time
              * @description When the event happened (retries keep it).
              * @example 2026-11-22T09:15:02.123Z
              */
@@ -1466,6 +1519,7 @@ export interface components {
         };
         RecordingUrlResponse: {
             /**
+             * Format: date-time
              * @description When the URL stops working (`RECORDING_URL_TTL_SECONDS` after the request).
              * @example 2026-11-22T09:20:02.000Z
              */
@@ -1510,7 +1564,10 @@ export interface components {
              * @example We are open 9:00–18:00, Monday to Saturday.
              */
             content: string;
-            /** @example 2026-11-22T09:15:02.123Z */
+            /**
+             * Format: date-time
+             * @example 2026-11-22T09:15:02.123Z
+             */
             createdAt: string;
             /**
              * @description Why the last fetch failed when `failed`; otherwise "".
@@ -1558,11 +1615,13 @@ export interface components {
         };
         StartedConversationResponse: {
             /**
+             * Format: uuid
              * @description Also the id of the call the conversation becomes.
              * @example 5f0c2a7e-8d3b-4c1e-9a6f-2b7d4e8c1a90
              */
             conversationId: string;
             /**
+             * Format: date-time
              * @description When the conversation ends if no message comes before (each message moves it).
              * @example 2026-11-22T09:20:02.123Z
              */
@@ -1795,7 +1854,10 @@ export interface components {
              * @example 2
              */
             attempts: number;
-            /** @example 2026-11-22T09:15:02.123Z */
+            /**
+             * Format: date-time
+             * @example 2026-11-22T09:15:02.123Z
+             */
             createdAt: string;
             /**
              * @example call.created
@@ -1807,7 +1869,10 @@ export interface components {
              * @example evt_0b8e3c1a3f5e4a8e9d1c6f2b7a9e4c21
              */
             eventId: string;
-            /** @example 7d1e0f4a-2b3c-4d5e-8f9a-0b1c2d3e4f5a */
+            /**
+             * Format: uuid
+             * @example 7d1e0f4a-2b3c-4d5e-8f9a-0b1c2d3e4f5a
+             */
             id: string;
             /**
              * @description Why the last attempt failed (a short, sanitised excerpt of the answer, or what went wrong); null otherwise.
@@ -1832,7 +1897,10 @@ export interface components {
             status: "pending" | "succeeded" | "failed";
         };
         WebhookResponse: {
-            /** @example 2026-11-22T09:15:02.123Z */
+            /**
+             * Format: date-time
+             * @example 2026-11-22T09:15:02.123Z
+             */
             createdAt: string;
             /** @example CRM sync */
             description: string;
@@ -1847,7 +1915,10 @@ export interface components {
             events: ("call.created" | "call.recording.ready" | "call.deleted")[];
             /** @example 7 */
             id: number;
-            /** @example 2026-11-22T09:15:02.123Z */
+            /**
+             * Format: date-time
+             * @example 2026-11-22T09:15:02.123Z
+             */
             updatedAt: string;
             /** @example https://crm.example.com/hooks/voice */
             url: string;
@@ -1912,7 +1983,10 @@ export interface components {
              * @example *.example.com
              */
             allowedDomain: string;
-            /** @example 2026-11-22T09:15:02.123Z */
+            /**
+             * Format: date-time
+             * @example 2026-11-22T09:15:02.123Z
+             */
             createdAt: string;
             /**
              * @description The HTML to paste into the site's pages, built from PUBLIC_BASE_URL.
@@ -1928,7 +2002,10 @@ export interface components {
              * @example ws_3q2-7wVhZ0kq9yXb1mT4cR8sLdE6uJfA
              */
             siteKey: string;
-            /** @example 2026-11-22T09:15:02.123Z */
+            /**
+             * Format: date-time
+             * @example 2026-11-22T09:15:02.123Z
+             */
             updatedAt: string;
             /** @example true */
             widgetAskName: boolean;
@@ -6402,6 +6479,13 @@ export interface operations {
                 content: {
                     "application/javascript": string;
                 };
+            };
+            /** @description Not modified: the `If-None-Match` names the script's `ETag` (weak or strong, alone or in a list, or `*`) */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description Too many requests from this address for this site key, or naming site keys or conversations that do not exist; see `Retry-After` */
             429: {

@@ -1,4 +1,5 @@
 import { ApiProperty } from '@nestjs/swagger';
+import { ApiDateTime } from '../../common/api-formats';
 import { AgentRow } from '../agents.repository';
 
 export class AgentResponse {
@@ -21,8 +22,10 @@ export class AgentResponse {
   @ApiProperty({ type: 'integer', isArray: true })
   knowledgeBaseIds: number[];
   /** @example "2026-11-22T09:15:02.123Z" */
+  @ApiDateTime()
   createdAt: string;
   /** @example "2026-11-22T09:15:02.123Z" */
+  @ApiDateTime()
   updatedAt: string;
 }
 

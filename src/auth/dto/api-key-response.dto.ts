@@ -1,4 +1,5 @@
 import { ApiProperty } from '@nestjs/swagger';
+import { ApiDateTime } from '../../common/api-formats';
 import type { ApiKeyRow } from '../auth.repository';
 import { API_KEY_SCOPES, type ApiKeyScope } from '../scopes';
 
@@ -15,6 +16,7 @@ export class ApiKeyResponse {
   @ApiProperty({ enum: API_KEY_SCOPES, isArray: true })
   scopes: ApiKeyScope[];
   /** @example "2026-11-22T09:15:02.123Z" */
+  @ApiDateTime()
   createdAt: string;
   /** When the key was last used (recorded at most once a minute, so up to a minute behind); null if never. @example "2026-11-23T08:41:10.519Z" */
   @ApiProperty({ type: String, format: 'date-time', nullable: true })

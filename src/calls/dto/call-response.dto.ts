@@ -1,4 +1,5 @@
 import { ApiProperty } from '@nestjs/swagger';
+import { ApiDateTime, ApiUuid } from '../../common/api-formats';
 import { TRANSCRIPT_SPEAKERS, TranscriptSpeaker } from '../call.entity';
 import { CallDetailRow, CallRow } from '../calls.repository';
 import { creditsUsed } from '../credits';
@@ -6,6 +7,7 @@ import { creditsUsed } from '../credits';
 /** A call as listed by `GET /calls`: no transcript, no credits. */
 export class CallListItemResponse {
   /** @example "5f0c2a7e-8d3b-4c1e-9a6f-2b7d4e8c1a90" */
+  @ApiUuid()
   id: string;
   /** Caller name; "" when unknown. @example "Priya Sharma" */
   name: string;
@@ -31,6 +33,7 @@ export class CallListItemResponse {
   @ApiProperty({ type: 'integer', nullable: true })
   agentId: number | null;
   /** @example "2026-11-22T09:15:02.123Z" */
+  @ApiDateTime()
   callDate: string;
   /** @example 95 */
   durationSeconds: number;

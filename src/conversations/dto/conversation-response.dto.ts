@@ -1,9 +1,11 @@
+import { ApiDateTime, ApiUuid } from '../../common/api-formats';
 import type { MessageSpeaker, ConversationStatus } from '../conversation.entity';
 import type { MessageRow } from '../conversations.repository';
 import type { ConversationView, StartedConversation } from '../conversations.service';
 
 export class StartedConversationResponse {
   /** Also the id of the call the conversation becomes. @example "5f0c2a7e-8d3b-4c1e-9a6f-2b7d4e8c1a90" */
+  @ApiUuid()
   conversationId: string;
   /**
    * The bearer secret of this one conversation (`Authorization: Bearer <token>` on its routes), shown only here.
@@ -13,6 +15,7 @@ export class StartedConversationResponse {
   /** The site's greeting, already the conversation's first message; "" for none. @example "Namaste! Ask me anything." */
   greeting: string;
   /** When the conversation ends if no message comes before (each message moves it). @example "2026-11-22T09:20:02.123Z" */
+  @ApiDateTime()
   expiresAt: string;
 }
 
@@ -34,11 +37,13 @@ export class ConversationMessageResponse {
   /** @example "Do you deliver on Sundays?" */
   text: string;
   /** @example "2026-11-22T09:15:12.456Z" */
+  @ApiDateTime()
   at: string;
 }
 
 export class ConversationResponse {
   /** @example "5f0c2a7e-8d3b-4c1e-9a6f-2b7d4e8c1a90" */
+  @ApiUuid()
   conversationId: string;
   /** @example "active" */
   status: ConversationStatus;

@@ -1,4 +1,5 @@
 import { ApiProperty } from '@nestjs/swagger';
+import { ApiDateTime } from '../../common/api-formats';
 import { SOURCE_STATUSES, SOURCE_TYPES, SourceStatus, SourceType } from '../knowledge-base-source.entity';
 import { KnowledgeBaseRow, SourceRow } from '../knowledge-bases.repository';
 
@@ -24,6 +25,7 @@ export class SourceResponse {
   /** Why the last fetch failed when `failed`; otherwise "". @example "" */
   error: string;
   /** @example "2026-11-22T09:15:02.123Z" */
+  @ApiDateTime()
   createdAt: string;
 }
 
@@ -37,8 +39,10 @@ export class KnowledgeBaseResponse {
   @ApiProperty({ type: 'integer' })
   sourceCount: number;
   /** @example "2026-11-22T09:15:02.123Z" */
+  @ApiDateTime()
   createdAt: string;
   /** @example "2026-11-22T09:15:02.123Z" */
+  @ApiDateTime()
   updatedAt: string;
 }
 

@@ -1,3 +1,4 @@
+import { ApiDateTime } from '../../common/api-formats';
 import type { RecordingUrl } from '../recordings.service';
 
 /** A short-lived URL that plays the recording, without an API key. */
@@ -12,6 +13,7 @@ export class RecordingUrlResponse {
    * When the URL stops working (`RECORDING_URL_TTL_SECONDS` after the request).
    * @example "2026-11-22T09:20:02.000Z"
    */
+  @ApiDateTime()
   expiresAt: string;
 }
 

@@ -1,5 +1,6 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { CallResponse } from '../../calls/dto/call-response.dto';
+import { ApiDateTime, ApiUuid } from '../../common/api-formats';
 
 /**
  * The bodies the service POSTs to webhooks, one schema per event (listed under `x-webhooks` in the OpenAPI
@@ -10,6 +11,7 @@ export class EventEnvelope {
   /** The event's id, also sent as `webhook-id`: deduplicate on it. @example "evt_0b8e3c1a3f5e4a8e9d1c6f2b7a9e4c21" */
   id: string;
   /** When the event happened (retries keep it). @example "2026-11-22T09:15:02.123Z" */
+  @ApiDateTime()
   createdAt: string;
 }
 
@@ -29,6 +31,7 @@ export class CallRecordingReadyEvent extends EventEnvelope {
 
 export class DeletedCallData {
   /** The deleted call's id. @example "5f0c2a7e-8d3b-4c1e-9a6f-2b7d4e8c1a90" */
+  @ApiUuid()
   id: string;
 }
 

@@ -1,4 +1,5 @@
 import { ApiProperty } from '@nestjs/swagger';
+import { ApiDateTime, ApiUuid } from '../../common/api-formats';
 import { DELIVERY_STATUSES, DeliveredEventType, DeliveryStatus, PING_EVENT, WEBHOOK_EVENT_TYPES, WebhookEventType } from '../webhook-event-types';
 import { publicEventId } from '../webhook-payload';
 import { DeliveryRow, WebhookRow } from '../webhooks.repository';
@@ -16,8 +17,10 @@ export class WebhookResponse {
   /** @example true */
   enabled: boolean;
   /** @example "2026-11-22T09:15:02.123Z" */
+  @ApiDateTime()
   createdAt: string;
   /** @example "2026-11-22T09:15:02.123Z" */
+  @ApiDateTime()
   updatedAt: string;
 }
 
@@ -40,6 +43,7 @@ export class WebhookSecretResponse {
 
 export class WebhookDeliveryResponse {
   /** @example "7d1e0f4a-2b3c-4d5e-8f9a-0b1c2d3e4f5a" */
+  @ApiUuid()
   id: string;
   @ApiProperty({ enum: [...WEBHOOK_EVENT_TYPES, PING_EVENT], example: 'call.created' })
   event: DeliveredEventType;
@@ -60,6 +64,7 @@ export class WebhookDeliveryResponse {
   @ApiProperty({ type: String, format: 'date-time', nullable: true, example: '2026-11-22T09:16:02.123Z' })
   nextAttemptAt: string | null;
   /** @example "2026-11-22T09:15:02.123Z" */
+  @ApiDateTime()
   createdAt: string;
 }
 

@@ -1,4 +1,5 @@
 import { ApiProperty } from '@nestjs/swagger';
+import { ApiDateTime } from '../../common/api-formats';
 import { embedSnippet } from '../embed-snippet';
 import { WidgetSiteRow } from '../widget-sites.repository';
 import type { WidgetAvatar, WidgetMode, WidgetPosition } from '../widget-options';
@@ -34,8 +35,10 @@ export class WidgetSiteResponse {
   @ApiProperty({ example: '<script src="https://api.example.com/widget/embed.js?v=2" data-site-key="ws_3q2-7wVhZ0kq9yXb1mT4cR8sLdE6uJfA" async></script>' })
   embedSnippet: string;
   /** @example "2026-11-22T09:15:02.123Z" */
+  @ApiDateTime()
   createdAt: string;
   /** @example "2026-11-22T09:15:02.123Z" */
+  @ApiDateTime()
   updatedAt: string;
 }
 
