@@ -129,6 +129,19 @@ describe('webhooks', () => {
       expect((await context.as(account).get('/webhooks').expect(200)).body).toEqual([]);
     });
 
+    it('counts the url as stored, normalised: 2,000 characters pass, 2,001 or percent-encoding past 2,000 do not', async () => {
+      const base = receiver.url();
+      const sized = (length: number) => `${base}?${'a'.repeat(length - base.length - 1)}`;
+      const accepted = (await context.as(account).post('/webhooks').send({ url: sized(2_000), events: ['call.created'] }).expect(201)).body;
+      expect(accepted.url).toHaveLength(2_000);
+      const tooLong = await context.as(account).post('/webhooks').send({ url: sized(2_001), events: ['call.created'] }).expect(400);
+      expect(tooLong.body.details).toEqual([{ field: 'url', message: 'url must be at most 2000 characters' }]);
+      const encoded = `${base}?${'é'.repeat(500)}`; // 6 characters each once encoded
+      const refused = await context.as(account).post('/webhooks').send({ url: encoded, events: ['call.created'] }).expect(400);
+      expect(refused.body.details[0].message).toContain(`(${base.length + 1 + 3_000} here)`);
+      expect((await context.as(account).get('/webhooks').expect(200)).body).toHaveLength(1);
+    });
+
     it('refuses a changed url the same way, and leaves the webhook as it was', async () => {
       const created = await createWebhook();
       await context.as(account).patch(`/webhooks/${created.id}`).send({ url: 'ftp://example.com/' }).expect(400);

@@ -55,7 +55,9 @@ export class WebhookTargets implements OnApplicationShutdown {
     const schemes = this.httpsOnly ? ['https:'] : ['https:', 'http:'];
     if (!schemes.includes(url.protocol)) throw refuse(this.httpsOnly ? 'must use https' : 'must use http or https');
     if (url.username || url.password) throw refuse('must not contain credentials');
-    if (url.href.length > MAX_WEBHOOK_URL_LENGTH) throw refuse(`must be at most ${MAX_WEBHOOK_URL_LENGTH} characters`);
+    if (url.href.length > MAX_WEBHOOK_URL_LENGTH) {
+      throw refuse(`must be at most ${MAX_WEBHOOK_URL_LENGTH} characters once normalised, non-ASCII characters percent-encoded (${url.href.length} here)`);
+    }
     const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
     const addresses = isIP(host) ? [host] : await this.lookupQuietly(host);
     for (const address of addresses) {

@@ -1323,7 +1323,8 @@ export interface components {
             events: ("call.created" | "call.recording.ready" | "call.deleted")[];
             /**
              * Format: uri
-             * @description Where events are POSTed: an https URL of a public address, at most 2,000 characters, without credentials
+             * @description Where events are POSTed: an https URL of a public address, at most 2,000 characters as stored (normalised, with
+             *     non-ASCII characters percent-encoded: `é` counts 6), without credentials
              *     (http and private addresses only when the service runs with WEBHOOK_ALLOW_PRIVATE_TARGETS=true).
              * @example https://crm.example.com/hooks/voice
              */

@@ -5,7 +5,8 @@ import { WebhookEventsRules, WebhookSettingsDto, WebhookUrlRules } from './updat
 /** `url` and `events` are required; absent optional fields take these defaults. */
 export class CreateWebhookDto extends WebhookSettingsDto {
   /**
-   * Where events are POSTed: an https URL of a public address, at most 2,000 characters, without credentials
+   * Where events are POSTed: an https URL of a public address, at most 2,000 characters as stored (normalised, with
+   * non-ASCII characters percent-encoded: `é` counts 6), without credentials
    * (http and private addresses only when the service runs with WEBHOOK_ALLOW_PRIVATE_TARGETS=true).
    * @example "https://crm.example.com/hooks/voice"
    */
