@@ -229,6 +229,15 @@ describe('widget sites (management)', () => {
       expect(Date.parse(response.body.updatedAt)).toBeGreaterThanOrEqual(Date.parse(site.updatedAt));
     });
 
+    it('trims the greeting: one of spaces only is none, and 500 characters fit between spaces', async () => {
+      const blank = await createSite(owner, { name: 'Blank', widgetGreeting: ' \t\n ' });
+      expect(blank.widgetGreeting).toBe('');
+      const padded = await createSite(owner, { name: 'Padded', widgetGreeting: `  ${'é'.repeat(500)}  ` });
+      expect(padded.widgetGreeting).toBe('é'.repeat(500));
+      const patched = (await context.as(owner).patch(`/widget/sites/${padded.id}`).send({ widgetGreeting: '   ' }).expect(200)).body;
+      expect(patched.widgetGreeting).toBe('');
+    });
+
     it('accepts an empty PATCH and changes nothing', async () => {
       const site = await createSite(owner);
       expect((await context.as(owner).patch(`/widget/sites/${site.id}`).send({}).expect(200)).body).toEqual(site);

@@ -1368,7 +1368,8 @@ export interface components {
              */
             widgetAvatar?: "default" | "female" | "male" | "robot";
             /**
-             * @description Text of the greeting bubble beside the launcher, at most 500 characters; "" for none.
+             * @description Text of the greeting bubble beside the launcher (and a widget conversation's first message), at most 500
+             *     characters after trimming; "" (or only spaces) for none.
              * @default
              * @example Hi! Questions about your order?
              */
@@ -1775,7 +1776,8 @@ export interface components {
              */
             widgetAvatar?: "default" | "female" | "male" | "robot";
             /**
-             * @description Text of the greeting bubble beside the launcher, at most 500 characters; "" for none.
+             * @description Text of the greeting bubble beside the launcher (and a widget conversation's first message), at most 500
+             *     characters after trimming; "" (or only spaces) for none.
              * @example Hi! Questions about your order?
              */
             widgetGreeting?: string;

@@ -78,8 +78,12 @@ export class WidgetSiteSettingsDto {
   @IsOneOf(WIDGET_AVATARS)
   widgetAvatar?: WidgetAvatar;
 
-  /** Text of the greeting bubble beside the launcher, at most 500 characters; "" for none. @example "Hi! Questions about your order?" */
+  /**
+   * Text of the greeting bubble beside the launcher (and a widget conversation's first message), at most 500
+   * characters after trimming; "" (or only spaces) for none. @example "Hi! Questions about your order?"
+   */
   @IsOmittable()
+  @Trim()
   @IsString()
   @MaxCodePointLength(500)
   widgetGreeting?: string;
