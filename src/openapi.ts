@@ -81,7 +81,7 @@ const IDEMPOTENCY_KEY_PARAMETER = {
   in: 'header',
   required: false,
   description:
-    'Makes the POST safe to retry: 1–255 printable ASCII characters (a UUID, say), per account. The same key with the same method, path and body within 24 hours ' +
+    'Makes the POST safe to retry: 1–255 printable ASCII characters (a UUID, say), per account. The same key from the same API key with the same method, path and body within 24 hours ' +
     'gets the first answer again (status and body, with `Idempotent-Replayed: true`) and does nothing again; with another request, 422; while the first is still running, 409. ' +
     'Answers 5xx and 429 are not kept: the key may be retried.',
   schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x20-\\x7E]+$', example: '5f0c6d9e-2f7a-4c1e-9a51-0d6f3b8e2a47' },
@@ -146,7 +146,7 @@ function documentIdempotency(operation: Operation): void {
   (operation.parameters ??= []).push({ $ref: '#/components/parameters/Idempotency-Key' });
   documentError(responses, '400', 'An `Idempotency-Key` that is not 1–255 printable ASCII characters');
   documentError(responses, '409', 'A request with this `Idempotency-Key` is still in progress');
-  documentError(responses, '422', 'This `Idempotency-Key` was used with another request (method, path or body) in the last 24 hours');
+  documentError(responses, '422', 'This `Idempotency-Key` was used with another request (API key, method, path or body) in the last 24 hours');
   for (const [status, response] of Object.entries(responses)) {
     if (status.startsWith('2')) response.headers = { ...response.headers, 'Idempotent-Replayed': header('Idempotent-Replayed') };
   }

@@ -85,7 +85,7 @@ describe('Idempotency-Key', () => {
     const UNPROCESSABLE = {
       statusCode: 422,
       error: 'Unprocessable Entity',
-      message: 'This Idempotency-Key was used with another request (method, path or body) in the last 24 hours; use a new key',
+      message: 'This Idempotency-Key was used with another request (API key, method, path or body) in the last 24 hours; use a new key',
     };
     expect((await post(account, '/agents', key, { name: 'Second' }).expect(422)).body).toEqual(UNPROCESSABLE);
     expect((await post(account, '/agents?x=1', key, { name: 'First' }).expect(422)).body).toEqual(UNPROCESSABLE);
@@ -138,6 +138,19 @@ describe('Idempotency-Key', () => {
     const other = await post(two, '/agents', key, { name: 'Mine' }).expect(201);
     expect(other.headers[REPLAYED]).toBeUndefined();
     expect([await agentsNamed(one, 'Mine'), await agentsNamed(two, 'Mine')]).toEqual([1, 1]);
+  });
+
+  it('replays only to the API key that sent the first request: from another key of the account it is another request (422)', async () => {
+    const account = await context.createAccount();
+    const key = randomUUID();
+    const first = await post(account, '/api-keys', key, { name: 'Full' }).expect(201);
+    expect(first.body.scopes).toEqual(['read', 'write']);
+    const writeOnly = (await context.as(account).post('/api-keys').send({ name: 'Ingest', scopes: ['write'] }).expect(201)).body.apiKey as string;
+    const replay = await context.http.post('/api-keys').set('X-Api-Key', writeOnly).set('Idempotency-Key', key).send({ name: 'Full' }).expect(422);
+    expect(replay.body.message).toBe('This Idempotency-Key was used with another request (API key, method, path or body) in the last 24 hours; use a new key');
+    expect(JSON.stringify(replay.body)).not.toContain(first.body.apiKey);
+    // The key that sent it still gets its answer again.
+    expect((await post(account, '/api-keys', key, { name: 'Full' }).expect(201)).body.apiKey).toBe(first.body.apiKey);
   });
 
   it('forgets a key after 24 hours (the stored time moved back in SQL), then cleans it up', async () => {

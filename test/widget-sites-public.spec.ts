@@ -267,8 +267,10 @@ describe('public widget credentials, guessed', () => {
       expect(Number(response.headers['retry-after'])).toBeGreaterThanOrEqual(1);
       expect(response.headers['access-control-allow-origin']).toBe('*');
     }
-    // The API with a valid key is not the widget's: it is not refused.
-    await context.as(owner).get('/widget/sites').expect(200);
+    // A counter apart: the address's API keys, even one never seen before, and the script (which names nothing) still work.
+    const fresh = (await context.as(owner).post('/api-keys').send({ name: 'Fresh' }).expect(201)).body.apiKey as string;
+    await context.http.get('/widget/sites').set('X-Api-Key', fresh).expect(200);
+    await context.http.get('/widget/embed.js').expect(200);
   });
 
   it('never counts a request that names a real site key, whatever it is answered', async () => {

@@ -35,9 +35,13 @@ export function canonicalJson(value: unknown): string {
   return JSON.stringify(value) ?? 'null';
 }
 
-/** The request's method, path (with its query string) and JSON body (undefined: none), as an HMAC keyed by the key. */
-export function requestHash(secrets: IdempotencySecrets, method: string, path: string, body: unknown): string {
-  const hmac = createHmac('sha256', secrets.bodyKey).update(`${method}\0${path}\0`, 'latin1');
+/**
+ * The request, as an HMAC keyed by the key: the API key that sent it, its method, path (with its query string) and
+ * JSON body (undefined: none). The API key is part of it because an answer can hold a credential that key could not
+ * have had itself (`POST /api-keys` by a key with fewer scopes).
+ */
+export function requestHash(secrets: IdempotencySecrets, apiKeyId: number, method: string, path: string, body: unknown): string {
+  const hmac = createHmac('sha256', secrets.bodyKey).update(`${apiKeyId}\0${method}\0${path}\0`, 'latin1');
   if (body !== undefined) hmac.update(canonicalJson(body));
   return hmac.digest('hex');
 }

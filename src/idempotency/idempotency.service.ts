@@ -46,18 +46,18 @@ export class IdempotencyService {
 
   /**
    * Claims the key for this request, or finds the first request's: its stored answer to replay; a 422 when it
-   * was another request (method, path or body); a 409 while it is still running.
+   * was another request (API key, method, path or body); a 409 while it is still running.
    */
-  async begin(accountId: number, idempotencyKey: string, method: string, path: string, body: unknown): Promise<IdempotencyOutcome> {
+  async begin(accountId: number, apiKeyId: number, idempotencyKey: string, method: string, path: string, body: unknown): Promise<IdempotencyOutcome> {
     const secrets = idempotencySecrets(idempotencyKey);
-    const hash = requestHash(secrets, method, path, body);
+    const hash = requestHash(secrets, apiKeyId, method, path, body);
     for (let attempt = 0; attempt < CLAIM_ATTEMPTS; attempt++) {
       const claim = await this.records.claim(accountId, secrets.keyHash, hash, randomUUID());
       if (claim) return { claimed: { accountId, claim, secrets } };
       const record = await this.records.find(accountId, secrets.keyHash);
       if (!record) continue; // released (a 5xx) or expired since the claim was tried: try again
       if (record.requestHash !== hash) {
-        throw new UnprocessableEntityException('This Idempotency-Key was used with another request (method, path or body) in the last 24 hours; use a new key');
+        throw new UnprocessableEntityException('This Idempotency-Key was used with another request (API key, method, path or body) in the last 24 hours; use a new key');
       }
       if (record.statusCode === null || record.body === null) throw inFlight();
       const stored = openBody(secrets, context(accountId, secrets), record.body);

@@ -66,6 +66,10 @@ export function makeReadableByAnyPage(response: ServerResponse): void {
 const isPublicRoute = (context: ExecutionContext) =>
   Reflect.getMetadata(IS_PUBLIC, context.getHandler()) === true || Reflect.getMetadata(IS_PUBLIC, context.getClass()) === true;
 
+/** What a public widget request names: its site key (in the path, or the body of POST /widget/sessions) or conversation; none for the script. */
+export const widgetCredentialOf = (request: TrackedRequest): string | undefined =>
+  [request.params?.siteKey, request.params?.conversationId, request.body?.siteKey].find((value) => typeof value === 'string');
+
 /** Authenticated routes, per account. */
 function accountThrottler(config: AppConfig): ThrottlerOptions {
   return {
@@ -89,10 +93,7 @@ function widgetThrottler(config: AppConfig): ThrottlerOptions {
     ttl: config.widgetRateLimitWindowSeconds * 1000,
     setHeaders: false, // RateLimitGuard sends a plain Retry-After; the throttler would suffix it with the name
     skipIf: (context) => !isWidgetRateLimited(context),
-    getTracker: (request: TrackedRequest) => {
-      const named = [request.params?.siteKey, request.params?.conversationId, request.body?.siteKey].find((value) => typeof value === 'string');
-      return `${named ?? '-'}|${normalizeIp(request.ip ?? '')}`;
-    },
+    getTracker: (request: TrackedRequest) => `${widgetCredentialOf(request) ?? '-'}|${normalizeIp(request.ip ?? '')}`,
   };
 }
 

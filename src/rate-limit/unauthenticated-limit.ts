@@ -6,7 +6,12 @@ import { APP_CONFIG } from '../config/config.module';
 import { RATE_LIMIT_STORAGE, RateLimitStorage } from './rate-limit-storage';
 import { rateLimitState, retryAfterSeconds, setRateLimitHeaders, tooManyRequestsMessage } from './rate-limit';
 
-const NAME = 'unauthenticated';
+/**
+ * The counters kept here, each per address and with the same limit: requests whose API key is not valid, and
+ * public widget requests naming a site key or conversation that does not exist. Apart, so that a page with a stale
+ * snippet never locks the management API out of its address.
+ */
+export type UnauthenticatedCounter = 'unauthenticated' | 'widget-credential';
 
 type ClientRequest = IncomingMessage & { ip?: string };
 
@@ -14,7 +19,7 @@ type ClientRequest = IncomingMessage & { ip?: string };
  * Requests without a valid API key, limited per client IP (UNAUTHENTICATED_RATE_LIMIT per RATE_LIMIT_WINDOW_SECONDS)
  * before any database work: the API-key guard asks `check` before it looks a key up, and `count`s every request
  * it refuses. Requests with a valid key never count here. The public widget routes' credentials (a site key, a
- * conversation's token) are counted the same way (WidgetCredentialLimit).
+ * conversation's token) are counted the same way, apart (WidgetCredentialLimit).
  */
 @Injectable()
 export class UnauthenticatedLimit {
@@ -24,9 +29,9 @@ export class UnauthenticatedLimit {
   ) {}
 
   /** A 429 when this client IP is blocked for its requests without a valid key (with this budget's rate-limit headers). */
-  async check(request: ClientRequest, response: ServerResponse): Promise<void> {
+  async check(request: ClientRequest, response: ServerResponse, counter: UnauthenticatedCounter = 'unauthenticated'): Promise<void> {
     if (this.config.unauthenticatedRateLimit === 0) return;
-    const blocked = await this.storage.blockedFor(this.tracker(request), NAME);
+    const blocked = await this.storage.blockedFor(this.tracker(request), counter);
     if (blocked > 0) {
       setRateLimitHeaders(response, { limit: this.config.unauthenticatedRateLimit, windowSeconds: this.config.rateLimitWindowSeconds, remaining: 0, resetSeconds: blocked });
       this.refuse(response, blocked);
@@ -40,7 +45,7 @@ export class UnauthenticatedLimit {
   async count(request: ClientRequest, response: ServerResponse): Promise<void> {
     const { unauthenticatedRateLimit: limit, rateLimitWindowSeconds: windowSeconds } = this.config;
     if (limit === 0) return;
-    const record = await this.storage.increment(this.tracker(request), windowSeconds * 1000, limit, windowSeconds * 1000, NAME);
+    const record = await this.storage.increment(this.tracker(request), windowSeconds * 1000, limit, windowSeconds * 1000, 'unauthenticated');
     setRateLimitHeaders(response, rateLimitState(limit, windowSeconds, record));
     if (record.isBlocked) this.refuse(response, record.timeToBlockExpire);
   }
@@ -49,10 +54,10 @@ export class UnauthenticatedLimit {
    * Counts a request refused once it has been looked up (a public widget route's 404 for a site key or a
    * conversation that does not exist): no headers; once over the limit, the address's next request is the 429.
    */
-  async countAnswered(request: ClientRequest): Promise<void> {
+  async countAnswered(request: ClientRequest, counter: UnauthenticatedCounter): Promise<void> {
     const { unauthenticatedRateLimit: limit, rateLimitWindowSeconds: windowSeconds } = this.config;
     if (limit === 0) return;
-    await this.storage.increment(this.tracker(request), windowSeconds * 1000, limit, windowSeconds * 1000, NAME);
+    await this.storage.increment(this.tracker(request), windowSeconds * 1000, limit, windowSeconds * 1000, counter);
   }
 
   private tracker(request: ClientRequest): string {

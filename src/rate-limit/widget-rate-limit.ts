@@ -3,15 +3,16 @@ import { ApiResponse } from '@nestjs/swagger';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { catchError, from, Observable, switchMap, throwError } from 'rxjs';
 import { ErrorResponse } from '../common/error-response.dto';
-import { makeReadableByAnyPage, WIDGET_RATE_LIMITED } from './rate-limit';
+import { makeReadableByAnyPage, WIDGET_RATE_LIMITED, widgetCredentialOf } from './rate-limit';
 import { UnauthenticatedLimit } from './unauthenticated-limit';
 
 /**
  * The credentials of the public widget routes (a site key, a conversation and its token) counted like API keys.
  * The widget throttler counts per site key (or conversation) and address, so a client that guesses keys, each
- * new, would never reach it. Here a request answered 404 (no such site key, conversation or token) counts
- * against its address as a request without a valid key (UnauthenticatedLimit), before its answer is sent; an
- * address over that limit gets a 429 before any lookup, whatever it names.
+ * new, would never reach it. Here a request naming one that is answered 404 (no such site key, conversation or
+ * token) counts against its address (UnauthenticatedLimit's `widget-credential` counter, apart from the API
+ * keys'), before its answer is sent; an address over that limit gets a 429 before any lookup, whatever it names.
+ * The script, which names none, is never refused here.
  */
 @Injectable()
 export class WidgetCredentialLimit implements CanActivate, NestInterceptor {
@@ -19,8 +20,10 @@ export class WidgetCredentialLimit implements CanActivate, NestInterceptor {
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
     const http = context.switchToHttp();
+    const request = http.getRequest<WidgetRequest>();
+    if (widgetCredentialOf(request) === undefined) return true;
     try {
-      await this.unauthenticated.check(http.getRequest<IncomingMessage>(), http.getResponse<ServerResponse>());
+      await this.unauthenticated.check(request, http.getResponse<ServerResponse>(), COUNTER);
     } catch (error) {
       makeReadableByAnyPage(http.getResponse<ServerResponse>());
       throw error;
@@ -29,15 +32,18 @@ export class WidgetCredentialLimit implements CanActivate, NestInterceptor {
   }
 
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
-    const request = context.switchToHttp().getRequest<IncomingMessage>();
+    const request = context.switchToHttp().getRequest<WidgetRequest>();
     return next.handle().pipe(
       catchError((error: unknown) => {
-        if (!(error instanceof NotFoundException)) return throwError(() => error);
-        return from(this.unauthenticated.countAnswered(request)).pipe(switchMap(() => throwError(() => error)));
+        if (!(error instanceof NotFoundException) || widgetCredentialOf(request) === undefined) return throwError(() => error);
+        return from(this.unauthenticated.countAnswered(request, COUNTER)).pipe(switchMap(() => throwError(() => error)));
       }),
     );
   }
 }
+
+const COUNTER = 'widget-credential';
+type WidgetRequest = IncomingMessage & { params?: Record<string, unknown>; body?: Record<string, unknown> };
 
 /**
  * The public widget routes of a controller: the widget throttler (per site key or conversation, and address),

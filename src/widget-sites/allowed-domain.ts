@@ -35,6 +35,13 @@ function parseHost(text: string): URL | undefined {
   }
 }
 
+/** The host as typed: after any scheme and `*.`, before any port, path, query or fragment; lowercase, no trailing dot. */
+function writtenHost(text: string): string {
+  const authority = text.replace(/^[a-z][a-z0-9+.-]*:\/\//i, '').split(/[/?#]/, 1)[0];
+  const host = authority.startsWith('[') ? authority : authority.replace(/:[^:]*$/, '');
+  return host.replace(/^\*\./, '').replace(/\.$/, '').toLowerCase();
+}
+
 function hostProblem(hostname: string, wildcard: boolean): string | undefined {
   if (hostname.length === 0 || hostname.length > MAX_HOST_LENGTH) return 'must name a host of 1–253 characters';
   if (hostname.startsWith('[')) return wildcard ? 'cannot put *. before an IP address' : undefined; // IPv6 literal, checked by URL
@@ -67,7 +74,7 @@ export function normaliseAllowedDomain(input: string): DomainResult {
   const problem = hostProblem(hostname, wildcard);
   if (problem) return invalid(problem);
   // The URL parser reads `1.2.3` as 1.2.0.3 and `0x7f.1` as 127.0.0.1: an address is kept only as it was written.
-  if (IPV4.test(hostname) && !text.toLowerCase().includes(hostname)) return invalid('must write an IPv4 address as four numbers, such as 192.0.2.10');
+  if (IPV4.test(hostname) && writtenHost(text) !== hostname) return invalid('must write an IPv4 address as four numbers, such as 192.0.2.10');
   if (url.port === '0') return invalid('must have a port from 1 to 65535');
   return { ok: true, domain: `${wildcard ? WILDCARD : ''}${hostname}${url.port ? `:${url.port}` : ''}` };
 }
