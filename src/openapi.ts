@@ -125,9 +125,9 @@ function documentCommonResponses(document: OpenAPIObject): void {
 }
 
 /**
- * Every JSON body (JsonBodyMiddleware reads one on each POST, PUT and PATCH but the recording upload): its 400
- * (malformed JSON, not an object, nested too deep, text PostgreSQL cannot store), 413 and 415. An absent body
- * is read as `{}`, so a body is required only where its schema requires a field.
+ * Every JSON body (JsonBodyMiddleware reads one on each POST, PUT and PATCH but the recording upload): its 400,
+ * 413 and 415 (JSON_BODY_ERRORS). An absent body is read as `{}`, so a body is required only where its schema
+ * requires a field.
  */
 function documentJsonBodies(document: OpenAPIObject): void {
   const schemas = (document.components?.schemas ?? {}) as Record<string, { required?: string[] }>;

@@ -1,13 +1,9 @@
-import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Client } from 'pg';
 import { DataSource } from 'typeorm';
 import { hashApiKey } from '../src/auth/api-key-token';
 import { ApiKeysRepository } from '../src/auth/auth.repository';
 import { LAST_USED_RESOLUTION_MS } from '../src/auth/key-usage';
-import { loadConfig } from '../src/config/config';
-import { runMigrations } from '../src/database/migrate';
-import { MIGRATIONS } from '../src/database/migrations';
 import { accountFingerprint, createTestContext, TestAccount, TestContext } from './helpers';
 
 /** One statement on a connection of its own (an operator's SQL, or a second session holding a lock). */
@@ -163,10 +159,10 @@ describe('API keys through the API', () => {
   });
 
   describe('what a key may give the keys it creates', () => {
-    it('refuses a scope the creating key lacks (the default of both included) with a 403, and creates nothing', async () => {
+    it('refuses a scope the creating key lacks with a 403, creating nothing; left out, the scopes are the creating key\'s', async () => {
       const account = await context.createAccount();
       const write = withKey((await createKey(account, { name: 'Ingest', scopes: ['write'] })).apiKey);
-      for (const body of [{ name: 'Reader', scopes: ['read'] }, { name: 'Both', scopes: ['read', 'write'] }, { name: 'Default' }]) {
+      for (const body of [{ name: 'Reader', scopes: ['read'] }, { name: 'Both', scopes: ['read', 'write'] }]) {
         const refused = await write.post('/api-keys').send(body).expect(403);
         expect(refused.body).toEqual({
           statusCode: 403,
@@ -176,14 +172,15 @@ describe('API keys through the API', () => {
       }
       expect((await write.get('/api-keys').expect(200)).body).toHaveLength(2);
       expect((await write.post('/api-keys').send({ name: 'Ingest 2', scopes: ['write'] }).expect(201)).body.scopes).toEqual(['write']);
+      expect((await write.post('/api-keys').send({ name: 'Default' }).expect(201)).body.scopes).toEqual(['write']);
     });
 
-    it('refuses an expiry later than the creating key\'s, or none, and takes one up to the same instant', async () => {
+    it('refuses an expiry later than the creating key\'s, or none, and takes one up to the same instant; left out, its own', async () => {
       const account = await context.createAccount();
       const expiry = new Date(Date.now() + 3_600_000);
       const expiring = withKey((await createKey(account, { name: 'Expiring', expiresAt: expiry.toISOString() })).apiKey);
       const later = new Date(expiry.getTime() + 1).toISOString();
-      for (const body of [{ name: 'Forever' }, { name: 'Forever', expiresAt: null }, { name: 'Later', expiresAt: later }]) {
+      for (const body of [{ name: 'Forever', expiresAt: null }, { name: 'Later', expiresAt: later }]) {
         const refused = await expiring.post('/api-keys').send(body).expect(403);
         expect(refused.body.message).toBe(`This API key expires at ${expiry.toISOString()}, so a key it creates must have an expiresAt no later than that`);
       }
@@ -191,7 +188,8 @@ describe('API keys through the API', () => {
         const created = (await expiring.post('/api-keys').send({ name: 'Shorter', expiresAt: at.toISOString() }).expect(201)).body;
         expect(created.expiresAt).toBe(at.toISOString());
       }
-      expect((await expiring.get('/api-keys').expect(200)).body).toHaveLength(4);
+      expect((await expiring.post('/api-keys').send({ name: 'Inherits' }).expect(201)).body.expiresAt).toBe(expiry.toISOString());
+      expect((await expiring.get('/api-keys').expect(200)).body).toHaveLength(5);
     });
   });
 
@@ -339,31 +337,5 @@ describe('API keys on several servers', () => {
     await first.http.get('/agents').set('X-Api-Key', key.apiKey).expect(401); // this server: at once
     const took = await msUntil(async () => (await second.http.get('/agents').set('X-Api-Key', key.apiKey)).status === 401, 2_000);
     expect(took).toBeLessThan(500); // the other: as soon as the NOTIFY arrives
-  });
-});
-
-describe('the migration of the keys made before (ApiKeysThroughTheApi)', () => {
-  it('names them "CLI key" with both scopes, and leaves new keys to state theirs', async () => {
-    const name = `keys_${randomBytes(6).toString('hex')}`;
-    await sql(`CREATE DATABASE ${name}`);
-    const url = new URL(process.env.DATABASE_URL!);
-    url.pathname = `/${name}`;
-    try {
-      const settings = loadConfig({});
-      const index = MIGRATIONS.findIndex((migration) => migration.name === 'ApiKeysThroughTheApi1795433608172');
-      await runMigrations(url.toString(), settings, { migrations: MIGRATIONS.slice(0, index) });
-      const [account] = await sql<{ id: number }>(`INSERT INTO accounts (name) VALUES ('Old') RETURNING id`, [], url.toString());
-      await sql(`INSERT INTO api_keys (account_id, prefix, key_hash) VALUES ($1, 'vak_oldoldol', $2)`, [account.id, 'b'.repeat(64)], url.toString());
-      await runMigrations(url.toString(), settings);
-      expect(await sql(`SELECT name, scopes, expires_at AS "expiresAt", last_used_at AS "lastUsedAt" FROM api_keys`, [], url.toString())).toEqual([
-        { name: 'CLI key', scopes: ['read', 'write'], expiresAt: null, lastUsedAt: null },
-      ]);
-      await expect(sql(`INSERT INTO api_keys (account_id, prefix, key_hash, scopes) VALUES ($1, 'p', $2, '{read}')`, [account.id, 'c'.repeat(64)], url.toString())).rejects.toThrow(/name/);
-      await expect(sql(`INSERT INTO api_keys (account_id, name, prefix, key_hash, scopes) VALUES ($1, 'n', 'p', $2, '{admin}')`, [account.id, 'c'.repeat(64)], url.toString())).rejects.toThrow(
-        /CHK_api_keys_scopes/,
-      );
-    } finally {
-      await sql(`DROP DATABASE ${name} WITH (FORCE)`);
-    }
   });
 });

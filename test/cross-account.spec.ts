@@ -288,6 +288,9 @@ describe('cross-account matrix', () => {
       if (response.status !== 400) failures.push(`${route} answered ${response.status}`);
       else if (JSON.stringify(response.body.details) !== JSON.stringify([{ field: 'bogus', message: 'property bogus should not exist' }])) failures.push(`${route}: ${JSON.stringify(response.body)}`);
       if (JSON.stringify(await fixture.snapshot()) !== JSON.stringify(before)) failures.push(`${route} changed the data`);
+      // The path's ids come first, as for every body: a malformed one is a 404 whatever the body holds.
+      const malformed = await context.as(owner)[method.toLowerCase() as 'post'](path.replace(/:(\w+)/g, 'abc')).send({ bogus: 1 });
+      if (malformed.status !== 404) failures.push(`${route} with malformed ids answered ${malformed.status}`);
     }
     expect(failures).toEqual([]);
   });

@@ -510,6 +510,9 @@ describe('webhooks', () => {
       const ping = (await context.as(account).post(`/webhooks/${id}/test`).expect(202)).body;
       await eventually(async () => receiver.deliveries.length, (count) => count === 1);
       await context.as(account).patch(`/webhooks/${id}`).send({ enabled: false }).expect(200);
+      // The PATCH came while the attempt was in flight (its outcome, at WEBHOOK_TIMEOUT_MS, is not recorded yet).
+      const [inFlight] = await deliveries(id);
+      expect(inFlight).toMatchObject({ status: 'failed', attempts: 0 });
       const [row] = await eventually(() => deliveries(id), (rows) => rows[0]?.attempts === 1);
       expect(row).toMatchObject({ status: 'failed', nextAttemptAt: null, lastError: 'Not delivered: the webhook was disabled' });
       await jobsSettled(ping.id);

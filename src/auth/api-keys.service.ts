@@ -50,10 +50,11 @@ export class ApiKeysService {
   /**
    * `POST /api-keys`: a key made by the key of a request, which may give it no scope it lacks itself and no
    * life beyond its own (403 otherwise): a `write` key handed to a system that only posts calls cannot make
-   * itself a `read` key, nor a key that expires a key that does not.
+   * itself a `read` key, nor a key that expires a key that does not. Left out, the scopes and the expiry are
+   * the creating key's (every scope and none for a key of every scope that does not expire, as the contract says).
    */
   async createFor(caller: CallerAccount, options: ApiKeyOptions): Promise<CreatedApiKey> {
-    const scopes = options.scopes ?? API_KEY_SCOPES;
+    const scopes = options.scopes ?? caller.scopes;
     const missing = scopes.filter((scope) => !caller.scopes.includes(scope));
     if (missing.length > 0) {
       throw new ForbiddenException(
@@ -61,10 +62,11 @@ export class ApiKeysService {
       );
     }
     const callerExpiry = caller.keyExpiresAt;
-    if (callerExpiry && (!options.expiresAt || options.expiresAt > callerExpiry)) {
+    const expiresAt = options.expiresAt === undefined ? callerExpiry : options.expiresAt;
+    if (callerExpiry && (!expiresAt || expiresAt > callerExpiry)) {
       throw new ForbiddenException(`This API key expires at ${callerExpiry.toISOString()}, so a key it creates must have an expiresAt no later than that`);
     }
-    return this.create(caller.id, { ...options, scopes });
+    return this.create(caller.id, { ...options, scopes, expiresAt });
   }
 
   /** Creates a key; pass a transaction to create it together with its account. An unknown account is a 404. */

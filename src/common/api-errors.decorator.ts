@@ -4,7 +4,9 @@ import { ErrorResponse } from './error-response.dto';
 
 /** What any JSON body can be refused for (src/openapi.ts documents them on every operation that takes one). */
 export const JSON_BODY_ERRORS: Record<number, string> = {
-  400: 'Invalid body field, unknown field or bad query parameter (with `details` naming each), or malformed JSON (without)',
+  400:
+    'Invalid body field, unknown field or bad query parameter (with `details` naming each, as for text PostgreSQL cannot store or a number too large for a double), ' +
+    'or malformed JSON, a body that is not an object, or one nested deeper than 32 levels (without)',
   413: 'Request body too large',
   415: 'Body is not application/json',
 };

@@ -30,7 +30,7 @@ const validationPipe = (forbidUnknownFields: boolean) =>
  * The global pipe (registered as APP_PIPE): strict DTOs. A body field the DTO does not declare is a 400;
  * an undeclared query parameter is dropped (ignored, as API users expect of query strings), while a bad value
  * of a declared one is still a 400. Path parameters pass through as the text they were: their own pipes
- * (`IntIdParam`, `UuidParam`) read them, and Nest runs global pipes first, so converting `number` ones here
+ * (`IntIdParam`, `UuidPipe`) read them, and Nest runs global pipes first, so converting `number` ones here
  * would hand `IntIdPipe` `1` for `01`, `0x1` or `1e0`, which name no resource.
  */
 export function createValidationPipe(): PipeTransform {

@@ -1,4 +1,4 @@
-import { Body, ConflictException, Controller, ForbiddenException, Get, NotFoundException, Headers, HttpCode, Options, Param, Post, Req, Res } from '@nestjs/common';
+import { Body, ConflictException, Controller, ForbiddenException, Get, Headers, HttpCode, Options, Param, Post, Req, Res } from '@nestjs/common';
 import {
   ApiBearerAuth,
   ApiBody,
@@ -113,10 +113,10 @@ export class WidgetSessionsController {
     const site = typeof siteKey === 'string' ? await this.sites.findSessionSiteBySiteKey(siteKey) : undefined;
     if (site) allowSiteOrigin(site.allowedDomain, origin, response);
     const dto = await validated(body, StartWidgetSessionDto);
-    if (!site) throw new NotFoundException('Unknown site key'); // not reached: a valid body has a string siteKey
-    if (!site.agent) throw new ConflictException('This widget site has no agent to talk to');
+    const { accountId, agent, allowedDomain, widgetGreeting } = site!; // found: a valid body has a string siteKey
+    if (!agent) throw new ConflictException('This widget site has no agent to talk to');
     const started = await this.conversations.startOnSite(
-      { accountId: site.accountId, agent: site.agent, allowedDomain: site.allowedDomain, greeting: site.widgetGreeting },
+      { accountId, agent, allowedDomain, greeting: widgetGreeting },
       origin,
       { name: dto.name!, phone: dto.phone! },
     );

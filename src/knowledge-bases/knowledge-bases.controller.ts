@@ -4,7 +4,7 @@ import { CallerAccount } from '../auth/caller-account';
 import { CurrentAccount } from '../auth/current-account.decorator';
 import { ApiErrors, NoContent } from '../common/api-errors.decorator';
 import { IntIdParam } from '../common/id.pipes';
-import { NoBody } from '../common/no-body';
+import { ApiNoBody, refuseBodyFields } from '../common/no-body';
 import { CreateKnowledgeBaseDto } from './dto/create-knowledge-base.dto';
 import { CreateSourceDto } from './dto/create-source.dto';
 import {
@@ -94,12 +94,18 @@ export class KnowledgeBasesController {
   }
 
   @Post(':kbId/sources/:sourceId/refresh')
-  @NoBody()
   @HttpCode(202)
   @ApiOperation({ summary: 'Fetch a url source again', description: 'The source is `pending` (and not searchable) until the fetch ends: `ready` or `failed`.' })
   @ApiAcceptedResponse({ type: SourceResponse })
   @ApiErrors([400, 'The source is a text source: only url sources can be refreshed'], 404)
-  async refreshSource(@CurrentAccount() account: CallerAccount, @KnowledgeBaseId() kbId: number, @SourceId() sourceId: number): Promise<SourceResponse> {
+  @ApiNoBody()
+  async refreshSource(
+    @CurrentAccount() account: CallerAccount,
+    @KnowledgeBaseId() kbId: number,
+    @SourceId() sourceId: number,
+    @Body() body: unknown,
+  ): Promise<SourceResponse> {
+    refuseBodyFields(body);
     return toSourceResponse(await this.knowledgeBases.refreshSource(account.id, kbId, sourceId));
   }
 

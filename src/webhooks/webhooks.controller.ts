@@ -4,7 +4,7 @@ import { CallerAccount } from '../auth/caller-account';
 import { CurrentAccount } from '../auth/current-account.decorator';
 import { ApiErrors, NoContent } from '../common/api-errors.decorator';
 import { IntIdParam, UuidPipe } from '../common/id.pipes';
-import { NoBody } from '../common/no-body';
+import { ApiNoBody, refuseBodyFields } from '../common/no-body';
 import { CreateWebhookDto } from './dto/create-webhook.dto';
 import { ListDeliveriesQuery } from './dto/list-deliveries-query.dto';
 import { UpdateWebhookDto } from './dto/update-webhook.dto';
@@ -73,22 +73,28 @@ export class WebhooksController {
   }
 
   @Post(':webhookId/rotate-secret')
-  @NoBody()
   @HttpCode(200)
   @ApiOperation({ summary: 'Replace the signing secret; for 24 hours deliveries carry signatures made with the new and the previous secret' })
   @ApiOkResponse({ type: WebhookSecretResponse })
   @ApiErrors(404)
-  async rotateSecret(@CurrentAccount() account: CallerAccount, @WebhookId() webhookId: number): Promise<WebhookSecretResponse> {
+  @ApiNoBody()
+  async rotateSecret(
+    @CurrentAccount() account: CallerAccount,
+    @WebhookId() webhookId: number,
+    @Body() body: unknown,
+  ): Promise<WebhookSecretResponse> {
+    refuseBodyFields(body);
     return { secret: await this.webhooks.rotateSecret(account.id, webhookId) };
   }
 
   @Post(':webhookId/test')
-  @NoBody()
   @HttpCode(202)
   @ApiOperation({ summary: 'Send a `ping` event to the webhook now (enabled or not); the answer is its delivery, pending' })
   @ApiAcceptedResponse({ type: WebhookDeliveryResponse })
   @ApiErrors(404)
-  async test(@CurrentAccount() account: CallerAccount, @WebhookId() webhookId: number): Promise<WebhookDeliveryResponse> {
+  @ApiNoBody()
+  async test(@CurrentAccount() account: CallerAccount, @WebhookId() webhookId: number, @Body() body: unknown): Promise<WebhookDeliveryResponse> {
+    refuseBodyFields(body);
     return toWebhookDeliveryResponse(await this.webhooks.test(account.id, webhookId));
   }
 
@@ -108,7 +114,6 @@ export class WebhooksController {
   }
 
   @Post(':webhookId/deliveries/:deliveryId/retry')
-  @NoBody()
   @HttpCode(202)
   @ApiOperation({
     summary: 'Attempt a delivery again now (a failed one, a pending one brought forward, or a succeeded one replayed, with the same `webhook-id`)',
@@ -116,11 +121,14 @@ export class WebhooksController {
   @ApiParam({ name: 'deliveryId', format: 'uuid', description: 'Anything that is not a UUID is a 404, like an unknown id' })
   @ApiAcceptedResponse({ type: WebhookDeliveryResponse })
   @ApiErrors(404, [409, 'The delivery\'s call was deleted and its payload erased'])
+  @ApiNoBody()
   async retryDelivery(
     @CurrentAccount() account: CallerAccount,
     @WebhookId() webhookId: number,
     @DeliveryId() deliveryId: string,
+    @Body() body: unknown,
   ): Promise<WebhookDeliveryResponse> {
+    refuseBodyFields(body);
     return toWebhookDeliveryResponse(await this.webhooks.retryDelivery(account.id, webhookId, deliveryId));
   }
 }

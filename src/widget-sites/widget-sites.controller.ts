@@ -4,7 +4,7 @@ import { CallerAccount } from '../auth/caller-account';
 import { CurrentAccount } from '../auth/current-account.decorator';
 import { ApiErrors, NoContent } from '../common/api-errors.decorator';
 import { IntIdParam } from '../common/id.pipes';
-import { NoBody } from '../common/no-body';
+import { ApiNoBody, refuseBodyFields } from '../common/no-body';
 import { AppConfig } from '../config/config';
 import { InjectConfig } from '../config/config.module';
 import { CreateWidgetSiteDto } from './dto/create-widget-site.dto';
@@ -65,12 +65,13 @@ export class WidgetSitesController {
   }
 
   @Post(':siteId/rotate-key')
-  @NoBody()
   @HttpCode(200)
   @ApiOperation({ summary: 'Replace the site key (the old one stops working at once); paste the new embedSnippet' })
   @ApiOkResponse({ type: WidgetSiteResponse })
   @ApiErrors(404)
-  async rotateKey(@CurrentAccount() account: CallerAccount, @SiteId() siteId: number): Promise<WidgetSiteResponse> {
+  @ApiNoBody()
+  async rotateKey(@CurrentAccount() account: CallerAccount, @SiteId() siteId: number, @Body() body: unknown): Promise<WidgetSiteResponse> {
+    refuseBodyFields(body);
     return this.toResponse(await this.sites.rotateKey(account.id, siteId));
   }
 

@@ -1064,8 +1064,9 @@ export interface components {
         CreateApiKeyDto: {
             /**
              * Format: date-time
-             * @description When the key stops working (a 401 from then on): RFC 3339 with an offset, in the future; null or left out
-             *     for a key that does not expire.
+             * @description When the key stops working (a 401 from then on): RFC 3339 with an offset, in the future; null for a key that
+             *     does not expire. No later than the key of the request, when that one expires (403); left out, that key's
+             *     expiry (none, for a key that does not expire).
              * @example 2027-06-30T23:59:59Z
              */
             expiresAt?: string | null;
@@ -1075,7 +1076,8 @@ export interface components {
              */
             name: string;
             /**
-             * @description A non-empty subset of `read` (GET) and `write` (everything else); default both.
+             * @description A non-empty subset of `read` (GET) and `write` (everything else), none that the key of the request lacks (403);
+             *     default: that key's scopes (both, for a key of both).
              * @example [
              *       "read"
              *     ]
@@ -2037,7 +2039,7 @@ export interface components {
     };
     responses: never;
     parameters: {
-        /** @description Makes the POST safe to retry: 1–255 printable ASCII characters (a UUID, say), per account. The same key with the same method, path and body within 24 hours gets the first answer again (status and body, with `Idempotent-Replayed: true`) and does nothing again; with another request, 422; while the first is still running, 409. Answers 5xx and 429 are not kept: the key may be retried. */
+        /** @description Makes the POST safe to retry: 1–255 printable ASCII characters (a UUID, say), per account. The same key from the same API key with the same method, path and body within 24 hours gets the first answer again (status and body, with `Idempotent-Replayed: true`) and does nothing again; with another request, 422; while the first is still running, 409. Answers 5xx and 429 are not kept: the key may be retried. */
         "Idempotency-Key": string;
     };
     requestBodies: never;
@@ -2123,7 +2125,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes the POST safe to retry: 1–255 printable ASCII characters (a UUID, say), per account. The same key with the same method, path and body within 24 hours gets the first answer again (status and body, with `Idempotent-Replayed: true`) and does nothing again; with another request, 422; while the first is still running, 409. Answers 5xx and 429 are not kept: the key may be retried. */
+                /** @description Makes the POST safe to retry: 1–255 printable ASCII characters (a UUID, say), per account. The same key from the same API key with the same method, path and body within 24 hours gets the first answer again (status and body, with `Idempotent-Replayed: true`) and does nothing again; with another request, 422; while the first is still running, 409. Answers 5xx and 429 are not kept: the key may be retried. */
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path?: never;
@@ -2146,7 +2148,7 @@ export interface operations {
                     "application/json": components["schemas"]["AgentResponse"];
                 };
             };
-            /** @description Invalid body field, unknown field or bad query parameter (with `details` naming each), or malformed JSON (without); or: An `Idempotency-Key` that is not 1–255 printable ASCII characters */
+            /** @description Invalid body field, unknown field or bad query parameter (with `details` naming each, as for text PostgreSQL cannot store or a number too large for a double), or malformed JSON, a body that is not an object, or one nested deeper than 32 levels (without); or: An `Idempotency-Key` that is not 1–255 printable ASCII characters */
             400: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -2212,7 +2214,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description This `Idempotency-Key` was used with another request (method, path or body) in the last 24 hours */
+            /** @description This `Idempotency-Key` was used with another request (API key, method, path or body) in the last 24 hours */
             422: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -2427,7 +2429,7 @@ export interface operations {
                     "application/json": components["schemas"]["AgentResponse"];
                 };
             };
-            /** @description Invalid body field, unknown field or bad query parameter (with `details` naming each), or malformed JSON (without) */
+            /** @description Invalid body field, unknown field or bad query parameter (with `details` naming each, as for text PostgreSQL cannot store or a number too large for a double), or malformed JSON, a body that is not an object, or one nested deeper than 32 levels (without) */
             400: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -2520,7 +2522,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes the POST safe to retry: 1–255 printable ASCII characters (a UUID, say), per account. The same key with the same method, path and body within 24 hours gets the first answer again (status and body, with `Idempotent-Replayed: true`) and does nothing again; with another request, 422; while the first is still running, 409. Answers 5xx and 429 are not kept: the key may be retried. */
+                /** @description Makes the POST safe to retry: 1–255 printable ASCII characters (a UUID, say), per account. The same key from the same API key with the same method, path and body within 24 hours gets the first answer again (status and body, with `Idempotent-Replayed: true`) and does nothing again; with another request, 422; while the first is still running, 409. Answers 5xx and 429 are not kept: the key may be retried. */
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
@@ -2546,7 +2548,7 @@ export interface operations {
                     "application/json": components["schemas"]["StartedConversationResponse"];
                 };
             };
-            /** @description Invalid body field, unknown field or bad query parameter (with `details` naming each), or malformed JSON (without); or: An `Idempotency-Key` that is not 1–255 printable ASCII characters */
+            /** @description Invalid body field, unknown field or bad query parameter (with `details` naming each, as for text PostgreSQL cannot store or a number too large for a double), or malformed JSON, a body that is not an object, or one nested deeper than 32 levels (without); or: An `Idempotency-Key` that is not 1–255 printable ASCII characters */
             400: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -2623,7 +2625,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description This `Idempotency-Key` was used with another request (method, path or body) in the last 24 hours */
+            /** @description This `Idempotency-Key` was used with another request (API key, method, path or body) in the last 24 hours */
             422: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -2725,7 +2727,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes the POST safe to retry: 1–255 printable ASCII characters (a UUID, say), per account. The same key with the same method, path and body within 24 hours gets the first answer again (status and body, with `Idempotent-Replayed: true`) and does nothing again; with another request, 422; while the first is still running, 409. Answers 5xx and 429 are not kept: the key may be retried. */
+                /** @description Makes the POST safe to retry: 1–255 printable ASCII characters (a UUID, say), per account. The same key from the same API key with the same method, path and body within 24 hours gets the first answer again (status and body, with `Idempotent-Replayed: true`) and does nothing again; with another request, 422; while the first is still running, 409. Answers 5xx and 429 are not kept: the key may be retried. */
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path?: never;
@@ -2748,7 +2750,7 @@ export interface operations {
                     "application/json": components["schemas"]["CreatedApiKeyResponse"];
                 };
             };
-            /** @description Invalid body field, unknown field or bad query parameter (with `details` naming each), or malformed JSON (without); or: An `Idempotency-Key` that is not 1–255 printable ASCII characters */
+            /** @description Invalid body field, unknown field or bad query parameter (with `details` naming each, as for text PostgreSQL cannot store or a number too large for a double), or malformed JSON, a body that is not an object, or one nested deeper than 32 levels (without); or: An `Idempotency-Key` that is not 1–255 printable ASCII characters */
             400: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -2814,7 +2816,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description This `Idempotency-Key` was used with another request (method, path or body) in the last 24 hours */
+            /** @description This `Idempotency-Key` was used with another request (API key, method, path or body) in the last 24 hours */
             422: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -3031,7 +3033,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes the POST safe to retry: 1–255 printable ASCII characters (a UUID, say), per account. The same key with the same method, path and body within 24 hours gets the first answer again (status and body, with `Idempotent-Replayed: true`) and does nothing again; with another request, 422; while the first is still running, 409. Answers 5xx and 429 are not kept: the key may be retried. */
+                /** @description Makes the POST safe to retry: 1–255 printable ASCII characters (a UUID, say), per account. The same key from the same API key with the same method, path and body within 24 hours gets the first answer again (status and body, with `Idempotent-Replayed: true`) and does nothing again; with another request, 422; while the first is still running, 409. Answers 5xx and 429 are not kept: the key may be retried. */
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path?: never;
@@ -3054,7 +3056,7 @@ export interface operations {
                     "application/json": components["schemas"]["CallResponse"];
                 };
             };
-            /** @description Invalid body field, unknown field or bad query parameter (with `details` naming each), or malformed JSON (without); or: An `Idempotency-Key` that is not 1–255 printable ASCII characters */
+            /** @description Invalid body field, unknown field or bad query parameter (with `details` naming each, as for text PostgreSQL cannot store or a number too large for a double), or malformed JSON, a body that is not an object, or one nested deeper than 32 levels (without); or: An `Idempotency-Key` that is not 1–255 printable ASCII characters */
             400: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -3120,7 +3122,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description This `Idempotency-Key` was used with another request (method, path or body) in the last 24 hours */
+            /** @description This `Idempotency-Key` was used with another request (API key, method, path or body) in the last 24 hours */
             422: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -3703,7 +3705,7 @@ export interface operations {
                     "text/csv": string;
                 };
             };
-            /** @description Invalid body field, unknown field or bad query parameter (with `details` naming each), or malformed JSON (without) */
+            /** @description Invalid body field, unknown field or bad query parameter (with `details` naming each, as for text PostgreSQL cannot store or a number too large for a double), or malformed JSON, a body that is not an object, or one nested deeper than 32 levels (without) */
             400: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -3891,7 +3893,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Invalid body field, unknown field or bad query parameter (with `details` naming each), or malformed JSON (without) */
+            /** @description Invalid body field, unknown field or bad query parameter (with `details` naming each, as for text PostgreSQL cannot store or a number too large for a double), or malformed JSON, a body that is not an object, or one nested deeper than 32 levels (without) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4037,7 +4039,7 @@ export interface operations {
                     "text/event-stream": string;
                 };
             };
-            /** @description Invalid body field, unknown field or bad query parameter (with `details` naming each), or malformed JSON (without) */
+            /** @description Invalid body field, unknown field or bad query parameter (with `details` naming each, as for text PostgreSQL cannot store or a number too large for a double), or malformed JSON, a body that is not an object, or one nested deeper than 32 levels (without) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4331,7 +4333,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes the POST safe to retry: 1–255 printable ASCII characters (a UUID, say), per account. The same key with the same method, path and body within 24 hours gets the first answer again (status and body, with `Idempotent-Replayed: true`) and does nothing again; with another request, 422; while the first is still running, 409. Answers 5xx and 429 are not kept: the key may be retried. */
+                /** @description Makes the POST safe to retry: 1–255 printable ASCII characters (a UUID, say), per account. The same key from the same API key with the same method, path and body within 24 hours gets the first answer again (status and body, with `Idempotent-Replayed: true`) and does nothing again; with another request, 422; while the first is still running, 409. Answers 5xx and 429 are not kept: the key may be retried. */
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path?: never;
@@ -4354,7 +4356,7 @@ export interface operations {
                     "application/json": components["schemas"]["KnowledgeBaseResponse"];
                 };
             };
-            /** @description Invalid body field, unknown field or bad query parameter (with `details` naming each), or malformed JSON (without); or: An `Idempotency-Key` that is not 1–255 printable ASCII characters */
+            /** @description Invalid body field, unknown field or bad query parameter (with `details` naming each, as for text PostgreSQL cannot store or a number too large for a double), or malformed JSON, a body that is not an object, or one nested deeper than 32 levels (without); or: An `Idempotency-Key` that is not 1–255 printable ASCII characters */
             400: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -4420,7 +4422,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description This `Idempotency-Key` was used with another request (method, path or body) in the last 24 hours */
+            /** @description This `Idempotency-Key` was used with another request (API key, method, path or body) in the last 24 hours */
             422: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -4636,7 +4638,7 @@ export interface operations {
                     "application/json": components["schemas"]["SearchResultResponse"][];
                 };
             };
-            /** @description Invalid body field, unknown field or bad query parameter (with `details` naming each), or malformed JSON (without) */
+            /** @description Invalid body field, unknown field or bad query parameter (with `details` naming each, as for text PostgreSQL cannot store or a number too large for a double), or malformed JSON, a body that is not an object, or one nested deeper than 32 levels (without) */
             400: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -4785,7 +4787,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes the POST safe to retry: 1–255 printable ASCII characters (a UUID, say), per account. The same key with the same method, path and body within 24 hours gets the first answer again (status and body, with `Idempotent-Replayed: true`) and does nothing again; with another request, 422; while the first is still running, 409. Answers 5xx and 429 are not kept: the key may be retried. */
+                /** @description Makes the POST safe to retry: 1–255 printable ASCII characters (a UUID, say), per account. The same key from the same API key with the same method, path and body within 24 hours gets the first answer again (status and body, with `Idempotent-Replayed: true`) and does nothing again; with another request, 422; while the first is still running, 409. Answers 5xx and 429 are not kept: the key may be retried. */
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
@@ -4811,7 +4813,7 @@ export interface operations {
                     "application/json": components["schemas"]["SourceResponse"];
                 };
             };
-            /** @description Invalid body field, unknown field or bad query parameter (with `details` naming each), or malformed JSON (without); or: An `Idempotency-Key` that is not 1–255 printable ASCII characters */
+            /** @description Invalid body field, unknown field or bad query parameter (with `details` naming each, as for text PostgreSQL cannot store or a number too large for a double), or malformed JSON, a body that is not an object, or one nested deeper than 32 levels (without); or: An `Idempotency-Key` that is not 1–255 printable ASCII characters */
             400: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -4888,7 +4890,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description This `Idempotency-Key` was used with another request (method, path or body) in the last 24 hours */
+            /** @description This `Idempotency-Key` was used with another request (API key, method, path or body) in the last 24 hours */
             422: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -5005,7 +5007,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes the POST safe to retry: 1–255 printable ASCII characters (a UUID, say), per account. The same key with the same method, path and body within 24 hours gets the first answer again (status and body, with `Idempotent-Replayed: true`) and does nothing again; with another request, 422; while the first is still running, 409. Answers 5xx and 429 are not kept: the key may be retried. */
+                /** @description Makes the POST safe to retry: 1–255 printable ASCII characters (a UUID, say), per account. The same key from the same API key with the same method, path and body within 24 hours gets the first answer again (status and body, with `Idempotent-Replayed: true`) and does nothing again; with another request, 422; while the first is still running, 409. Answers 5xx and 429 are not kept: the key may be retried. */
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
@@ -5034,7 +5036,7 @@ export interface operations {
                     "application/json": components["schemas"]["SourceResponse"];
                 };
             };
-            /** @description The source is a text source: only url sources can be refreshed; or: Invalid body field, unknown field or bad query parameter (with `details` naming each), or malformed JSON (without); or: An `Idempotency-Key` that is not 1–255 printable ASCII characters */
+            /** @description The source is a text source: only url sources can be refreshed; or: Invalid body field, unknown field or bad query parameter (with `details` naming each, as for text PostgreSQL cannot store or a number too large for a double), or malformed JSON, a body that is not an object, or one nested deeper than 32 levels (without); or: An `Idempotency-Key` that is not 1–255 printable ASCII characters */
             400: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -5111,7 +5113,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description This `Idempotency-Key` was used with another request (method, path or body) in the last 24 hours */
+            /** @description This `Idempotency-Key` was used with another request (API key, method, path or body) in the last 24 hours */
             422: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -5433,7 +5435,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes the POST safe to retry: 1–255 printable ASCII characters (a UUID, say), per account. The same key with the same method, path and body within 24 hours gets the first answer again (status and body, with `Idempotent-Replayed: true`) and does nothing again; with another request, 422; while the first is still running, 409. Answers 5xx and 429 are not kept: the key may be retried. */
+                /** @description Makes the POST safe to retry: 1–255 printable ASCII characters (a UUID, say), per account. The same key from the same API key with the same method, path and body within 24 hours gets the first answer again (status and body, with `Idempotent-Replayed: true`) and does nothing again; with another request, 422; while the first is still running, 409. Answers 5xx and 429 are not kept: the key may be retried. */
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path?: never;
@@ -5456,7 +5458,7 @@ export interface operations {
                     "application/json": components["schemas"]["CreatedWebhookResponse"];
                 };
             };
-            /** @description Invalid field (a URL that is not https, has credentials or points at a private address; an unknown or empty list of events), or the account already has 20 webhooks; or: Invalid body field, unknown field or bad query parameter (with `details` naming each), or malformed JSON (without); or: An `Idempotency-Key` that is not 1–255 printable ASCII characters */
+            /** @description Invalid field (a URL that is not https, has credentials or points at a private address; an unknown or empty list of events), or the account already has 20 webhooks; or: Invalid body field, unknown field or bad query parameter (with `details` naming each, as for text PostgreSQL cannot store or a number too large for a double), or malformed JSON, a body that is not an object, or one nested deeper than 32 levels (without); or: An `Idempotency-Key` that is not 1–255 printable ASCII characters */
             400: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -5522,7 +5524,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description This `Idempotency-Key` was used with another request (method, path or body) in the last 24 hours */
+            /** @description This `Idempotency-Key` was used with another request (API key, method, path or body) in the last 24 hours */
             422: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -5737,7 +5739,7 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookResponse"];
                 };
             };
-            /** @description Invalid body field, unknown field or bad query parameter (with `details` naming each), or malformed JSON (without) */
+            /** @description Invalid body field, unknown field or bad query parameter (with `details` naming each, as for text PostgreSQL cannot store or a number too large for a double), or malformed JSON, a body that is not an object, or one nested deeper than 32 levels (without) */
             400: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -5922,7 +5924,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes the POST safe to retry: 1–255 printable ASCII characters (a UUID, say), per account. The same key with the same method, path and body within 24 hours gets the first answer again (status and body, with `Idempotent-Replayed: true`) and does nothing again; with another request, 422; while the first is still running, 409. Answers 5xx and 429 are not kept: the key may be retried. */
+                /** @description Makes the POST safe to retry: 1–255 printable ASCII characters (a UUID, say), per account. The same key from the same API key with the same method, path and body within 24 hours gets the first answer again (status and body, with `Idempotent-Replayed: true`) and does nothing again; with another request, 422; while the first is still running, 409. Answers 5xx and 429 are not kept: the key may be retried. */
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
@@ -5951,7 +5953,7 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookDeliveryResponse"];
                 };
             };
-            /** @description Invalid body field, unknown field or bad query parameter (with `details` naming each), or malformed JSON (without); or: An `Idempotency-Key` that is not 1–255 printable ASCII characters */
+            /** @description Invalid body field, unknown field or bad query parameter (with `details` naming each, as for text PostgreSQL cannot store or a number too large for a double), or malformed JSON, a body that is not an object, or one nested deeper than 32 levels (without); or: An `Idempotency-Key` that is not 1–255 printable ASCII characters */
             400: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -6028,7 +6030,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description This `Idempotency-Key` was used with another request (method, path or body) in the last 24 hours */
+            /** @description This `Idempotency-Key` was used with another request (API key, method, path or body) in the last 24 hours */
             422: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -6066,7 +6068,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes the POST safe to retry: 1–255 printable ASCII characters (a UUID, say), per account. The same key with the same method, path and body within 24 hours gets the first answer again (status and body, with `Idempotent-Replayed: true`) and does nothing again; with another request, 422; while the first is still running, 409. Answers 5xx and 429 are not kept: the key may be retried. */
+                /** @description Makes the POST safe to retry: 1–255 printable ASCII characters (a UUID, say), per account. The same key from the same API key with the same method, path and body within 24 hours gets the first answer again (status and body, with `Idempotent-Replayed: true`) and does nothing again; with another request, 422; while the first is still running, 409. Answers 5xx and 429 are not kept: the key may be retried. */
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
@@ -6093,7 +6095,7 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookSecretResponse"];
                 };
             };
-            /** @description Invalid body field, unknown field or bad query parameter (with `details` naming each), or malformed JSON (without); or: An `Idempotency-Key` that is not 1–255 printable ASCII characters */
+            /** @description Invalid body field, unknown field or bad query parameter (with `details` naming each, as for text PostgreSQL cannot store or a number too large for a double), or malformed JSON, a body that is not an object, or one nested deeper than 32 levels (without); or: An `Idempotency-Key` that is not 1–255 printable ASCII characters */
             400: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -6170,7 +6172,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description This `Idempotency-Key` was used with another request (method, path or body) in the last 24 hours */
+            /** @description This `Idempotency-Key` was used with another request (API key, method, path or body) in the last 24 hours */
             422: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -6208,7 +6210,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes the POST safe to retry: 1–255 printable ASCII characters (a UUID, say), per account. The same key with the same method, path and body within 24 hours gets the first answer again (status and body, with `Idempotent-Replayed: true`) and does nothing again; with another request, 422; while the first is still running, 409. Answers 5xx and 429 are not kept: the key may be retried. */
+                /** @description Makes the POST safe to retry: 1–255 printable ASCII characters (a UUID, say), per account. The same key from the same API key with the same method, path and body within 24 hours gets the first answer again (status and body, with `Idempotent-Replayed: true`) and does nothing again; with another request, 422; while the first is still running, 409. Answers 5xx and 429 are not kept: the key may be retried. */
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
@@ -6235,7 +6237,7 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookDeliveryResponse"];
                 };
             };
-            /** @description Invalid body field, unknown field or bad query parameter (with `details` naming each), or malformed JSON (without); or: An `Idempotency-Key` that is not 1–255 printable ASCII characters */
+            /** @description Invalid body field, unknown field or bad query parameter (with `details` naming each, as for text PostgreSQL cannot store or a number too large for a double), or malformed JSON, a body that is not an object, or one nested deeper than 32 levels (without); or: An `Idempotency-Key` that is not 1–255 printable ASCII characters */
             400: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -6312,7 +6314,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description This `Idempotency-Key` was used with another request (method, path or body) in the last 24 hours */
+            /** @description This `Idempotency-Key` was used with another request (API key, method, path or body) in the last 24 hours */
             422: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -6534,7 +6536,7 @@ export interface operations {
                     "application/json": components["schemas"]["StartedConversationResponse"];
                 };
             };
-            /** @description Invalid body field, unknown field or bad query parameter (with `details` naming each), or malformed JSON (without) */
+            /** @description Invalid body field, unknown field or bad query parameter (with `details` naming each, as for text PostgreSQL cannot store or a number too large for a double), or malformed JSON, a body that is not an object, or one nested deeper than 32 levels (without) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6715,7 +6717,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes the POST safe to retry: 1–255 printable ASCII characters (a UUID, say), per account. The same key with the same method, path and body within 24 hours gets the first answer again (status and body, with `Idempotent-Replayed: true`) and does nothing again; with another request, 422; while the first is still running, 409. Answers 5xx and 429 are not kept: the key may be retried. */
+                /** @description Makes the POST safe to retry: 1–255 printable ASCII characters (a UUID, say), per account. The same key from the same API key with the same method, path and body within 24 hours gets the first answer again (status and body, with `Idempotent-Replayed: true`) and does nothing again; with another request, 422; while the first is still running, 409. Answers 5xx and 429 are not kept: the key may be retried. */
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path?: never;
@@ -6738,7 +6740,7 @@ export interface operations {
                     "application/json": components["schemas"]["WidgetSiteResponse"];
                 };
             };
-            /** @description Invalid or unknown field (a `siteKey` too), or `agentId` not an agent of this account (with `details`); or: Invalid body field, unknown field or bad query parameter (with `details` naming each), or malformed JSON (without); or: An `Idempotency-Key` that is not 1–255 printable ASCII characters */
+            /** @description Invalid or unknown field (a `siteKey` too), or `agentId` not an agent of this account (with `details`); or: Invalid body field, unknown field or bad query parameter (with `details` naming each, as for text PostgreSQL cannot store or a number too large for a double), or malformed JSON, a body that is not an object, or one nested deeper than 32 levels (without); or: An `Idempotency-Key` that is not 1–255 printable ASCII characters */
             400: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -6804,7 +6806,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description This `Idempotency-Key` was used with another request (method, path or body) in the last 24 hours */
+            /** @description This `Idempotency-Key` was used with another request (API key, method, path or body) in the last 24 hours */
             422: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -7019,7 +7021,7 @@ export interface operations {
                     "application/json": components["schemas"]["WidgetSiteResponse"];
                 };
             };
-            /** @description Invalid or unknown field (a `siteKey` too), or `agentId` not an agent of this account (with `details`); or: Invalid body field, unknown field or bad query parameter (with `details` naming each), or malformed JSON (without) */
+            /** @description Invalid or unknown field (a `siteKey` too), or `agentId` not an agent of this account (with `details`); or: Invalid body field, unknown field or bad query parameter (with `details` naming each, as for text PostgreSQL cannot store or a number too large for a double), or malformed JSON, a body that is not an object, or one nested deeper than 32 levels (without) */
             400: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -7112,7 +7114,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes the POST safe to retry: 1–255 printable ASCII characters (a UUID, say), per account. The same key with the same method, path and body within 24 hours gets the first answer again (status and body, with `Idempotent-Replayed: true`) and does nothing again; with another request, 422; while the first is still running, 409. Answers 5xx and 429 are not kept: the key may be retried. */
+                /** @description Makes the POST safe to retry: 1–255 printable ASCII characters (a UUID, say), per account. The same key from the same API key with the same method, path and body within 24 hours gets the first answer again (status and body, with `Idempotent-Replayed: true`) and does nothing again; with another request, 422; while the first is still running, 409. Answers 5xx and 429 are not kept: the key may be retried. */
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
             };
             path: {
@@ -7139,7 +7141,7 @@ export interface operations {
                     "application/json": components["schemas"]["WidgetSiteResponse"];
                 };
             };
-            /** @description Invalid body field, unknown field or bad query parameter (with `details` naming each), or malformed JSON (without); or: An `Idempotency-Key` that is not 1–255 printable ASCII characters */
+            /** @description Invalid body field, unknown field or bad query parameter (with `details` naming each, as for text PostgreSQL cannot store or a number too large for a double), or malformed JSON, a body that is not an object, or one nested deeper than 32 levels (without); or: An `Idempotency-Key` that is not 1–255 printable ASCII characters */
             400: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -7216,7 +7218,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description This `Idempotency-Key` was used with another request (method, path or body) in the last 24 hours */
+            /** @description This `Idempotency-Key` was used with another request (API key, method, path or body) in the last 24 hours */
             422: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];

@@ -19,13 +19,13 @@ export class ApiKeyResponse {
   @ApiDateTime()
   createdAt: string;
   /** When the key was last used (recorded at most once a minute, so up to a minute behind); null if never. @example "2026-11-23T08:41:10.519Z" */
-  @ApiProperty({ type: String, format: 'date-time', nullable: true })
+  @ApiDateTime({ nullable: true })
   lastUsedAt: string | null;
   /** When the key stops working; null if never. @example "2027-06-30T23:59:59.000Z" */
-  @ApiProperty({ type: String, format: 'date-time', nullable: true })
+  @ApiDateTime({ nullable: true })
   expiresAt: string | null;
   /** When the key was revoked; null while it is not. @example null */
-  @ApiProperty({ type: String, format: 'date-time', nullable: true })
+  @ApiDateTime({ nullable: true })
   revokedAt: string | null;
 }
 

@@ -21,7 +21,10 @@ export class CreateApiKeyDto {
   @CodePointLength(1, 100)
   name: string;
 
-  /** A non-empty subset of `read` (GET) and `write` (everything else); default both. @example ["read"] */
+  /**
+   * A non-empty subset of `read` (GET) and `write` (everything else), none that the key of the request lacks (403);
+   * default: that key's scopes (both, for a key of both). @example ["read"]
+   */
   @ApiProperty({ enum: API_KEY_SCOPES, isArray: true, required: false, minItems: 1, maxItems: API_KEY_SCOPES.length, uniqueItems: true })
   @IsOmittable()
   @IsArray()
@@ -32,8 +35,9 @@ export class CreateApiKeyDto {
   scopes?: ApiKeyScope[];
 
   /**
-   * When the key stops working (a 401 from then on): RFC 3339 with an offset, in the future; null or left out
-   * for a key that does not expire. @example "2027-06-30T23:59:59Z"
+   * When the key stops working (a 401 from then on): RFC 3339 with an offset, in the future; null for a key that
+   * does not expire. No later than the key of the request, when that one expires (403); left out, that key's
+   * expiry (none, for a key that does not expire). @example "2027-06-30T23:59:59Z"
    */
   @ApiProperty({ type: String, format: 'date-time', required: false, nullable: true })
   @ValidateIf((_object, value) => value !== undefined && value !== null)

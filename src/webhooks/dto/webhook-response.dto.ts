@@ -61,7 +61,7 @@ export class WebhookDeliveryResponse {
   @ApiProperty({ type: String, nullable: true, example: 'HTTP 500: upstream unavailable' })
   lastError: string | null;
   /** When the next attempt is due, while pending; null once succeeded or failed. @example "2026-11-22T09:16:02.123Z" */
-  @ApiProperty({ type: String, format: 'date-time', nullable: true, example: '2026-11-22T09:16:02.123Z' })
+  @ApiDateTime({ nullable: true, example: '2026-11-22T09:16:02.123Z' })
   nextAttemptAt: string | null;
   /** @example "2026-11-22T09:15:02.123Z" */
   @ApiDateTime()
