@@ -19,6 +19,16 @@ async function cli(...args: string[]): Promise<{ stdout: string; stderr: string;
   return { stdout, stderr, lastLine: JSON.parse(lines[lines.length - 1]) };
 }
 
+/** The CLI's exit code and stderr, for a run expected to fail. */
+async function cliResult(...args: string[]): Promise<{ code: number; stderr: string }> {
+  try {
+    return { code: 0, stderr: (await cli(...args)).stderr };
+  } catch (error) {
+    const { code, stderr } = error as { code: number; stderr: string };
+    return { code, stderr };
+  }
+}
+
 describe('CLI', () => {
   let dataSource: DataSource;
   beforeAll(async () => {
@@ -33,6 +43,25 @@ describe('CLI', () => {
     });
     expect(parseArgs(['key:list', '--account=3'])).toEqual({ command: 'key:list', flags: { account: '3' } });
     expect(() => parseArgs(['key:list', 'stray'])).toThrow(UsageError);
+  });
+
+  it.each([
+    ['an option of another command', ['key:list', '--account', '1', '--name', 'x'], "key:list: Unknown option '--name'"],
+    ['a typo', ['key:create', '--account', '1', '--scope', 'read'], "key:create: Unknown option '--scope'"],
+    ['a value on a switch', ['account:create', '--name', 'Acme', '--platform=true'], "account:create: Option '--platform' does not take an argument"],
+    ['an option without its value', ['key:revoke', '--key-id'], "key:revoke: Option '--key-id <value>' argument missing"],
+    ['an unknown command', ['key:explode'], 'Unknown command "key:explode"'],
+  ])('refuses %s as a usage error, never ignoring it', (_case, argv, message) => {
+    expect(() => parseArgs(argv)).toThrow(new UsageError(message));
+  });
+
+  it('exits 2 with the usage for an option it does not know, creating nothing (real process)', async () => {
+    const account = (await runCommand(dataSource, 'account:create', { name: 'Typo' })) as { accountId: number };
+    const result = await cliResult('key:create', '--account', String(account.accountId), '--scope', 'read');
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain("key:create: Unknown option '--scope'");
+    expect(result.stderr).toContain('Usage:');
+    expect(await runCommand(dataSource, 'key:list', { account: String(account.accountId) })).toHaveLength(1);
   });
 
   it('account:create prints the account and its key as JSON on the last line (real process)', async () => {

@@ -21,6 +21,14 @@ describe('errors: one shape for every failure', () => {
     await context.as(account).delete('/agents').expect(404);
   });
 
+  it.each(['/calls/%E0%A4x', '/agents/%E0%A4', '/webhooks/%FF/deliveries', '/widget/config/%C0%AF'])(
+    '404 in the error shape for a path id that is not even valid percent-encoding: %s',
+    async (path) => {
+      const response = await context.as(account).get(path).expect(404);
+      expect(response.body).toEqual({ statusCode: 404, error: 'Not Found', message: 'Resource not found: the path is not valid percent-encoding' });
+    },
+  );
+
   it('400 for malformed JSON', async () => {
     const response = await context
       .as(account)

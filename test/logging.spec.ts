@@ -52,6 +52,18 @@ describe('request logs', () => {
     expect(text).not.toContain('signature');
   });
 
+  it('masks the token of a signed recording URL (the storage key, encrypted), and keeps every other path', async () => {
+    const { logger, lines, entries } = capturedLogger();
+    const log = requestLogger(logger);
+    const server = http.createServer((req, res) => log(req, res, () => res.end('ok')));
+    const token = 'v1.secret-storage-key-sealed';
+    await request(server).get(`/recordings/${token}?expires=1&signature=abc`).expect(200);
+    await request(server).get('/calls/5f0c2a7e-8d3b-4c1e-9a6f-2b7d4e8c1a90/recording').expect(200);
+    await until(() => lines.length > 1);
+    expect(entries().map((entry) => entry.req.path)).toEqual(['/recordings/:token', '/calls/5f0c2a7e-8d3b-4c1e-9a6f-2b7d4e8c1a90/recording']);
+    expect(lines.join('\n')).not.toContain(token);
+  });
+
   it('writes the line pino-http 11 wrote, key for key and in its order (an error of the response with its err)', async () => {
     const { logger, lines } = capturedLogger();
     const log = requestLogger(logger);

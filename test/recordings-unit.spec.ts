@@ -193,6 +193,16 @@ describe('signing secret', () => {
 describe('ByteLimit', () => {
   const run = (chunks: Buffer[], max: number) => pipeline(Readable.from(chunks), new ByteLimit(max), new PassThrough().resume());
 
+  it.each([
+    [200 * 1024 * 1024, 'A recording may be at most 200 MiB'],
+    [1024 * 1024, 'A recording may be at most 1 MiB'],
+    [1024 * 1024 + 1, 'A recording may be at most 1,048,577 bytes'],
+    [1000, 'A recording may be at most 1,000 bytes'],
+    [1, 'A recording may be at most 1 byte'],
+  ])('states a limit of %d bytes exactly', async (max, message) => {
+    await expect(run([Buffer.alloc(max + 1)], max)).rejects.toThrow(new PayloadTooLargeException(message));
+  });
+
   it('passes a body up to the limit', async () => {
     await expect(run([Buffer.alloc(600), Buffer.alloc(400)], 1000)).resolves.toBeUndefined();
   });
@@ -316,9 +326,16 @@ describe('storage configuration', () => {
     [{ RECORDING_SIGNING_SECRET: 'too-short' }, 'RECORDING_SIGNING_SECRET'],
     [{ RECORDING_MAX_BYTES: '0' }, 'RECORDING_MAX_BYTES'],
     [{ RECORDING_MAX_BYTES: String(MAX_RECORDING_BYTES + 1) }, 'RECORDING_MAX_BYTES'],
+    [{ PUBLIC_BASE_URL: 'https://api.example.com/base/?a=b' }, 'PUBLIC_BASE_URL'],
+    [{ PUBLIC_BASE_URL: 'https://api.example.com/#top' }, 'PUBLIC_BASE_URL'],
+    [{ PUBLIC_BASE_URL: 'https://user:secret@api.example.com' }, 'PUBLIC_BASE_URL'],
   ])('stops on %j with a message naming %s', (env, variable) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);
     expect(() => loadConfig(env)).toThrow(variable);
+  });
+
+  it('takes a PUBLIC_BASE_URL with a path, without its trailing slashes', () => {
+    expect(loadConfig({ PUBLIC_BASE_URL: 'https://api.example.com/voice//' }).publicBaseUrl).toBe('https://api.example.com/voice');
   });
 
   it('ignores the S3 variables under the local driver', () => {

@@ -9,6 +9,7 @@
  *   npm run cli -- key:revoke --key-id 3
  */
 import 'reflect-metadata';
+import { parseArgs as parseOptions, ParseArgsConfig } from 'node:util';
 import { DataSource } from 'typeorm';
 import { standaloneAuthServices } from '../auth/accounts.service';
 import { ApiKeyOptions } from '../auth/api-keys.service';
@@ -27,18 +28,25 @@ export class UsageError extends Error {}
 
 type Flags = Record<string, string | true>;
 
+/** Each command's options: a typo (`--scope read`) or a value on a switch (`--platform=yes`) is a usage error, never ignored. */
+const COMMAND_OPTIONS: Record<string, ParseArgsConfig['options']> = {
+  'account:create': { name: { type: 'string' }, platform: { type: 'boolean' } },
+  'key:create': { account: { type: 'string' }, name: { type: 'string' }, scopes: { type: 'string' }, 'expires-at': { type: 'string' } },
+  'key:list': { account: { type: 'string' } },
+  'key:revoke': { 'key-id': { type: 'string' } },
+};
+
+/** The command and its options (node:util's parseArgs, strict: only the command's own options, no stray arguments). */
 export function parseArgs(argv: string[]): { command: string; flags: Flags } {
   const [command = '', ...rest] = argv;
-  const flags: Flags = {};
-  for (let i = 0; i < rest.length; i++) {
-    const match = /^--([a-z-]+)(?:=(.*))?$/.exec(rest[i]);
-    if (!match) throw new UsageError(`Unexpected argument "${rest[i]}"`);
-    const [, name, inline] = match;
-    if (inline !== undefined) flags[name] = inline;
-    else if (rest[i + 1] !== undefined && !rest[i + 1].startsWith('--')) flags[name] = rest[++i];
-    else flags[name] = true;
+  const options = COMMAND_OPTIONS[command];
+  if (!options) throw new UsageError(command ? `Unknown command "${command}"` : 'No command given');
+  try {
+    const { values } = parseOptions({ args: rest, options, strict: true, allowPositionals: false });
+    return { command, flags: { ...values } as Flags };
+  } catch (error) {
+    throw new UsageError(`${command}: ${(error as Error).message.split('. ')[0]}`);
   }
-  return { command, flags };
 }
 
 function requiredString(flags: Flags, name: string): string {

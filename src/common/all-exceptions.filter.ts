@@ -59,6 +59,10 @@ export class AllExceptionsFilter implements ExceptionFilter {
     if (exception instanceof RequestValidationException) {
       return errorResponse(HttpStatus.BAD_REQUEST, exception.message, exception.details);
     }
+    if (exception instanceof HttpException && exception.cause instanceof URIError) {
+      // Express could not decode a path parameter (`/calls/%E0%A4x`): an id that cannot be one names no resource.
+      return errorResponse(HttpStatus.NOT_FOUND, 'Resource not found: the path is not valid percent-encoding');
+    }
     if (exception instanceof HttpException) {
       const status = exception.getStatus();
       if (status >= 500) this.logger.warn({ requestId: request.id, err: exception }, httpExceptionMessage(exception));

@@ -81,11 +81,14 @@ export function serializeError(value: unknown, depth = 0): Record<string, unknow
   return serialized;
 }
 
-/** The path without its query string (search terms, signed-URL signatures). */
+/** Path segments that are secrets: a signed recording URL's token (the storage key, encrypted). */
+const SECRET_SEGMENTS = /^\/recordings\/[^/]+/;
+
+/** The path without its query string (search terms, signed-URL signatures) and with its secrets masked. */
 function pathOf(url: string | undefined): string {
   const path = url ?? '';
   const query = path.indexOf('?');
-  return query < 0 ? path : path.slice(0, query);
+  return (query < 0 ? path : path.slice(0, query)).replace(SECRET_SEGMENTS, '/recordings/:token');
 }
 
 const serializeRequest = (request: IncomingMessage) => ({ id: request.id, method: request.method, path: pathOf(request.url) });

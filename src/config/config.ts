@@ -124,6 +124,17 @@ function readUrl(env: Env, name: string, protocols: string[]): string | undefine
   return raw.replace(/\/+$/, '');
 }
 
+/** A URL that paths are appended to (`PUBLIC_BASE_URL` + `/recordings/…`): no query, fragment or credentials. */
+function readBaseUrl(env: Env, name: string): string | undefined {
+  const value = readUrl(env, name, ['http:', 'https:']);
+  if (value === undefined) return undefined;
+  const url = new URL(value);
+  if (url.search || url.hash || url.username || url.password) {
+    throw new ConfigError(name, 'must be a base URL without a query, fragment or credentials, such as https://api.example.com');
+  }
+  return value;
+}
+
 function readOrigins(env: Env, name: string): string[] {
   const raw = env[name]?.trim();
   if (!raw) return [];
@@ -189,7 +200,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     dbStatementTimeoutMs: readInt(env, 'DB_STATEMENT_TIMEOUT_MS', 10_000, 100, 600_000),
     dbConnectionTimeoutMs: readInt(env, 'DB_CONNECTION_TIMEOUT_MS', 3_000, 100, 60_000),
     dbMigrationLockTimeoutMs: readInt(env, 'DB_MIGRATION_LOCK_TIMEOUT_MS', 5_000, 100, 600_000),
-    publicBaseUrl: readUrl(env, 'PUBLIC_BASE_URL', ['http:', 'https:']) ?? `http://localhost:${port}`,
+    publicBaseUrl: readBaseUrl(env, 'PUBLIC_BASE_URL') ?? `http://localhost:${port}`,
     logLevel: readEnum(env, 'LOG_LEVEL', LOG_LEVELS, 'info'),
     creditsPerMinute: readDecimal(env, 'CREDITS_PER_MINUTE', 1, 0, 1_000_000, RATE_DECIMALS),
     recordingUrlTtlSeconds: readInt(env, 'RECORDING_URL_TTL_SECONDS', 300, 1, 7 * 24 * 3600),

@@ -2,9 +2,13 @@ import { BadRequestException, PayloadTooLargeException } from '@nestjs/common';
 import type { IncomingMessage } from 'node:http';
 import { Transform, TransformCallback } from 'node:stream';
 
-export const mebibytes = (bytes: number) => `${Math.round((bytes / 1024 / 1024) * 100) / 100} MiB`;
+const MIB = 1024 * 1024;
 
-export const tooLarge = (maxBytes: number) => new PayloadTooLargeException(`A recording may be at most ${mebibytes(maxBytes)}`);
+/** A size as people read it: whole MiB when it is a whole number of them, bytes otherwise (never a rounded limit). */
+export const sizeInWords = (bytes: number) =>
+  bytes % MIB === 0 ? `${bytes / MIB} MiB` : `${bytes.toLocaleString('en-US')} ${bytes === 1 ? 'byte' : 'bytes'}`;
+
+export const tooLarge = (maxBytes: number) => new PayloadTooLargeException(`A recording may be at most ${sizeInWords(maxBytes)}`);
 
 /**
  * Passes bytes through while counting them: fails with a 413 as soon as more than `maxBytes` went by
