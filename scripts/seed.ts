@@ -23,7 +23,7 @@ import { Agent } from '../src/agents/agent.entity';
 import { REPLY_LANGUAGES } from '../src/agents/voices';
 import { standaloneAuthServices } from '../src/auth/accounts.service';
 import { Database } from '../src/database/database';
-import { parseArgs, UsageError } from '../src/cli/cli';
+import { parseStrictOptions, UsageError } from '../src/cli/cli';
 import { loadConfig } from '../src/config/config';
 import { dataSourceOptions } from '../src/database/data-source-options';
 import { runMigrations } from '../src/database/migrate';
@@ -48,10 +48,10 @@ function numberFlag(flags: Record<string, string | true>, name: string, fallback
   return value;
 }
 
+const SEED_OPTIONS = { accounts: { type: 'string' }, calls: { type: 'string' }, 'hot-share': { type: 'string' }, 'random-seed': { type: 'string' } } as const;
+
 function readOptions(argv: string[]): SeedOptions {
-  const { flags } = parseArgs(['seed', ...argv]);
-  const unknown = Object.keys(flags).filter((flag) => !['accounts', 'calls', 'hot-share', 'random-seed'].includes(flag));
-  if (unknown.length) throw new UsageError(`Unknown option --${unknown[0]}`);
+  const flags = parseStrictOptions(argv, SEED_OPTIONS, 'seed');
   const accounts = numberFlag(flags, 'accounts', 3, 1, 10_000);
   return {
     accounts,

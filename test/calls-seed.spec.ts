@@ -77,6 +77,10 @@ describe('npm run seed', () => {
         code: 2,
         stderr: expect.stringContaining('--calls must be an integer'),
       });
+      await expect(run(process.execPath, ['-r', './scripts/register.js', 'scripts/seed.ts', '--call', '5'], { cwd: ROOT })).rejects.toMatchObject({
+        code: 2,
+        stderr: expect.stringContaining("seed: Unknown option '--call'"),
+      });
     });
   });
 });

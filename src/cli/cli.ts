@@ -36,17 +36,21 @@ const COMMAND_OPTIONS: Record<string, ParseArgsConfig['options']> = {
   'key:revoke': { 'key-id': { type: 'string' } },
 };
 
-/** The command and its options (node:util's parseArgs, strict: only the command's own options, no stray arguments). */
+/** Options parsed strictly by node:util's parseArgs (only those listed, no stray arguments); a UsageError naming `what` otherwise. */
+export function parseStrictOptions(args: string[], options: ParseArgsConfig['options'], what: string): Flags {
+  try {
+    return { ...parseOptions({ args, options, strict: true, allowPositionals: false }).values } as Flags;
+  } catch (error) {
+    throw new UsageError(`${what}: ${(error as Error).message.split('. ')[0]}`);
+  }
+}
+
+/** The command and its options: only the command's own. */
 export function parseArgs(argv: string[]): { command: string; flags: Flags } {
   const [command = '', ...rest] = argv;
   const options = COMMAND_OPTIONS[command];
   if (!options) throw new UsageError(command ? `Unknown command "${command}"` : 'No command given');
-  try {
-    const { values } = parseOptions({ args: rest, options, strict: true, allowPositionals: false });
-    return { command, flags: { ...values } as Flags };
-  } catch (error) {
-    throw new UsageError(`${command}: ${(error as Error).message.split('. ')[0]}`);
-  }
+  return { command, flags: parseStrictOptions(rest, options, command) };
 }
 
 function requiredString(flags: Flags, name: string): string {
