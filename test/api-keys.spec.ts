@@ -4,18 +4,10 @@ import { DataSource } from 'typeorm';
 import { hashApiKey } from '../src/auth/api-key-token';
 import { ApiKeysRepository } from '../src/auth/auth.repository';
 import { LAST_USED_RESOLUTION_MS } from '../src/auth/key-usage';
-import { accountFingerprint, createTestContext, TestAccount, TestContext } from './helpers';
+import { accountFingerprint, createTestContext, queryOnce, TestAccount, TestContext } from './helpers';
 
 /** One statement on a connection of its own (an operator's SQL, or a second session holding a lock). */
-async function sql<R = Record<string, unknown>>(text: string, params: unknown[] = [], url = process.env.DATABASE_URL!): Promise<R[]> {
-  const client = new Client({ connectionString: url });
-  await client.connect();
-  try {
-    return (await client.query(text, params)).rows;
-  } finally {
-    await client.end();
-  }
-}
+const sql = <R = Record<string, unknown>>(text: string, params: unknown[] = []) => queryOnce<R>(process.env.DATABASE_URL!, text, params);
 
 /** Repeats `step` until it returns true; how long that took, in ms (or a failure after `withinMs`). */
 async function msUntil(step: () => Promise<boolean> | boolean, withinMs: number): Promise<number> {

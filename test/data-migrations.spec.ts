@@ -1,8 +1,8 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { Client } from 'pg';
 import { loadConfig } from '../src/config/config';
 import { runMigrations } from '../src/database/migrate';
 import { MIGRATIONS } from '../src/database/migrations';
+import { queryOnce as query } from './helpers';
 
 /**
  * Migrations that change rows, each checked on a database of its own: migrated up to the one before it, given the
@@ -27,15 +27,6 @@ async function databaseBefore(migration: string) {
   };
 }
 
-async function query<R = Record<string, unknown>>(url: string, text: string, params: unknown[] = []): Promise<R[]> {
-  const client = new Client({ connectionString: url });
-  await client.connect();
-  try {
-    return (await client.query(text, params)).rows;
-  } finally {
-    await client.end();
-  }
-}
 
 describe('data migrations', () => {
   it('ApiKeysThroughTheApi names the keys made before "CLI key" with both scopes, and leaves new keys to state theirs', async () => {

@@ -7,7 +7,7 @@ import { AccountsService } from '../src/auth/accounts.service';
 import { createApp } from '../src/app';
 import { AppConfig, loadConfig } from '../src/config/config';
 import type { Logger } from 'pino';
-import type { Pool } from 'pg';
+import { Client as PgClient, type Pool } from 'pg';
 import { Database } from '../src/database/database';
 
 export interface TestAccount {
@@ -99,4 +99,15 @@ export async function eventually<T>(check: () => Promise<T | undefined>, timeout
 /** The pool of Database.stream (private: only tests that watch a stream's client have a use for it). */
 export function streamPoolOf(app: INestApplication): Pool {
   return (app.get(Database) as unknown as { streamPool: Pool }).streamPool;
+}
+
+/** One statement on a connection of its own to `url` (another database, or a second session beside the application's). */
+export async function queryOnce<R = Record<string, unknown>>(url: string, text: string, params: unknown[] = []): Promise<R[]> {
+  const client = new PgClient({ connectionString: url });
+  await client.connect();
+  try {
+    return (await client.query(text, params)).rows;
+  } finally {
+    await client.end();
+  }
 }

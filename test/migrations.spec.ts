@@ -5,19 +5,12 @@ import { MigrationInterface, QueryRunner } from 'typeorm';
 import { StartupError } from '../src/common/startup-error';
 import { loadConfig } from '../src/config/config';
 import { createIndexConcurrently, runMigrations } from '../src/database/migrate';
+import { queryOnce } from './helpers';
 
 /** Settings with a statement timeout far shorter than the migrations below take. */
 const settings = loadConfig({ DB_STATEMENT_TIMEOUT_MS: '100', DB_MIGRATION_LOCK_TIMEOUT_MS: '200' });
 
-async function sql(url: string, text: string, params: unknown[] = []): Promise<Record<string, unknown>[]> {
-  const client = new Client({ connectionString: url });
-  await client.connect();
-  try {
-    return (await client.query(text, params)).rows;
-  } finally {
-    await client.end();
-  }
-}
+const sql = queryOnce;
 
 /** A fresh database on the test server, for migrations that are not the application's. */
 async function throwawayDatabase(): Promise<{ url: string; drop: () => Promise<unknown> }> {
