@@ -9,29 +9,38 @@ import { queryOnce as query } from './helpers';
  * rows it is for, then migrated to the end.
  */
 
-/** A database migrated up to (not including) `migration`; `sql` runs one statement on it. */
-async function databaseBefore(migration: string) {
+/**
+ * Runs `work` on a database of its own migrated up to (not including) `migration` (`sql` runs one statement on
+ * it; `migrateToTheEnd` applies the rest), then drops the database.
+ */
+async function withDatabaseBefore(migration: string, work: (database: MigratingDatabase) => Promise<void>): Promise<void> {
   const name = `data_${randomBytes(6).toString('hex')}`;
   const server = process.env.DATABASE_URL!;
   await query(server, `CREATE DATABASE ${name}`);
-  const url = new URL(server);
-  url.pathname = `/${name}`;
-  const settings = loadConfig({});
-  const index = MIGRATIONS.findIndex((candidate) => candidate.name === migration);
-  expect(index).toBeGreaterThan(0);
-  await runMigrations(url.toString(), settings, { migrations: MIGRATIONS.slice(0, index) });
-  return {
-    sql: <R = Record<string, unknown>>(text: string, params: unknown[] = []) => query<R>(url.toString(), text, params),
-    migrateToTheEnd: () => runMigrations(url.toString(), settings),
-    drop: () => query(server, `DROP DATABASE ${name} WITH (FORCE)`),
-  };
+  try {
+    const url = new URL(server);
+    url.pathname = `/${name}`;
+    const settings = loadConfig({});
+    const index = MIGRATIONS.findIndex((candidate) => candidate.name === migration);
+    expect(index).toBeGreaterThan(0);
+    await runMigrations(url.toString(), settings, { migrations: MIGRATIONS.slice(0, index) });
+    await work({
+      sql: (text, params = []) => query(url.toString(), text, params),
+      migrateToTheEnd: () => runMigrations(url.toString(), settings),
+    });
+  } finally {
+    await query(server, `DROP DATABASE ${name} WITH (FORCE)`);
+  }
 }
 
+interface MigratingDatabase {
+  sql<R = Record<string, unknown>>(text: string, params?: unknown[]): Promise<R[]>;
+  migrateToTheEnd(): Promise<unknown>;
+}
 
 describe('data migrations', () => {
   it('ApiKeysThroughTheApi names the keys made before "CLI key" with both scopes, and leaves new keys to state theirs', async () => {
-    const database = await databaseBefore('ApiKeysThroughTheApi1795433608172');
-    try {
+    await withDatabaseBefore('ApiKeysThroughTheApi1795433608172', async (database) => {
       const [account] = await database.sql<{ id: number }>(`INSERT INTO accounts (name) VALUES ('Old') RETURNING id`);
       await database.sql(`INSERT INTO api_keys (account_id, prefix, key_hash) VALUES ($1, 'vak_oldoldol', $2)`, [account.id, 'b'.repeat(64)]);
       await database.migrateToTheEnd();
@@ -42,14 +51,11 @@ describe('data migrations', () => {
       await expect(database.sql(`INSERT INTO api_keys (account_id, name, prefix, key_hash, scopes) VALUES ($1, 'n', 'p', $2, '{admin}')`, [account.id, 'c'.repeat(64)])).rejects.toThrow(
         /CHK_api_keys_scopes/,
       );
-    } finally {
-      await database.drop();
-    }
+    });
   });
 
   it('ErasedCallsConversations deletes the conversations of calls erased before, and nothing else', async () => {
-    const database = await databaseBefore('ErasedCallsConversations1795435000000');
-    try {
+    await withDatabaseBefore('ErasedCallsConversations1795435000000', async (database) => {
       const [account] = await database.sql<{ id: number }>(`INSERT INTO accounts (name) VALUES ('Old') RETURNING id`);
       const conversation = async (status: string, speakers: string[]) => {
         const id = randomUUID();
@@ -77,14 +83,11 @@ describe('data migrations', () => {
       const left = await database.sql<{ id: string }>(`SELECT id FROM conversations WHERE account_id = $1`, [account.id]);
       expect(left.map(({ id }) => id).sort()).toEqual([...kept].sort());
       expect(await database.sql(`SELECT count(*)::int AS n FROM conversation_messages WHERE conversation_id = $1`, [erased])).toEqual([{ n: 0 }]);
-    } finally {
-      await database.drop();
-    }
+    });
   });
 
   it('BlankWidgetGreetings trims the greetings as the API now does (JavaScript\'s trim)', async () => {
-    const database = await databaseBefore('BlankWidgetGreetings1795435000001');
-    try {
+    await withDatabaseBefore('BlankWidgetGreetings1795435000001', async (database) => {
       const [account] = await database.sql<{ id: number }>(`INSERT INTO accounts (name) VALUES ('Old') RETURNING id`);
       const greetings = ['   ', ' \t\n\u00a0\u3000\u2028\ufeff ', '  Namaste!  ', 'Namaste!', '', 'a  b', '\u200bzero-width stays\u200b'];
       for (const greeting of greetings) {
@@ -97,8 +100,6 @@ describe('data migrations', () => {
       await database.migrateToTheEnd();
       const rows = await database.sql<{ greeting: string }>(`SELECT widget_greeting AS greeting FROM widget_sites WHERE account_id = $1 ORDER BY id`, [account.id]);
       expect(rows.map(({ greeting }) => greeting)).toEqual(greetings.map((greeting) => greeting.trim()));
-    } finally {
-      await database.drop();
-    }
+    });
   });
 });

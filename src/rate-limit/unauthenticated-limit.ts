@@ -1,5 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { normalizeIp, ThrottlerException } from '@nestjs/throttler';
+import type { ThrottlerStorageRecord } from '@nestjs/throttler/dist/throttler-storage-record.interface';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { AppConfig } from '../config/config';
 import { APP_CONFIG } from '../config/config.module';
@@ -43,10 +44,9 @@ export class UnauthenticatedLimit {
    * than its 401) once the IP is over the limit.
    */
   async count(request: ClientRequest, response: ServerResponse): Promise<void> {
-    const { unauthenticatedRateLimit: limit, rateLimitWindowSeconds: windowSeconds } = this.config;
-    if (limit === 0) return;
-    const record = await this.storage.increment(this.tracker(request), windowSeconds * 1000, limit, windowSeconds * 1000, 'unauthenticated');
-    setRateLimitHeaders(response, rateLimitState(limit, windowSeconds, record));
+    const record = await this.increment(request, 'unauthenticated');
+    if (!record) return;
+    setRateLimitHeaders(response, rateLimitState(this.config.unauthenticatedRateLimit, this.config.rateLimitWindowSeconds, record));
     if (record.isBlocked) this.refuse(response, record.timeToBlockExpire);
   }
 
@@ -55,9 +55,14 @@ export class UnauthenticatedLimit {
    * conversation that does not exist): no headers; once over the limit, the address's next request is the 429.
    */
   async countAnswered(request: ClientRequest, counter: UnauthenticatedCounter): Promise<void> {
+    await this.increment(request, counter);
+  }
+
+  /** One more refused request of this address on `counter`; undefined when the limit is off (0). */
+  private async increment(request: ClientRequest, counter: UnauthenticatedCounter): Promise<ThrottlerStorageRecord | undefined> {
     const { unauthenticatedRateLimit: limit, rateLimitWindowSeconds: windowSeconds } = this.config;
-    if (limit === 0) return;
-    await this.storage.increment(this.tracker(request), windowSeconds * 1000, limit, windowSeconds * 1000, counter);
+    if (limit === 0) return undefined;
+    return this.storage.increment(this.tracker(request), windowSeconds * 1000, limit, windowSeconds * 1000, counter);
   }
 
   private tracker(request: ClientRequest): string {
