@@ -73,11 +73,16 @@ describe('webhook deliveries survive a killed instance', () => {
     directory = fs.mkdtempSync(path.join(os.tmpdir(), 'webhooks-durability-'));
     certificate = selfSignedCertificate(directory);
     context = await createTestContext();
+  });
+  beforeEach(async () => {
     account = await context.createAccount();
   });
-  afterAll(async () => {
+  afterEach(async () => {
     if (server) await killHard(server.child);
+    server = undefined;
     await receiver?.close();
+  });
+  afterAll(async () => {
     await context?.close();
     fs.rmSync(directory, { recursive: true, force: true });
   });
@@ -132,6 +137,26 @@ describe('webhook deliveries survive a killed instance', () => {
     );
     expect(log.body.map((row: { eventId: string }) => row.eventId)).toEqual([verify(late).id, verify(redelivered).id]);
   }, 180_000);
+
+  it('relays, when an instance starts, the event of a call whose instance was killed after the commit and before it queued the relay', async () => {
+    const serverEnv = env();
+    receiver = await startReceiver(answerOk, certificate);
+    // An instance that serves the API and works no queue, so that nothing is relayed before the kill.
+    server = await startServer({ ...serverEnv, JOB_WORKERS: 'false' });
+    const webhook = await api('POST', '/webhooks', { url: `https://localhost:${receiver.port}/hooks`, events: ['call.created'] });
+    const call = await api('POST', '/calls', { ...CALL, name: 'Killed before the relay' });
+    expect(call.status).toBe(201);
+    await killHard(server.child);
+    // As if it died before queueing the relay: only the event and its outbox row are left.
+    const database = context.app.get(DataSource);
+    await database.query(`DELETE FROM ${serverEnv.JOB_QUEUE_SCHEMA}.job WHERE name = 'webhooks.relay'`);
+    expect(await database.query(`SELECT count(*)::int AS n FROM webhook_outbox WHERE account_id = $1`, [account.id])).toEqual([{ n: 1 }]);
+    // Before the relay's next minute: the instance queues a relay as it starts.
+    server = await startServer(serverEnv);
+    const [delivery] = await receiver.waitFor(1, 15_000);
+    expect((new StandardWebhook(webhook.body.secret).verify(delivery.body, delivery.headers as Record<string, string>) as { data: { id: string } }).data.id).toBe(call.body.id);
+    expect(await database.query(`SELECT count(*)::int AS n FROM webhook_outbox WHERE account_id = $1`, [account.id])).toEqual([{ n: 0 }]);
+  }, 120_000);
 });
 
 describe('webhook deliveries with two instances on one queue', () => {

@@ -1,15 +1,17 @@
 import { spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Webhook as StandardWebhook } from 'standardwebhooks';
 import { DataSource } from 'typeorm';
 import { AppConfig, WebhooksConfig } from '../src/config/config';
-import { Database } from '../src/database/database';
+import { Database, TransactionSql } from '../src/database/database';
 import { WebhookEvents } from '../src/webhooks/webhook-events.service';
+import { WebhookRelay } from '../src/webhooks/webhook-relay';
 import { WebhookRetention } from '../src/webhooks/webhook-retention';
 import { generateWebhookSecret } from '../src/webhooks/webhook-signature';
 import { WebhookTargets } from '../src/webhooks/webhook-targets';
-import { WebhooksRepository } from '../src/webhooks/webhooks.repository';
+import { CANCELLED_BY_ERASURE, WebhooksRepository } from '../src/webhooks/webhooks.repository';
 import { createTestContext, TestAccount, TestContext } from './helpers';
 import { answerOk, eventually, Receiver, startReceiver } from './webhook-receiver';
 
@@ -306,10 +308,10 @@ describe('webhooks', () => {
 
     it('commits a call and its event together: a failure after the event was recorded leaves neither', async () => {
       await createWebhook();
-      // The event, its delivery and its job are written (in the request's transaction), then something fails.
+      // The event and its outbox row are written (in the request's transaction), then something fails.
       const repository = context.app.get(WebhooksRepository);
       const recordEvent = repository.recordEvent.bind(repository);
-      const written: number[] = [];
+      const written: boolean[] = [];
       const spy = jest.spyOn(repository, 'recordEvent').mockImplementationOnce(async (...args) => {
         written.push(await recordEvent(...args));
         throw new Error('a failure after the event was recorded');
@@ -319,10 +321,11 @@ describe('webhooks', () => {
       } finally {
         spy.mockRestore();
       }
-      expect(written).toEqual([1]);
+      expect(written).toEqual([true]);
       const dataSource = context.app.get(DataSource);
       expect(await dataSource.query(`SELECT id FROM calls WHERE account_id = $1`, [account.id])).toEqual([]);
       expect(await dataSource.query(`SELECT id FROM webhook_events WHERE account_id = $1`, [account.id])).toEqual([]);
+      expect(await dataSource.query(`SELECT seq FROM webhook_outbox WHERE account_id = $1`, [account.id])).toEqual([]);
       expect(await dataSource.query(`SELECT id FROM webhook_deliveries WHERE account_id = $1`, [account.id])).toEqual([]);
       expect(await dataSource.query(`SELECT id FROM ${context.config.jobQueueSchema}.job WHERE data->>'accountId' = $1`, [String(account.id)])).toEqual([]);
       // The next call goes through, and only its event is delivered.
@@ -343,6 +346,76 @@ describe('webhooks', () => {
       const [delivery] = await receiver.waitFor(1);
       expect(JSON.parse(delivery.body).type).toBe('ping');
       expect(await deliveries(id)).toHaveLength(1);
+    });
+  });
+
+  describe('relay (the outbox)', () => {
+    /**
+     * Records an event as a change's transaction does, then runs `meanwhile` in that transaction before it
+     * commits (no relay sees the event until then). No relay is queued for it, as if its instance then died.
+     */
+    const recordUnrelayed = (callId: string, meanwhile: (sql: TransactionSql) => Promise<void> = async () => undefined) =>
+      context.app.get(Database).transaction(async (sql) => {
+        const event = { id: randomUUID(), type: 'call.created' as const, callId, body: JSON.stringify({ data: { id: callId } }), createdAt: new Date() };
+        const recorded = await context.app.get(WebhooksRepository).recordEvent(account.id, event, sql);
+        await meanwhile(sql);
+        return recorded;
+      });
+    const relay = () => context.app.get(WebhookRelay).relay();
+
+    it("writes only the event and its outbox row in the change's transaction; the relay makes its delivery and deletes the row", async () => {
+      const { id, secret } = await createWebhook({ events: ['call.created'] });
+      const callId = randomUUID();
+      const recorded = await recordUnrelayed(callId, async (sql) => {
+        expect(await sql.query(`SELECT type, body FROM webhook_events WHERE account_id = $1`, [account.id])).toEqual([{ type: 'call.created', body: expect.any(String) }]);
+        expect(await sql.query(`SELECT event_id FROM webhook_outbox WHERE account_id = $1`, [account.id])).toHaveLength(1);
+        expect(await sql.query(`SELECT id FROM webhook_deliveries WHERE account_id = $1`, [account.id])).toEqual([]);
+      });
+      expect(recorded).toBe(true);
+      await relay();
+      const [delivery] = await receiver.waitFor(1);
+      expect(verified(secret, delivery).data).toEqual({ id: callId });
+      await eventually(() => deliveries(id), (rows) => rows.length === 1 && rows[0].status === 'succeeded');
+      expect(await context.app.get(DataSource).query(`SELECT event_id FROM webhook_outbox WHERE account_id = $1`, [account.id])).toEqual([]);
+    });
+
+    it('writes nothing for an account whose webhooks do not subscribe, and relays to the webhooks subscribed when it runs', async () => {
+      const { id } = await createWebhook({ events: ['call.deleted'] });
+      expect(await recordUnrelayed(randomUUID())).toBe(false);
+      expect(await context.app.get(DataSource).query(`SELECT event_id FROM webhook_outbox WHERE account_id = $1`, [account.id])).toEqual([]);
+      // Recorded while this one subscribed; by the time it commits and is relayed, it is disabled and another subscribes.
+      const { id: disabled } = await createWebhook({ events: ['call.created'] });
+      let latest = 0;
+      await recordUnrelayed(randomUUID(), async () => {
+        await context.as(account).patch(`/webhooks/${disabled}`).send({ enabled: false }).expect(200);
+        latest = (await createWebhook({ events: ['call.created'] })).id;
+      });
+      await relay();
+      await receiver.waitFor(1);
+      expect(await eventually(() => deliveries(latest), (rows) => rows[0]?.status === 'succeeded')).toHaveLength(1);
+      expect(await deliveries(id)).toEqual([]);
+      expect(await deliveries(disabled)).toEqual([]);
+    });
+
+    it('writes the delivery of an event erased before it was relayed as cancelled, and sends nothing', async () => {
+      const { id } = await createWebhook({ events: ['call.created'] });
+      const callId = randomUUID();
+      await recordUnrelayed(callId, (sql) => context.app.get(WebhooksRepository).erasePayloadsOfCall(account.id, callId, sql));
+      await relay();
+      const [row] = await eventually(() => deliveries(id), (rows) => rows.length === 1);
+      expect(row).toMatchObject({ status: 'failed', attempts: 0, nextAttemptAt: null, lastError: CANCELLED_BY_ERASURE });
+      expect(
+        await context.app.get(DataSource).query(`SELECT id FROM ${context.config.jobQueueSchema}.job WHERE name = 'webhooks.deliver' AND data->>'deliveryId' = $1`, [row.id]),
+      ).toEqual([]);
+      expect(receiver.deliveries).toEqual([]);
+    });
+
+    it('is a job queued every minute (and by each instance as it starts: see webhooks-durability), one waiting at a time', async () => {
+      const dataSource = context.app.get(DataSource);
+      const [queue] = await dataSource.query(`SELECT policy FROM ${context.config.jobQueueSchema}.queue WHERE name = 'webhooks.relay'`);
+      expect(queue).toEqual({ policy: 'short' });
+      const [schedule] = await dataSource.query(`SELECT cron, timezone FROM ${context.config.jobQueueSchema}.schedule WHERE name = 'webhooks.relay'`);
+      expect(schedule).toEqual({ cron: '* * * * *', timezone: 'UTC' });
     });
   });
 

@@ -10,9 +10,10 @@ import { ApiKey } from '../auth/api-key.entity';
 import { WidgetSite } from '../widget-sites/widget-site.entity';
 import { Webhook } from '../webhooks/webhook.entity';
 import { WebhookEvent } from '../webhooks/webhook-event.entity';
+import { WebhookOutboxEntry } from '../webhooks/webhook-outbox-entry.entity';
 import { WebhookDelivery } from '../webhooks/webhook-delivery.entity';
 import { IdempotencyKey } from '../idempotency/idempotency-key.entity';
 import { Conversation, ConversationMessage } from '../conversations/conversation.entity';
 
 /** Every entity of the application: the app, the CLI, migrations and the drift test all use this list. */
-export const ENTITIES = [Account, ApiKey, Agent, KnowledgeBase, KnowledgeBaseSource, KnowledgePassage, KnowledgeTokenStat, KnowledgeCorpus, AgentKnowledgeBase, Call, WidgetSite, Webhook, WebhookEvent, WebhookDelivery, IdempotencyKey, Conversation, ConversationMessage];
+export const ENTITIES = [Account, ApiKey, Agent, KnowledgeBase, KnowledgeBaseSource, KnowledgePassage, KnowledgeTokenStat, KnowledgeCorpus, AgentKnowledgeBase, Call, WidgetSite, Webhook, WebhookEvent, WebhookOutboxEntry, WebhookDelivery, IdempotencyKey, Conversation, ConversationMessage];

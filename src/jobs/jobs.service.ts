@@ -47,6 +47,8 @@ export interface JobDefinition<T> {
   expireInSeconds: number;
   /** A cron expression (UTC): the job is also sent on this schedule, once per tick across all instances. */
   cron?: string;
+  /** Each instance also sends the job (with empty data) as it starts, once its workers are ready. */
+  sendOnStart?: boolean;
   /**
    * pg-boss's queue policy. `short`: at most one job per singletonKey
    * waits in the queue (a send while one waits is dropped), one may run meanwhile. Default `standard`.
@@ -230,6 +232,7 @@ export class Jobs implements OnApplicationBootstrap, OnApplicationShutdown {
       const workers = Array.from({ length: definition.workers ?? 1 }, () => this.work(definition));
       this.workerIds.set(name, await Promise.all(workers));
     }
+    for (const { name, sendOnStart } of this.definitions.values()) if (sendOnStart) await this.send(name, {});
     if (this.working) await this.listen();
   }
 

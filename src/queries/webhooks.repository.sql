@@ -142,23 +142,13 @@ RETURNING
 
 -- WebhooksRepository.recordEvent
 WITH
-  hooks AS (
-    SELECT
-      id
-    FROM
-      webhooks
-    WHERE
-      account_id = $1
-      AND enabled
-      AND $3 = ANY (events)
-  ),
   event AS (
     INSERT INTO
       webhook_events (account_id, id, type, call_id, body, created_at)
     SELECT
       $1,
       $2,
-      $3,
+      $3::varchar,
       $4,
       $5,
       $6
@@ -166,24 +156,87 @@ WITH
       EXISTS (
         SELECT
         FROM
-          hooks
+          webhooks
+        WHERE
+          account_id = $1
+          AND enabled
+          AND $3::varchar = ANY (events)
       )
     RETURNING
+      account_id,
       id
+  )
+INSERT INTO
+  webhook_outbox (account_id, event_id)
+SELECT
+  account_id,
+  id
+FROM
+  event
+RETURNING
+  seq;
+
+-- WebhooksRepository.relayEvents
+-- unscoped: the relay moves every account's events from the outbox: each row is matched on its own (account_id, event_id)
+WITH
+  taken AS (
+    SELECT
+      seq
+    FROM
+      webhook_outbox
+    ORDER BY
+      seq
+    LIMIT
+      $1
+    FOR UPDATE
+      SKIP LOCKED
+  ),
+  relayed AS (
+    DELETE FROM webhook_outbox o USING taken
+    WHERE
+      o.seq = taken.seq
+    RETURNING
+      o.account_id,
+      o.event_id
   ),
   deliveries AS (
     INSERT INTO
-      webhook_deliveries (account_id, webhook_id, event_id)
+      webhook_deliveries (
+        account_id,
+        webhook_id,
+        event_id,
+        status,
+        next_attempt_at,
+        last_error
+      )
     SELECT
-      $1,
-      hooks.id,
-      event.id
+      e.account_id,
+      w.id,
+      e.id,
+      CASE
+        WHEN e.body IS NULL THEN 'failed'
+        ELSE 'pending'
+      END,
+      CASE
+        WHEN e.body IS NULL THEN NULL
+        ELSE now()
+      END,
+      CASE
+        WHEN e.body IS NULL THEN $2
+      END
     FROM
-      hooks
-      CROSS JOIN event
+      relayed r
+      JOIN webhook_events e ON e.account_id = r.account_id
+      AND e.id = r.event_id
+      JOIN webhooks w ON w.account_id = e.account_id
+      AND w.enabled
+      AND e.type = ANY (w.events)
+    ON CONFLICT DO NOTHING
     RETURNING
+      account_id,
       id,
-      attempts
+      attempts,
+      status
   ),
   jobs AS (
     INSERT INTO
@@ -222,7 +275,7 @@ WITH
         SELECT
           jsonb_build_object(
             'accountId',
-            $1::int,
+            account_id,
             'deliveryId',
             id,
             'attempts',
@@ -230,13 +283,26 @@ WITH
           ) AS data
         FROM
           deliveries
+        WHERE
+          status = 'pending'
       ) AS jobs
       JOIN pgboss.queue AS q ON q.name = 'webhooks.deliver'
   )
 SELECT
-  count(*)::int AS deliveries
-FROM
-  deliveries;
+  (
+    SELECT
+      count(*)::int
+    FROM
+      relayed
+  ) AS events,
+  (
+    SELECT
+      count(*)::int
+    FROM
+      deliveries
+    WHERE
+      status = 'pending'
+  ) AS queued;
 
 -- WebhooksRepository.recordPing
 WITH

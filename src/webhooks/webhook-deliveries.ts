@@ -45,7 +45,7 @@ const EXCERPT_CHARACTERS = 200;
 export class WebhookDeliveries implements OnModuleInit {
   private readonly logger = new Logger(WebhookDeliveries.name);
   private readonly lockMs: number;
-  /** The delivery queue's SQL, for the one-statement outbox write (WebhooksRepository.recordEvent). */
+  /** The delivery queue's SQL, for the relay's one statement (WebhooksRepository.relayEvents). */
   queue!: QueueSql;
 
   constructor(
@@ -83,7 +83,7 @@ export class WebhookDeliveries implements OnModuleInit {
     );
   }
 
-  /** After the outbox write (WebhookEvents): the delivery workers start once the transaction commits. */
+  /** After the relay queued deliveries: the delivery workers start once its transaction commits. */
   wakeAfterCommit(sql: TransactionSql): void {
     this.jobs.wakeAfterCommit(sql, DELIVER_JOB);
   }

@@ -1,25 +1,25 @@
 import { Injectable } from '@nestjs/common';
 import { TransactionSql } from '../database/database';
-import { WebhookDeliveries } from './webhook-deliveries';
 import { CallEvent, newEvent } from './webhook-payload';
+import { WebhookRelay } from './webhook-relay';
 import { WebhooksRepository } from './webhooks.repository';
 
 /**
  * What other modules call when something happens to a call, inside the transaction of the change (the
- * transactional outbox): the event and its deliveries are written, and their jobs queued, in that
- * transaction, so that the change and its event commit together or not at all. Test calls have no events.
+ * transactional outbox): the event and its outbox row are written in that transaction, so that the change and
+ * its event commit together or not at all; the relay makes its deliveries once it commits. Test calls have no
+ * events.
  */
 @Injectable()
 export class WebhookEvents {
   constructor(
     private readonly webhooks: WebhooksRepository,
-    private readonly deliveries: WebhookDeliveries,
+    private readonly relay: WebhookRelay,
   ) {}
 
   /** `call.created` (a new call, not a test call) or `call.recording.ready` (an upload committed). */
   async record(sql: TransactionSql, accountId: number, event: CallEvent): Promise<void> {
-    const deliveries = await this.webhooks.recordEvent(accountId, newEvent(event.type, event.data, event.data.id), this.deliveries.queue, sql);
-    if (deliveries > 0) this.deliveries.wakeAfterCommit(sql);
+    if (await this.webhooks.recordEvent(accountId, newEvent(event.type, event.data, event.data.id), sql)) this.relay.relayAfterCommit(sql);
   }
 
   /**

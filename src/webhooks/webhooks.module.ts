@@ -1,16 +1,17 @@
 import { Module } from '@nestjs/common';
 import { WebhookDeliveries } from './webhook-deliveries';
 import { WebhookEvents } from './webhook-events.service';
+import { WebhookRelay } from './webhook-relay';
 import { WebhookRetention } from './webhook-retention';
 import { WebhookTargets } from './webhook-targets';
 import { WebhooksController } from './webhooks.controller';
 import { WebhooksRepository } from './webhooks.repository';
 import { WebhooksService } from './webhooks.service';
 
-/** Webhooks: the management API, the event outbox other modules write to (WebhookEvents), delivery, and retention. */
+/** Webhooks: the management API, the event outbox other modules write to (WebhookEvents), its relay, delivery, and retention. */
 @Module({
   controllers: [WebhooksController],
-  providers: [WebhooksService, WebhooksRepository, WebhookTargets, WebhookDeliveries, WebhookEvents, WebhookRetention],
+  providers: [WebhooksService, WebhooksRepository, WebhookTargets, WebhookDeliveries, WebhookRelay, WebhookEvents, WebhookRetention],
   exports: [WebhookEvents],
 })
 export class WebhooksModule {}

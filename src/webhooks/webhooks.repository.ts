@@ -203,31 +203,54 @@ export class WebhooksRepository {
   }
 
   /**
-   * The outbox write, in the caller's transaction and in one statement: the event, one delivery per enabled
-   * webhook of the account that subscribes to its type, and one delivery job each (`queue`: the deliveries'
-   * job queue). Nothing is written when no webhook subscribes. Returns the number of deliveries.
+   * The outbox write, in the caller's transaction and in one statement: the event and its outbox row, when at
+   * least one enabled webhook of the account subscribes to its type (nothing is written otherwise). The relay
+   * (relayEvents) makes its deliveries. Whether it was written.
    */
-  @AccountQuery([1, EXAMPLE_EVENT, EXAMPLE_QUEUE])
-  async recordEvent(accountId: number, event: NewEvent, queue: QueueSql, sql: Sql = this.db): Promise<number> {
-    const [{ deliveries }] = await sql.query<{ deliveries: number }>(
-      `WITH hooks AS (
-         SELECT id FROM webhooks WHERE account_id = $1 AND enabled AND $3 = ANY (events)
-       ), event AS (
+  @AccountQuery([1, EXAMPLE_EVENT])
+  async recordEvent(accountId: number, event: NewEvent, sql: Sql = this.db): Promise<boolean> {
+    const rows = await sql.query(
+      `WITH event AS (
          INSERT INTO webhook_events (account_id, id, type, call_id, body, created_at)
-         SELECT $1, $2, $3, $4, $5, $6 WHERE EXISTS (SELECT FROM hooks)
-         RETURNING id
-       ), deliveries AS (
-         INSERT INTO webhook_deliveries (account_id, webhook_id, event_id)
-         SELECT $1, hooks.id, event.id FROM hooks CROSS JOIN event
-         RETURNING id, attempts
-       ), jobs AS (
-         ${queue.insertJobs(`(SELECT jsonb_build_object('accountId', $1::int, 'deliveryId', id, 'attempts', attempts) AS data FROM deliveries)`)}
+         SELECT $1, $2, $3::varchar, $4, $5, $6 WHERE EXISTS (SELECT FROM webhooks WHERE account_id = $1 AND enabled AND $3::varchar = ANY (events))
+         RETURNING account_id, id
        )
-       SELECT count(*)::int AS deliveries FROM deliveries`,
+       INSERT INTO webhook_outbox (account_id, event_id) SELECT account_id, id FROM event RETURNING seq`,
       [accountId, event.id, event.type, event.callId, event.body, event.createdAt],
       { prepared: true },
     );
-    return deliveries;
+    return rows.length > 0;
+  }
+
+  /**
+   * The relay, in one statement: takes up to `limit` of the oldest outbox rows (skipping those another relay
+   * holds), deletes them, and writes one delivery per enabled webhook of the event's account that subscribes
+   * to its type, with one job each (`queue`: the deliveries' job queue). The delivery of an event whose payload
+   * was erased meanwhile is written cancelled, without a job. A delivery that exists already is left alone.
+   */
+  @UnscopedQuery("the relay moves every account's events from the outbox: each row is matched on its own (account_id, event_id)", [100, EXAMPLE_QUEUE])
+  async relayEvents(limit: number, queue: QueueSql, sql: Sql = this.db): Promise<{ events: number; queued: number }> {
+    const [counts] = await sql.query<{ events: number; queued: number }>(
+      `WITH taken AS (
+         SELECT seq FROM webhook_outbox ORDER BY seq LIMIT $1 FOR UPDATE SKIP LOCKED
+       ), relayed AS (
+         DELETE FROM webhook_outbox o USING taken WHERE o.seq = taken.seq RETURNING o.account_id, o.event_id
+       ), deliveries AS (
+         INSERT INTO webhook_deliveries (account_id, webhook_id, event_id, status, next_attempt_at, last_error)
+         SELECT e.account_id, w.id, e.id, CASE WHEN e.body IS NULL THEN 'failed' ELSE 'pending' END,
+                CASE WHEN e.body IS NULL THEN NULL ELSE now() END, CASE WHEN e.body IS NULL THEN $2 END
+           FROM relayed r
+           JOIN webhook_events e ON e.account_id = r.account_id AND e.id = r.event_id
+           JOIN webhooks w ON w.account_id = e.account_id AND w.enabled AND e.type = ANY (w.events)
+         ON CONFLICT DO NOTHING
+         RETURNING account_id, id, attempts, status
+       ), jobs AS (
+         ${queue.insertJobs(`(SELECT jsonb_build_object('accountId', account_id, 'deliveryId', id, 'attempts', attempts) AS data FROM deliveries WHERE status = 'pending')`)}
+       )
+       SELECT (SELECT count(*)::int FROM relayed) AS events, (SELECT count(*)::int FROM deliveries WHERE status = 'pending') AS queued`,
+      [limit, CANCELLED_BY_ERASURE],
+    );
+    return counts;
   }
 
   /** A ping: the event and its one delivery to this webhook (enabled or not). Undefined when the webhook is not the account's. */
