@@ -6,6 +6,7 @@ import { Webhook as StandardWebhook } from 'standardwebhooks';
 import { DataSource } from 'typeorm';
 import { AppConfig, WebhooksConfig } from '../src/config/config';
 import { Database, TransactionSql } from '../src/database/database';
+import { WebhookDeliveries } from '../src/webhooks/webhook-deliveries';
 import { WebhookEvents } from '../src/webhooks/webhook-events.service';
 import { WebhookRelay } from '../src/webhooks/webhook-relay';
 import { WebhookRetention } from '../src/webhooks/webhook-retention';
@@ -363,26 +364,30 @@ describe('webhooks', () => {
       });
     const relay = () => context.app.get(WebhookRelay).relay();
 
-    it("writes only the event and its outbox row in the change's transaction; the relay makes its delivery and deletes the row", async () => {
+    it("writes only the event's outbox row in the change's transaction; the relay moves it to the events with its delivery", async () => {
       const { id, secret } = await createWebhook({ events: ['call.created'] });
       const callId = randomUUID();
       const recorded = await recordUnrelayed(callId, async (sql) => {
-        expect(await sql.query(`SELECT type, body FROM webhook_events WHERE account_id = $1`, [account.id])).toEqual([{ type: 'call.created', body: expect.any(String) }]);
-        expect(await sql.query(`SELECT event_id FROM webhook_outbox WHERE account_id = $1`, [account.id])).toHaveLength(1);
+        expect(await sql.query(`SELECT type, call_id AS "callId" FROM webhook_outbox WHERE account_id = $1`, [account.id])).toEqual([{ type: 'call.created', callId }]);
+        expect(await sql.query(`SELECT id FROM webhook_events WHERE account_id = $1`, [account.id])).toEqual([]);
         expect(await sql.query(`SELECT id FROM webhook_deliveries WHERE account_id = $1`, [account.id])).toEqual([]);
       });
       expect(recorded).toBe(true);
       await relay();
       const [delivery] = await receiver.waitFor(1);
       expect(verified(secret, delivery).data).toEqual({ id: callId });
-      await eventually(() => deliveries(id), (rows) => rows.length === 1 && rows[0].status === 'succeeded');
-      expect(await context.app.get(DataSource).query(`SELECT event_id FROM webhook_outbox WHERE account_id = $1`, [account.id])).toEqual([]);
+      const [row] = await eventually(() => deliveries(id), (rows) => rows.length === 1 && rows[0].status === 'succeeded');
+      const dataSource = context.app.get(DataSource);
+      expect(await dataSource.query(`SELECT seq FROM webhook_outbox WHERE account_id = $1`, [account.id])).toEqual([]);
+      expect(await dataSource.query(`SELECT 'evt_' || replace(id::text, '-', '') AS id, call_id AS "callId" FROM webhook_events WHERE account_id = $1`, [account.id])).toEqual([
+        { id: row.eventId, callId },
+      ]);
     });
 
     it('writes nothing for an account whose webhooks do not subscribe, and relays to the webhooks subscribed when it runs', async () => {
       const { id } = await createWebhook({ events: ['call.deleted'] });
       expect(await recordUnrelayed(randomUUID())).toBe(false);
-      expect(await context.app.get(DataSource).query(`SELECT event_id FROM webhook_outbox WHERE account_id = $1`, [account.id])).toEqual([]);
+      expect(await context.app.get(DataSource).query(`SELECT seq FROM webhook_outbox WHERE account_id = $1`, [account.id])).toEqual([]);
       // Recorded while this one subscribed; by the time it commits and is relayed, it is disabled and another subscribes.
       const { id: disabled } = await createWebhook({ events: ['call.created'] });
       let latest = 0;
@@ -408,6 +413,25 @@ describe('webhooks', () => {
         await context.app.get(DataSource).query(`SELECT id FROM ${context.config.jobQueueSchema}.job WHERE name = 'webhooks.deliver' AND data->>'deliveryId' = $1`, [row.id]),
       ).toEqual([]);
       expect(receiver.deliveries).toEqual([]);
+    });
+
+    it('erases the payload of an event that a relay is moving while the call is deleted', async () => {
+      await createWebhook({ events: ['call.created'] });
+      const callId = randomUUID();
+      await recordUnrelayed(callId);
+      const dataSource = context.app.get(DataSource);
+      let erasure: Promise<void> | undefined;
+      await context.app.get(Database).transaction(async (sql) => {
+        // The relay has taken the row and written the event, and has not committed: the erasure waits for it.
+        expect(await context.app.get(WebhooksRepository).relayEvents(100, context.app.get(WebhookDeliveries).queue, sql)).toMatchObject({ events: 1 });
+        erasure = context.app.get(WebhooksRepository).erasePayloadsOfCall(account.id, callId);
+        await eventually(
+          () => dataSource.query(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE 'UPDATE webhook_outbox SET body = NULL%'`),
+          (rows: { n: number }[]) => rows[0].n === 1,
+        );
+      });
+      await erasure;
+      expect(await dataSource.query(`SELECT body FROM webhook_events WHERE account_id = $1 AND call_id = $2`, [account.id, callId])).toEqual([{ body: null }]);
     });
 
     it('is a job queued every minute (and by each instance as it starts: see webhooks-durability), one waiting at a time', async () => {

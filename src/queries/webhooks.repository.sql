@@ -141,43 +141,37 @@ RETURNING
   id;
 
 -- WebhooksRepository.recordEvent
-WITH
-  event AS (
-    INSERT INTO
-      webhook_events (account_id, id, type, call_id, body, created_at)
-    SELECT
-      $1,
-      $2,
-      $3::varchar,
-      $4,
-      $5,
-      $6
-    WHERE
-      EXISTS (
-        SELECT
-        FROM
-          webhooks
-        WHERE
-          account_id = $1
-          AND enabled
-          AND $3::varchar = ANY (events)
-      )
-    RETURNING
-      account_id,
-      id
-  )
 INSERT INTO
-  webhook_outbox (account_id, event_id)
+  webhook_outbox (
+    account_id,
+    event_id,
+    type,
+    call_id,
+    body,
+    created_at
+  )
 SELECT
-  account_id,
-  id
-FROM
-  event
+  $1,
+  $2,
+  $3::varchar,
+  $4,
+  $5,
+  $6
+WHERE
+  EXISTS (
+    SELECT
+    FROM
+      webhooks
+    WHERE
+      account_id = $1
+      AND enabled
+      AND $3::varchar = ANY (events)
+  )
 RETURNING
   seq;
 
 -- WebhooksRepository.relayEvents
--- unscoped: the relay moves every account's events from the outbox: each row is matched on its own (account_id, event_id)
+-- unscoped: the relay moves every account's events out of the outbox: each row keeps its own account_id
 WITH
   taken AS (
     SELECT
@@ -197,7 +191,29 @@ WITH
       o.seq = taken.seq
     RETURNING
       o.account_id,
-      o.event_id
+      o.event_id,
+      o.type,
+      o.call_id,
+      o.body,
+      o.created_at
+  ),
+  events AS (
+    INSERT INTO
+      webhook_events (account_id, id, type, call_id, body, created_at)
+    SELECT
+      account_id,
+      event_id,
+      type,
+      call_id,
+      body,
+      created_at
+    FROM
+      relayed
+    RETURNING
+      account_id,
+      id,
+      type,
+      body IS NULL AS erased
   ),
   deliveries AS (
     INSERT INTO
@@ -214,24 +230,21 @@ WITH
       w.id,
       e.id,
       CASE
-        WHEN e.body IS NULL THEN 'failed'
+        WHEN e.erased THEN 'failed'
         ELSE 'pending'
       END,
       CASE
-        WHEN e.body IS NULL THEN NULL
+        WHEN e.erased THEN NULL
         ELSE now()
       END,
       CASE
-        WHEN e.body IS NULL THEN $2
+        WHEN e.erased THEN $2
       END
     FROM
-      relayed r
-      JOIN webhook_events e ON e.account_id = r.account_id
-      AND e.id = r.event_id
+      events e
       JOIN webhooks w ON w.account_id = e.account_id
       AND w.enabled
       AND e.type = ANY (w.events)
-    ON CONFLICT DO NOTHING
     RETURNING
       account_id,
       id,
@@ -363,6 +376,13 @@ FROM
   CROSS JOIN e;
 
 -- WebhooksRepository.erasePayloadsOfCall
+UPDATE webhook_outbox
+SET
+  body = NULL
+WHERE
+  account_id = $1
+  AND call_id = $2
+  AND body IS NOT NULL;
 WITH
   erased AS (
     UPDATE webhook_events

@@ -2,9 +2,9 @@ import { Column, CreateDateColumn, Entity, Index, JoinColumn, ManyToOne, Primary
 import { Account } from '../auth/account.entity';
 
 /**
- * One event (the outbox row), written in the transaction of the change that caused it, only when at least
- * one of the account's enabled webhooks subscribes to its type. `body` is the exact JSON text every delivery
- * of it sends (and signs), so that retries send the same bytes.
+ * One event, moved here from the outbox (WebhookOutboxEntry) by the relay, with its deliveries; a ping is
+ * written here directly. `body` is the exact JSON text every delivery of it sends (and signs), so that
+ * retries send the same bytes.
  */
 @Entity('webhook_events')
 @Index(['accountId', 'callId'], { where: '"call_id" IS NOT NULL' })

@@ -1,10 +1,11 @@
 import { Column, Entity, JoinColumn, ManyToOne, PrimaryGeneratedColumn } from 'typeorm';
-import { WebhookEvent } from './webhook-event.entity';
+import { Account } from '../auth/account.entity';
 
 /**
- * An event not yet relayed to its deliveries: the transactional outbox proper. The change that causes an event
- * writes the event and this row in its own transaction; the relay (WebhookRelay) turns it into the event's
- * deliveries and their jobs and deletes it, in one statement. Rows live for milliseconds, oldest first.
+ * An event not yet relayed: the transactional outbox. The change that causes an event writes this row in its
+ * own transaction, and nothing else, the least it can (one row, one index entry); the relay (WebhookRelay)
+ * moves it to `webhook_events` with its deliveries and their jobs, in one statement. Rows live for
+ * milliseconds, oldest first. Its fields are the event's (WebhookEvent).
  */
 @Entity('webhook_outbox')
 export class WebhookOutboxEntry {
@@ -15,13 +16,23 @@ export class WebhookOutboxEntry {
   @Column({ type: 'integer' })
   accountId: number;
 
+  @ManyToOne(() => Account, { onDelete: 'CASCADE' })
+  @JoinColumn({ name: 'account_id' })
+  account?: Account;
+
   @Column({ type: 'uuid' })
   eventId: string;
 
-  @ManyToOne(() => WebhookEvent, { onDelete: 'CASCADE' })
-  @JoinColumn([
-    { name: 'account_id', referencedColumnName: 'accountId' },
-    { name: 'event_id', referencedColumnName: 'id' },
-  ])
-  event?: WebhookEvent;
+  @Column({ type: 'varchar', length: 40 })
+  type: string;
+
+  @Column({ type: 'uuid', nullable: true })
+  callId: string | null;
+
+  /** Null once erased (the call was deleted before the event was relayed). */
+  @Column({ type: 'text', nullable: true })
+  body: string | null;
+
+  @Column({ type: 'timestamptz' })
+  createdAt: Date;
 }

@@ -203,19 +203,16 @@ export class WebhooksRepository {
   }
 
   /**
-   * The outbox write, in the caller's transaction and in one statement: the event and its outbox row, when at
-   * least one enabled webhook of the account subscribes to its type (nothing is written otherwise). The relay
-   * (relayEvents) makes its deliveries. Whether it was written.
+   * The outbox write, in the caller's transaction: the event's outbox row, when at least one enabled webhook of
+   * the account subscribes to its type (nothing is written otherwise). The relay (relayEvents) does the rest.
+   * Whether it was written.
    */
   @AccountQuery([1, EXAMPLE_EVENT])
   async recordEvent(accountId: number, event: NewEvent, sql: Sql = this.db): Promise<boolean> {
     const rows = await sql.query(
-      `WITH event AS (
-         INSERT INTO webhook_events (account_id, id, type, call_id, body, created_at)
-         SELECT $1, $2, $3::varchar, $4, $5, $6 WHERE EXISTS (SELECT FROM webhooks WHERE account_id = $1 AND enabled AND $3::varchar = ANY (events))
-         RETURNING account_id, id
-       )
-       INSERT INTO webhook_outbox (account_id, event_id) SELECT account_id, id FROM event RETURNING seq`,
+      `INSERT INTO webhook_outbox (account_id, event_id, type, call_id, body, created_at)
+       SELECT $1, $2, $3::varchar, $4, $5, $6 WHERE EXISTS (SELECT FROM webhooks WHERE account_id = $1 AND enabled AND $3::varchar = ANY (events))
+       RETURNING seq`,
       [accountId, event.id, event.type, event.callId, event.body, event.createdAt],
       { prepared: true },
     );
@@ -224,25 +221,27 @@ export class WebhooksRepository {
 
   /**
    * The relay, in one statement: takes up to `limit` of the oldest outbox rows (skipping those another relay
-   * holds), deletes them, and writes one delivery per enabled webhook of the event's account that subscribes
-   * to its type, with one job each (`queue`: the deliveries' job queue). The delivery of an event whose payload
-   * was erased meanwhile is written cancelled, without a job. A delivery that exists already is left alone.
+   * holds), moves them to the events, and writes one delivery per enabled webhook of the event's account that
+   * subscribes to its type, with one job each (`queue`: the deliveries' job queue). The delivery of an event
+   * erased before it was relayed is written cancelled, without a job.
    */
-  @UnscopedQuery("the relay moves every account's events from the outbox: each row is matched on its own (account_id, event_id)", [100, EXAMPLE_QUEUE])
+  @UnscopedQuery("the relay moves every account's events out of the outbox: each row keeps its own account_id", [100, EXAMPLE_QUEUE])
   async relayEvents(limit: number, queue: QueueSql, sql: Sql = this.db): Promise<{ events: number; queued: number }> {
     const [counts] = await sql.query<{ events: number; queued: number }>(
       `WITH taken AS (
          SELECT seq FROM webhook_outbox ORDER BY seq LIMIT $1 FOR UPDATE SKIP LOCKED
        ), relayed AS (
-         DELETE FROM webhook_outbox o USING taken WHERE o.seq = taken.seq RETURNING o.account_id, o.event_id
+         DELETE FROM webhook_outbox o USING taken WHERE o.seq = taken.seq
+         RETURNING o.account_id, o.event_id, o.type, o.call_id, o.body, o.created_at
+       ), events AS (
+         INSERT INTO webhook_events (account_id, id, type, call_id, body, created_at)
+         SELECT account_id, event_id, type, call_id, body, created_at FROM relayed
+         RETURNING account_id, id, type, body IS NULL AS erased
        ), deliveries AS (
          INSERT INTO webhook_deliveries (account_id, webhook_id, event_id, status, next_attempt_at, last_error)
-         SELECT e.account_id, w.id, e.id, CASE WHEN e.body IS NULL THEN 'failed' ELSE 'pending' END,
-                CASE WHEN e.body IS NULL THEN NULL ELSE now() END, CASE WHEN e.body IS NULL THEN $2 END
-           FROM relayed r
-           JOIN webhook_events e ON e.account_id = r.account_id AND e.id = r.event_id
-           JOIN webhooks w ON w.account_id = e.account_id AND w.enabled AND e.type = ANY (w.events)
-         ON CONFLICT DO NOTHING
+         SELECT e.account_id, w.id, e.id, CASE WHEN e.erased THEN 'failed' ELSE 'pending' END,
+                CASE WHEN e.erased THEN NULL ELSE now() END, CASE WHEN e.erased THEN $2 END
+           FROM events e JOIN webhooks w ON w.account_id = e.account_id AND w.enabled AND e.type = ANY (w.events)
          RETURNING account_id, id, attempts, status
        ), jobs AS (
          ${queue.insertJobs(`(SELECT jsonb_build_object('accountId', account_id, 'deliveryId', id, 'attempts', attempts) AS data FROM deliveries WHERE status = 'pending')`)}
@@ -275,12 +274,15 @@ export class WebhooksRepository {
   }
 
   /**
-   * Erasure, in the transaction that deletes the call: the stored bodies of the call's events are dropped
-   * (their delivery log rows stay, saying so), and their pending deliveries are cancelled, so that the
-   * call's transcript is neither kept nor sent after the call is gone.
+   * Erasure, in the transaction that deletes the call: the stored bodies of the call's events are dropped,
+   * relayed or not (their delivery log rows stay, saying so), and their pending deliveries are cancelled, so
+   * that the call's transcript is neither kept nor sent after the call is gone. The outbox first: that waits
+   * for a relay moving one of its rows, whose events and deliveries the second statement then sees.
    */
   @AccountQuery([1, EXAMPLE_EVENT.callId])
   async erasePayloadsOfCall(accountId: number, callId: string, sql: Sql = this.db): Promise<void> {
+    // A sequential scan of the outbox, which holds only the events of the last few milliseconds.
+    await sql.query(`UPDATE webhook_outbox SET body = NULL WHERE account_id = $1 AND call_id = $2 AND body IS NOT NULL`, [accountId, callId]);
     await sql.query(
       `WITH erased AS (
          UPDATE webhook_events SET body = NULL WHERE account_id = $1 AND call_id = $2 AND body IS NOT NULL RETURNING id
