@@ -162,15 +162,11 @@ async function deliveryThroughput(databaseUrl: string, baseUrl: string, receiver
   await boss.start();
   try {
     await receiver.reset();
-    // The outbox as the calls' transactions leave it (events and their outbox rows), then one relay job.
+    // The outbox as the calls' transactions leave it, then one relay job.
     await client.query(
-      `WITH events AS (
-         INSERT INTO webhook_events (account_id, id, type, call_id, body)
-         SELECT $1, id, 'call.created', $2, '{"id":"evt_' || replace(id::text, '-', '') || '","type":"call.created","createdAt":"' || to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') || '","data":' || $3 || '}'
-           FROM (SELECT gen_random_uuid() AS id FROM generate_series(1, $4)) AS ids
-         RETURNING account_id, id
-       )
-       INSERT INTO webhook_outbox (account_id, event_id) SELECT account_id, id FROM events`,
+      `INSERT INTO webhook_outbox (account_id, event_id, type, call_id, body, created_at)
+       SELECT $1, id, 'call.created', $2, '{"id":"evt_' || replace(id::text, '-', '') || '","type":"call.created","createdAt":"' || to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') || '","data":' || $3 || '}', now()
+         FROM (SELECT gen_random_uuid() AS id FROM generate_series(1, $4)) AS ids`,
       [account.accountId, call.id, JSON.stringify(call), size],
     );
     const queuedAt = now();

@@ -102,7 +102,7 @@ const JOB_QUEUED_CHANNEL = 'job_queued';
  * Other instances hear of new jobs at most this often per queue (from each instance). The NOTIFY is sent on
  * its own, after the commit, never in the transaction that queued the job: PostgreSQL serialises the commits
  * of notifying transactions (a database-wide lock held through the commit's WAL flush), which would cap
- * every outbox write at one commit per disk flush.
+ * every transaction that queues a job at one commit per disk flush.
  */
 const ANNOUNCE_INTERVAL_MS = 50;
 /** Idle workers still look for work this often (jobs scheduled for later, wake-ups missed while reconnecting). */
@@ -165,8 +165,9 @@ export class Jobs implements OnApplicationBootstrap, OnApplicationShutdown {
   }
 
   /**
-   * For a module whose outbox write is one statement: the SQL that queues this queue's jobs from within it
-   * (its transaction decides, as with `send({ sql })`), instead of a round trip of its own.
+   * For a module that writes rows and their jobs in one statement (the webhook relay): the SQL that queues this
+   * queue's jobs from within it (its transaction decides, as with `send({ sql })`), instead of a round trip of
+   * its own.
    */
   queueSql(name: string): QueueSql {
     if (!this.definitions.has(name)) throw new Error(`Job ${name} is not defined`);

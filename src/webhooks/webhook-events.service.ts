@@ -6,8 +6,8 @@ import { WebhooksRepository } from './webhooks.repository';
 
 /**
  * What other modules call when something happens to a call, inside the transaction of the change (the
- * transactional outbox): the event and its outbox row are written in that transaction, so that the change and
- * its event commit together or not at all; the relay makes its deliveries once it commits. Test calls have no
+ * transactional outbox): the event's outbox row is written in that transaction, so that the change and its
+ * event commit together or not at all; the relay makes its deliveries once it commits. Test calls have no
  * events.
  */
 @Injectable()
