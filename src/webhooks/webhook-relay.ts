@@ -12,12 +12,13 @@ const RELAY_BATCH = 200;
 const RELAY_DELAY_MS = 20;
 
 /**
- * Moves events from the outbox (webhook_outbox) to their deliveries and delivery jobs. The transaction of the
- * change writes only the event and its outbox row, the least it can; the relay does the rest, a batch of
- * events per statement, on any instance (the rows are taken with SKIP LOCKED, and a delivery is unique per
- * event and webhook). A relay job is queued once an event commits (at most one per RELAY_DELAY_MS per
- * instance, and at most one waits in the queue), by every instance as it starts, and every minute: an event
- * whose instance died before queueing it is relayed when any instance starts or at the next minute.
+ * Moves events from the outbox (webhook_outbox) to webhook_events, with their deliveries and delivery jobs.
+ * The transaction of the change writes only the event's outbox row, the least it can; the relay does the rest,
+ * a batch of events per statement, on any instance (the rows are taken with SKIP LOCKED, and taking one
+ * deletes it in the same statement). A relay job is queued once an event commits (at most one per
+ * RELAY_DELAY_MS per instance, and at most one waits in the queue), by every instance as it starts, and every
+ * minute: an event whose instance died before queueing it is relayed when any instance starts or at the next
+ * minute.
  */
 @Injectable()
 export class WebhookRelay implements OnModuleInit {
