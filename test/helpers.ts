@@ -59,8 +59,9 @@ export async function createTestContext(overrides: Partial<AppConfig> = {}, opti
 /** Columns that change without any write of the client's: left out of the fingerprint. */
 const BOOKKEEPING_COLUMNS: Record<string, string> = { api_keys: 'last_used_at' }; // written (once a minute) by any request with the key
 
-/** A source still to be indexed, or a webhook delivery still to be attempted: work an earlier request started. */
+/** A source still to be indexed, or a webhook event still to be relayed or delivered: work an earlier request started. */
 const PENDING_BACKGROUND_WORK = `SELECT 1 FROM knowledge_base_sources WHERE account_id = $1 AND status = 'pending'
+  UNION ALL SELECT 1 FROM webhook_outbox WHERE account_id = $1
   UNION ALL SELECT 1 FROM webhook_deliveries WHERE account_id = $1 AND status = 'pending' LIMIT 1`;
 
 /**
@@ -69,8 +70,8 @@ const PENDING_BACKGROUND_WORK = `SELECT 1 FROM knowledge_base_sources WHERE acco
  * update and delete changes, even one writing the same values: stricter than the contents, and it reads no
  * large value (the fuzz test takes one before and after each write). A table with a bookkeeping column (an
  * API key's last use) is digested by its contents without that column instead.
- * @param options.settle wait first for background work an earlier request started (indexing a source, attempting
- *   a webhook delivery): it is not the doing of the next request. Off for a context without job workers, where it would never finish.
+ * @param options.settle wait first for background work an earlier request started (indexing a source, relaying or
+ *   attempting a webhook delivery): it is not the doing of the next request. Off for a context without job workers, where it would never finish.
  */
 export async function accountFingerprint(dataSource: DataSource, accountId: number, { settle = true } = {}): Promise<string> {
   while (settle && (await dataSource.query(PENDING_BACKGROUND_WORK, [accountId])).length) await sleep(20);

@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Webhook as StandardWebhook } from 'standardwebhooks';
+import { Client } from 'pg';
 import { DataSource } from 'typeorm';
 import { AppConfig, WebhooksConfig } from '../src/config/config';
 import { Database, TransactionSql } from '../src/database/database';
@@ -416,15 +417,18 @@ describe('webhooks', () => {
     });
 
     it('erases the payload of an event that a relay is moving while the call is deleted', async () => {
-      await createWebhook({ events: ['call.created'] });
+      const { id } = await createWebhook({ events: ['call.created'] });
+      const dataSource = context.app.get(DataSource);
+      const repository = context.app.get(WebhooksRepository);
       const callId = randomUUID();
       await recordUnrelayed(callId);
-      const dataSource = context.app.get(DataSource);
       let erasure: Promise<void> | undefined;
       await context.app.get(Database).transaction(async (sql) => {
-        // The relay has taken the row and written the event, and has not committed: the erasure waits for it.
-        expect(await context.app.get(WebhooksRepository).relayEvents(100, context.app.get(WebhookDeliveries).queue, sql)).toMatchObject({ events: 1 });
-        erasure = context.app.get(WebhooksRepository).erasePayloadsOfCall(account.id, callId);
+        // This relay has taken the row and written the event, and has not committed: the erasure waits for it.
+        // (Should the minute's relay have taken the row first, the erasure runs after it, which is tested below too.)
+        const { events } = await repository.relayEvents(100, context.app.get(WebhookDeliveries).queue, sql);
+        erasure = repository.erasePayloadsOfCall(account.id, callId);
+        if (events === 0) return;
         await eventually(
           () => dataSource.query(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE 'UPDATE webhook_outbox SET body = NULL%'`),
           (rows: { n: number }[]) => rows[0].n === 1,
@@ -432,6 +436,31 @@ describe('webhooks', () => {
       });
       await erasure;
       expect(await dataSource.query(`SELECT body FROM webhook_events WHERE account_id = $1 AND call_id = $2`, [account.id, callId])).toEqual([{ body: null }]);
+      // Its delivery is not left pending: cancelled by the erasure, as a rule. (An attempt that a worker claimed in
+      // the moment between the relay's commit and the erasure's goes out, as any attempt in flight when a call is deleted.)
+      const [row] = await eventually(() => deliveries(id), (rows) => rows.length === 1 && rows[0].status !== 'pending');
+      if (row.status === 'failed') expect(row.lastError).toBe(CANCELLED_BY_ERASURE);
+    });
+
+    it('leaves out a webhook deleted while the relay runs, and relays the rest', async () => {
+      const { id: deleted } = await createWebhook({ events: ['call.created'] });
+      const { id: kept } = await createWebhook({ events: ['call.created'] });
+      await recordUnrelayed(randomUUID());
+      const dataSource = context.app.get(DataSource);
+      let relayed: Promise<number> | undefined;
+      await context.app.get(Database).transaction(async (sql) => {
+        await sql.query(`DELETE FROM webhooks WHERE account_id = $1 AND id = $2`, [account.id, deleted]);
+        // The relay reaches the webhook being deleted and waits for the deletion to commit or not.
+        relayed = relay();
+        await eventually(
+          () => dataSource.query(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE 'WITH taken AS%'`),
+          (rows: { n: number }[]) => rows[0].n === 1,
+        );
+      });
+      await relayed; // no foreign key error
+      await receiver.waitFor(1);
+      expect(await eventually(() => deliveries(kept), (rows) => rows[0]?.status === 'succeeded')).toHaveLength(1);
+      expect(await dataSource.query(`SELECT webhook_id FROM webhook_deliveries WHERE account_id = $1`, [account.id])).toEqual([{ webhook_id: kept }]);
     });
 
     it('is a job queued every minute (and by each instance as it starts: see webhooks-durability), one waiting at a time', async () => {
@@ -709,6 +738,34 @@ describe('webhook targets (SSRF)', () => {
       expect(receiver.connections).toBe(0);
     } finally {
       targets.resolver = undefined;
+    }
+  });
+});
+
+describe('webhook relay at shutdown', () => {
+  it('queues the relay of an event committed just before the application stops, before its job queue stops', async () => {
+    const context = await createTestContext(webhooksConfig());
+    let closed = false;
+    try {
+      const account = await context.createAccount();
+      await context.as(account).post('/webhooks').send({ url: 'http://127.0.0.1:9/', events: ['call.created'] }).expect(201);
+      const dataSource = context.app.get(DataSource);
+      const [{ now }] = await dataSource.query(`SELECT clock_timestamp() AS now`);
+      await context.as(account).post('/calls').send(CALL).expect(201);
+      // Closed at once: the relay job, due 20 ms after the commit, is queued while stopping.
+      const jobs = `SELECT count(*)::int AS n FROM ${context.config.jobQueueSchema}.job WHERE name = 'webhooks.relay' AND created_on > $1`;
+      const database = new Client({ connectionString: process.env.DATABASE_URL });
+      await context.close();
+      closed = true;
+      await database.connect();
+      try {
+        // (The minute's relay may have been queued meanwhile too.)
+        expect((await database.query(jobs, [now])).rows[0].n).toBeGreaterThanOrEqual(1);
+      } finally {
+        await database.end();
+      }
+    } finally {
+      if (!closed) await context.close();
     }
   });
 });

@@ -242,9 +242,18 @@ WITH
       END
     FROM
       events e
-      JOIN webhooks w ON w.account_id = e.account_id
-      AND w.enabled
-      AND e.type = ANY (w.events)
+      -- Locked, so that a webhook deleted meanwhile is waited for or left out, never a foreign key error.
+      JOIN LATERAL (
+        SELECT
+          id
+        FROM
+          webhooks w
+        WHERE
+          w.account_id = e.account_id
+          AND w.enabled
+          AND e.type = ANY (w.events)
+        FOR KEY SHARE
+      ) w ON TRUE
     RETURNING
       account_id,
       id,

@@ -1,4 +1,4 @@
-import { Injectable, Logger, OnModuleInit } from '@nestjs/common';
+import { BeforeApplicationShutdown, Injectable, Logger, OnModuleInit } from '@nestjs/common';
 import { Database, TransactionSql } from '../database/database';
 import { Jobs } from '../jobs/jobs.service';
 import { WebhookDeliveries } from './webhook-deliveries';
@@ -21,9 +21,13 @@ const RELAY_DELAY_MS = 20;
  * minute.
  */
 @Injectable()
-export class WebhookRelay implements OnModuleInit {
+export class WebhookRelay implements OnModuleInit, BeforeApplicationShutdown {
   private readonly logger = new Logger(WebhookRelay.name);
-  private scheduled = false;
+  /** The relay job about to be queued (RELAY_DELAY_MS after the first request), if any. */
+  private scheduled: NodeJS.Timeout | null = null;
+  /** Queueing relay jobs now. */
+  private readonly sending = new Set<Promise<void>>();
+  private stopping = false;
 
   constructor(
     private readonly webhooks: WebhooksRepository,
@@ -69,17 +73,32 @@ export class WebhookRelay implements OnModuleInit {
     return total;
   }
 
+  /** Stopping: the relay job about to be queued is queued now, before the job queue stops, and later ones at once. */
+  async beforeApplicationShutdown(): Promise<void> {
+    this.stopping = true;
+    if (this.scheduled) {
+      clearTimeout(this.scheduled);
+      this.send();
+    }
+    await Promise.all(this.sending);
+  }
+
   /**
    * Queues a relay job soon. Requests until the job is sent share it; one that comes while it is being sent
    * schedules the next, since that job might run before the request's event committed.
    */
   private request(): void {
-    if (this.scheduled) return;
-    this.scheduled = true;
-    setTimeout(() => {
-      this.scheduled = false;
-      // Not lost if this fails: the next event, the next start or the next minute queues another.
-      this.jobs.send(RELAY_JOB, {}).catch((error: unknown) => this.logger.warn({ error: error instanceof Error ? error.name : 'unknown' }, 'Cannot queue the webhook relay'));
-    }, RELAY_DELAY_MS).unref();
+    if (this.stopping) return this.send();
+    this.scheduled ??= setTimeout(() => this.send(), RELAY_DELAY_MS).unref();
+  }
+
+  private send(): void {
+    this.scheduled = null;
+    // Not lost if this fails: the next event, the next start or the next minute queues another.
+    const sent = this.jobs
+      .send(RELAY_JOB, {})
+      .catch((error: unknown) => this.logger.warn({ error: error instanceof Error ? error.name : 'unknown' }, 'Cannot queue the webhook relay'))
+      .finally(() => this.sending.delete(sent));
+    this.sending.add(sent);
   }
 }

@@ -241,7 +241,9 @@ export class WebhooksRepository {
          INSERT INTO webhook_deliveries (account_id, webhook_id, event_id, status, next_attempt_at, last_error)
          SELECT e.account_id, w.id, e.id, CASE WHEN e.erased THEN 'failed' ELSE 'pending' END,
                 CASE WHEN e.erased THEN NULL ELSE now() END, CASE WHEN e.erased THEN $2 END
-           FROM events e JOIN webhooks w ON w.account_id = e.account_id AND w.enabled AND e.type = ANY (w.events)
+           FROM events e
+           -- Locked, so that a webhook deleted meanwhile is waited for or left out, never a foreign key error.
+           JOIN LATERAL (SELECT id FROM webhooks w WHERE w.account_id = e.account_id AND w.enabled AND e.type = ANY (w.events) FOR KEY SHARE) w ON true
          RETURNING account_id, id, attempts, status
        ), jobs AS (
          ${queue.insertJobs(`(SELECT jsonb_build_object('accountId', account_id, 'deliveryId', id, 'attempts', attempts) AS data FROM deliveries WHERE status = 'pending')`)}
@@ -281,7 +283,8 @@ export class WebhooksRepository {
    */
   @AccountQuery([1, EXAMPLE_EVENT.callId])
   async erasePayloadsOfCall(accountId: number, callId: string, sql: Sql = this.db): Promise<void> {
-    // A sequential scan of the outbox, which holds only the events of the last few milliseconds.
+    // A sequential scan of the outbox, which holds only the events not yet relayed: those of the last tens of
+    // milliseconds while the relay runs (a backlog while no instance works the job queue makes it longer).
     await sql.query(`UPDATE webhook_outbox SET body = NULL WHERE account_id = $1 AND call_id = $2 AND body IS NOT NULL`, [accountId, callId]);
     await sql.query(
       `WITH erased AS (
