@@ -1,14 +1,15 @@
 import { Column, Entity, JoinColumn, ManyToOne, PrimaryGeneratedColumn } from 'typeorm';
 import { Account } from '../auth/account.entity';
+import { WebhookEventFields } from './webhook-event.entity';
 
 /**
  * An event not yet relayed: the transactional outbox. The change that causes an event writes this row in its
  * own transaction, and nothing else, the least it can (one row, one index entry); the relay (WebhookRelay)
  * moves it to `webhook_events` with its deliveries and their jobs, in one statement. Rows live for
- * milliseconds, oldest first. Its fields are the event's (WebhookEvent).
+ * milliseconds, oldest first.
  */
 @Entity('webhook_outbox')
-export class WebhookOutboxEntry {
+export class WebhookOutboxEntry extends WebhookEventFields {
   /** The order events were recorded in, which the relay follows. */
   @PrimaryGeneratedColumn('identity', { type: 'bigint', generatedIdentity: 'ALWAYS' })
   seq: string;
@@ -22,16 +23,6 @@ export class WebhookOutboxEntry {
 
   @Column({ type: 'uuid' })
   eventId: string;
-
-  @Column({ type: 'varchar', length: 40 })
-  type: string;
-
-  @Column({ type: 'uuid', nullable: true })
-  callId: string | null;
-
-  /** Null once erased (the call was deleted before the event was relayed). */
-  @Column({ type: 'text', nullable: true })
-  body: string | null;
 
   @Column({ type: 'timestamptz' })
   createdAt: Date;
