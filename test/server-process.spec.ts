@@ -182,7 +182,9 @@ describe('the server process', () => {
     const testDatabase = new URL(process.env.DATABASE_URL!);
     const notADirectory = path.join(dataDir, 'a-file');
     fs.writeFileSync(notADirectory, '');
-    const unreachable = `postgres://someone:hunter2@127.0.0.1:${await freePort()}/nowhere`;
+    // Port 9 (discard), which nothing serves here: a free ephemeral port could be taken by another test file
+    // between choosing it and connecting (one was, once in ten runs, answering and closing the connection).
+    const unreachable = `postgres://someone:hunter2@127.0.0.1:9/nowhere`;
     // A database where the first migration cannot run: its first table is there already.
     const clashing = new URL(testDatabase);
     clashing.pathname = `/clash_${randomBytes(4).toString('hex')}`;
