@@ -13,7 +13,6 @@ import { AccountsService } from '../src/auth/accounts.service';
 import { generateApiKey } from '../src/auth/api-key-token';
 import { createLogger, PinoLoggerService, requestLogger, serializeError } from '../src/common/logger';
 import { loadConfig } from '../src/config/config';
-import { freePort } from '../scripts/throwaway-postgres';
 import { localTestStorage, s3TestStorage } from './recordings-helpers';
 
 /** A logger writing its lines into an array (parsed). */
@@ -276,7 +275,8 @@ describe('logs without customer data', () => {
     const storage = driver === 'local' ? await localTestStorage() : await s3TestStorage();
     const captured = capturedLogger('debug');
     const config = { ...loadConfig({ ...process.env, RATE_LIMIT: '0' }), logLevel: 'debug' as const, ...storage.config };
-    if (driver === 's3') config.storage = { ...config.storage, s3: { ...config.storage.s3!, endpoint: `http://127.0.0.1:${await freePort()}` } };
+    // Port 9 (discard), which nothing serves here; a free ephemeral port could be taken meanwhile by another test file.
+    if (driver === 's3') config.storage = { ...config.storage, s3: { ...config.storage.s3!, endpoint: 'http://127.0.0.1:9' } };
     const storageApp = await createApp(config, process.env.DATABASE_URL!, captured.logger);
     try {
       if (driver === 'local') {

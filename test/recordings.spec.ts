@@ -567,8 +567,8 @@ describe('recordings: limits and driver routing', () => {
 
   it('answers an unreachable S3 store with a 503 within seconds, recording nothing', async () => {
     const storage = await s3TestStorage();
-    const closedPort = await freePort();
-    const s3 = { ...storage.config.storage!.s3!, endpoint: `http://127.0.0.1:${closedPort}` };
+    // Port 9 (discard), which nothing serves here; a free ephemeral port could be taken meanwhile by another test file.
+    const s3 = { ...storage.config.storage!.s3!, endpoint: 'http://127.0.0.1:9' };
     const context = await createTestContext({ ...storage.config, storage: { ...storage.config.storage!, s3 } });
     try {
       const started = Date.now();
