@@ -2,8 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
 import { DataSource } from 'typeorm';
 import { RecordingStorage } from '../src/recordings/recording-storage';
-import { createTestContext, TestAccount, TestContext } from './helpers';
-import { chunks, freePort, localTestStorage, rawRequest, s3TestStorage, TestStorage } from './recordings-helpers';
+import { createListeningTestContext, TestAccount, TestContext } from './helpers';
+import { chunks, localTestStorage, rawRequest, s3TestStorage, TestStorage } from './recordings-helpers';
 
 const MP3 = { 'Content-Type': 'audio/mpeg' };
 
@@ -18,10 +18,7 @@ describe.each([
 
   beforeAll(async () => {
     storage = await makeStorage();
-    const port = await freePort();
-    baseUrl = `http://127.0.0.1:${port}`;
-    context = await createTestContext({ ...storage.config, publicBaseUrl: baseUrl });
-    await new Promise<void>((resolve) => context.app.getHttpServer().listen(port, '127.0.0.1', resolve));
+    ({ context, baseUrl } = await createListeningTestContext(storage.config));
     owner = await context.createAccount();
   });
   afterAll(async () => {

@@ -3,8 +3,7 @@ import { randomUUID } from 'node:crypto';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
 import { createClient, nextCursor, uploadRecording, type ApiClient } from '../clients/typescript/src';
-import { createTestContext, TestContext } from './helpers';
-import { freePort } from './recordings-helpers';
+import { createListeningTestContext, TestContext } from './helpers';
 
 describe('the typed client (clients/typescript)', () => {
   it('is generated from the current openapi.json (else run `npm run client`)', async () => {
@@ -20,11 +19,10 @@ describe('the typed client (clients/typescript)', () => {
 
     beforeAll(async () => {
       // Listening where PUBLIC_BASE_URL says, so that the recording URLs it signs play.
-      const port = await freePort();
-      context = await createTestContext({ publicBaseUrl: `http://127.0.0.1:${port}`, rateLimit: 10_000, rateLimitWindowSeconds: 60 });
-      await new Promise<void>((resolve) => context.app.getHttpServer().listen(port, '127.0.0.1', resolve));
+      const listening = await createListeningTestContext({ rateLimit: 10_000, rateLimitWindowSeconds: 60 });
+      context = listening.context;
       const account = await context.createAccount();
-      baseUrl = `http://127.0.0.1:${port}/`;
+      baseUrl = `${listening.baseUrl}/`;
       api = createClient({ baseUrl, apiKey: account.apiKey });
     });
     afterAll(async () => {

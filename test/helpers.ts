@@ -9,6 +9,7 @@ import { AppConfig, loadConfig } from '../src/config/config';
 import type { Logger } from 'pino';
 import { Client as PgClient, type Pool } from 'pg';
 import { Database } from '../src/database/database';
+import { freePort, retryWhenPortTaken } from '../scripts/throwaway-postgres';
 
 export interface TestAccount {
   id: number;
@@ -54,6 +55,38 @@ export async function createTestContext(overrides: Partial<AppConfig> = {}, opti
     as: (account) => request.agent(server).set('X-Api-Key', account.apiKey),
     close: () => app.close(),
   };
+}
+
+/**
+ * A test context listening on 127.0.0.1 at the port its PUBLIC_BASE_URL names (so that the URLs it signs
+ * work), on another free port when the one chosen was taken by another test file before the server bound it.
+ */
+export async function createListeningTestContext(overrides: Partial<AppConfig> = {}): Promise<{ context: TestContext; baseUrl: string }> {
+  return retryWhenPortTaken(async () => {
+    const port = await freePort();
+    const baseUrl = `http://127.0.0.1:${port}`;
+    const context = await createTestContext({ ...overrides, publicBaseUrl: baseUrl });
+    try {
+      await listen(context, port);
+    } catch (error) {
+      await context.close();
+      throw error;
+    }
+    return { context, baseUrl };
+  });
+}
+
+/** Makes the context's server listen on 127.0.0.1 (`port` 0: one the system chooses); the port. */
+export async function listen(context: TestContext, port = 0): Promise<number> {
+  const server = context.app.getHttpServer() as import('node:http').Server;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, '127.0.0.1', () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  return (server.address() as import('node:net').AddressInfo).port;
 }
 
 /** Columns that change without any write of the client's: left out of the fingerprint. */

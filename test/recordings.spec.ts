@@ -6,8 +6,8 @@ import { DataSource } from 'typeorm';
 import { PLAYBACK_SIGNER } from '../src/recordings/playback.controller';
 import { RecordingStorage } from '../src/recordings/recording-storage';
 import { PlaybackUrlSigner } from '../src/recordings/signed-url';
-import { createTestContext, TestAccount, TestContext } from './helpers';
-import { chunks, freePort, localTestStorage, rawRequest, s3TestStorage, TestStorage } from './recordings-helpers';
+import { createListeningTestContext, createTestContext, listen, TestAccount, TestContext } from './helpers';
+import { chunks, localTestStorage, rawRequest, s3TestStorage, TestStorage } from './recordings-helpers';
 
 /** The limit in these tests: small enough to cross quickly, larger than the recordings below. */
 const TEST_LIMIT = 12 * 1024 * 1024;
@@ -25,10 +25,7 @@ describe.each([
 
   beforeAll(async () => {
     storage = await makeStorage();
-    const port = await freePort();
-    baseUrl = `http://127.0.0.1:${port}`;
-    context = await createTestContext({ ...storage.config, publicBaseUrl: baseUrl });
-    await new Promise<void>((resolve) => context.app.getHttpServer().listen(port, '127.0.0.1', resolve));
+    ({ context, baseUrl } = await createListeningTestContext(storage.config));
     owner = await context.createAccount();
     other = await context.createAccount();
   });
@@ -586,8 +583,7 @@ describe('recordings: limits and driver routing', () => {
     try {
       const owner = await context.createAccount();
       const callId = (await context.as(owner).post('/calls').send({}).expect(201)).body.id;
-      const port = await freePort();
-      await new Promise<void>((resolve) => context.app.getHttpServer().listen(port, '127.0.0.1', resolve));
+      const port = await listen(context);
       const response = await rawRequest(`http://127.0.0.1:${port}/calls/${callId}/recording`, 'PUT', {
         'X-Api-Key': owner.apiKey,
         ...MP3,
