@@ -43,6 +43,8 @@ export function repositoryClasses(): { file: string; classes: (new (database: Sq
 /** A Database stand-in that records what runs, on one client inside the generator's transaction. */
 class RecordingDatabase implements Sql {
   readonly statements: string[] = [];
+  /** The value bound to each statement's `$1` (an account-scoped method binds its account there). */
+  readonly firstValues: unknown[] = [];
   private savepoints = 0;
   private readonly sql: Sql;
 
@@ -52,6 +54,7 @@ class RecordingDatabase implements Sql {
 
   query<R>(text: string, values: readonly unknown[] = []): Promise<R[]> {
     this.statements.push(text);
+    this.firstValues.push(values[0]);
     return this.sql.query<R>(text, values);
   }
 
@@ -75,6 +78,15 @@ class RecordingDatabase implements Sql {
   }
 }
 
+/**
+ * test/sql.spec.ts checks that every statement of an account-scoped method says `account_id = $1`; this makes
+ * sure that `$1` is the method's account argument, so that the check means "scoped to the caller's account".
+ */
+function assertAccountBoundFirst(method: string, accountId: unknown, firstValues: unknown[]): void {
+  const other = firstValues.find((value) => value !== accountId);
+  if (firstValues.length && other !== undefined) throw new Error(`${method} binds ${String(other)} as $1, not its account id ${String(accountId)}`);
+}
+
 const formatStatement = (text: string) => `${format(text, { language: 'postgresql', keywordCase: 'upper' })};`;
 
 /** The text of each queries file, by file name, from the database at `url` (already migrated). */
@@ -92,10 +104,12 @@ export async function generateQueryFiles(url: string): Promise<Map<string, strin
         for (const [method, { unscopedReason, examples }] of queryMethods(Repository.prototype)) {
           for (const { name, params } of examples.length ? examples : [{ params: [] }]) {
             database.statements.length = 0;
+            database.firstValues.length = 0;
             await client.query('SAVEPOINT example');
             // A failure (a missing row, a foreign key) still shows the SQL, which is all that is wanted here.
             await repository[method](...params).catch(() => undefined);
             await client.query('ROLLBACK TO SAVEPOINT example');
+            if (!unscopedReason) assertAccountBoundFirst(`${Repository.name}.${method}`, params[0], database.firstValues);
             const label = `-- ${Repository.name}.${method}${name ? ` (${name})` : ''}${unscopedReason ? `\n-- unscoped: ${unscopedReason}` : ''}`;
             blocks.push([label, ...database.statements.map(formatStatement)].join('\n'));
           }

@@ -3,6 +3,7 @@ import type { Readable } from 'node:stream';
 import type { Pool } from 'pg';
 import { Client } from 'pg';
 import { DataSource } from 'typeorm';
+import type { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver';
 import { Database } from '../src/database/database';
 import { createTestContext, streamPoolOf, TestContext } from './helpers';
 
@@ -71,7 +72,7 @@ describe('Database.stream', () => {
 
   it("streams on a pool of its own: the main pool's settings for half its clients, without pg's read timeout (the stream's own), closed at shut-down", async () => {
     const short = await createTestContext({ dbStatementTimeoutMs: 1000, dbPoolSize: 6 });
-    const main = (short.app.get(DataSource).driver as unknown as { master: Pool }).master;
+    const main = (short.app.get(DataSource).driver as PostgresDriver).master as Pool;
     const streams = streamPoolOf(short.app);
     try {
       expect(streams).not.toBe(main);

@@ -24,9 +24,12 @@ function checkedInQueries(): { file: string; label: string; unscoped: boolean; s
   );
 }
 
-/** A statement of an account-scoped method constrains account_id to a bound value, or inserts it. */
+/**
+ * A statement of an account-scoped method constrains account_id to `$1`, or inserts `$1` as its account_id. The
+ * generator (scripts/sql-generator.ts) fails when such a method binds anything but its account argument as `$1`.
+ */
 const constrainsAccount = (statement: string) =>
-  /\baccount_id\s*(=\s*\$\d+|=\s*ANY\s*\(\s*\$\d+|IN\s*\()/i.test(statement) || /^INSERT\s+INTO\s+\S+\s*\([^)]*\baccount_id\b/i.test(statement);
+  /\baccount_id\s*=\s*\$1\b/i.test(statement) || /^INSERT\s+INTO\s+\S+\s*\(\s*account_id\b[^)]*\)\s*(VALUES\s*\(\s*\$1\b|SELECT\s+\$1\b)/i.test(statement);
 
 describe('the SQL of the repositories (src/queries)', () => {
   it('is what `npm run sql` generates from the repositories now', async () => {
@@ -61,6 +64,9 @@ describe('the SQL of the repositories (src/queries)', () => {
   it('recognises a statement that does not constrain the account', () => {
     expect(constrainsAccount('SELECT id FROM agents WHERE id = $2')).toBe(false);
     expect(constrainsAccount('SELECT id FROM agents WHERE account_id = $1 AND id = $2')).toBe(true);
+    expect(constrainsAccount('SELECT id FROM agents WHERE account_id = $2 AND id = $1')).toBe(false);
+    expect(constrainsAccount('SELECT id FROM agents WHERE account_id = $10')).toBe(false);
+    expect(constrainsAccount('INSERT INTO agents (name, account_id) VALUES ($1, $2)')).toBe(false);
     expect(constrainsAccount('INSERT INTO agents (name) VALUES ($1)')).toBe(false);
     expect(constrainsAccount('INSERT INTO agents (account_id, name) VALUES ($1, $2)')).toBe(true);
   });

@@ -4,6 +4,7 @@ import { Logger } from '@nestjs/common';
 import { Pool } from 'pg';
 import type { PoolClient, PoolOptions, QueryConfig, QueryResult } from 'pg';
 import type { DataSource } from 'typeorm';
+import type { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver';
 import { READ_TIMEOUT_MESSAGE } from './database-errors';
 
 export interface QueryOptions {
@@ -65,9 +66,15 @@ export class Database implements Sql {
     this.readTimeoutMs = (pool.options as DriverSettings).query_timeout;
   }
 
-  /** The Database on the pool of TypeORM's data source (the application's: DatabaseModule provides it). */
+  /**
+   * The Database on the pool of TypeORM's data source (the application's: DatabaseModule provides it).
+   * `PostgresDriver.master` is TypeORM's public (if untyped) handle on that pg pool; an upgrade that renames
+   * it fails here, at start-up, rather than at the first query.
+   */
   static of(dataSource: DataSource): Database {
-    return new Database((dataSource.driver as unknown as { master: Pool }).master);
+    const pool = (dataSource.driver as PostgresDriver).master as Pool | undefined;
+    if (typeof pool?.connect !== 'function' || typeof pool.query !== 'function' || typeof pool.options !== 'object') throw new Error("TypeORM's PostgresDriver has no pg Pool as `master`: the data source's pool cannot be shared");
+    return new Database(pool);
   }
 
   query<R>(text: string, values: readonly unknown[] = [], options?: QueryOptions): Promise<R[]> {
