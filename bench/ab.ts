@@ -3,7 +3,7 @@
  *   node -r ./scripts/register.js bench/ab.ts --a dist/ab-a/src/main.js --b dist/ab-b/src/main.js \
  *     --only get-by-id,agents-list,agents-create-patch [--rounds 4] [--seconds 5] [--connections 16]
  * Both run at once against the bench database (seeded by `npm run bench`), loaded in turn, alternating which
- * goes first; per scenario the median of the rounds is printed.
+ * goes first; per scenario the median of the rounds is printed, with each server's RSS peak under that load.
  */
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -51,10 +51,12 @@ async function main(): Promise<void> {
     for (const scenario of scenarios) {
       const cpu: Record<string, number[]> = { a: [], b: [] };
       const rps: Record<string, number[]> = { a: [], b: [] };
+      const rssPeak: Record<string, number> = { a: 0, b: 0 };
       for (let round = 0; round < rounds; round++) {
         for (const server of round % 2 === 0 ? servers : [...servers].reverse()) {
           let start = 0;
           let used = 0;
+          const rssSampler = setInterval(() => (rssPeak[server.name] = Math.max(rssPeak[server.name], server.rssMiB())), 200);
           const sample = await runLoad({ baseUrl: server.baseUrl, apiKey: hotApiKey }, scenario, {
             connections,
             warmupSeconds: 2,
@@ -62,13 +64,14 @@ async function main(): Promise<void> {
             agentPrefix: BENCH_AGENT_PREFIX,
             onMeasure: (phase) => (phase === 'start' ? (start = server.cpuSeconds()) : (used = server.cpuSeconds() - start)),
           });
+          clearInterval(rssSampler);
           if (!scenario.read) await cleanUp();
           cpu[server.name].push((used * 1000) / sample.latencies.length);
           rps[server.name].push(sample.latencies.length / sample.seconds);
         }
       }
       const fmt = (values: number[]) => values.map((value) => value.toFixed(3)).join(' ');
-      log(`${scenario.name}: a ${median(cpu.a).toFixed(3)} ms/req [${fmt(cpu.a)}] ${Math.round(median(rps.a))} req/s | b ${median(cpu.b).toFixed(3)} ms/req [${fmt(cpu.b)}] ${Math.round(median(rps.b))} req/s | b/a ${(median(cpu.b) / median(cpu.a)).toFixed(3)}`);
+      log(`${scenario.name}: a ${median(cpu.a).toFixed(3)} ms/req [${fmt(cpu.a)}] ${Math.round(median(rps.a))} req/s | b ${median(cpu.b).toFixed(3)} ms/req [${fmt(cpu.b)}] ${Math.round(median(rps.b))} req/s | b/a ${(median(cpu.b) / median(cpu.a)).toFixed(3)} | RSS peak a ${rssPeak.a} MiB, b ${rssPeak.b} MiB`);
     }
   } finally {
     for (const server of servers) await server.stop();

@@ -4,7 +4,7 @@
  * two is what the framework stack costs, not a cache (issue 18):
  * - the same SQL and the same JSON: it calls the service's own repositories (plain SQL through a pg pool) and
  *   response mappers, so its answers are byte-identical and every query change reaches both;
- * - the same pool settings and type parsers (src/database/data-source-options.ts);
+ * - the same pool settings (src/database/data-source-options.ts);
  * - the same verified-key cache: a key checked in the last 10 s is answered from memory (the service also
  *   listens for revocations; that costs it nothing per request, so the baseline leaves it out).
  * - the same duties per request that the contract and the README ask of every response, done by the service's own

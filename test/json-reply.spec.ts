@@ -23,7 +23,7 @@ class ThingsController {
 @Module({ controllers: [ThingsController], providers: [{ provide: APP_FILTER, useClass: AllExceptionsFilter }] })
 class ThingsModule {}
 
-describe('JSON replies (ApiExpressAdapter.reply)', () => {
+describe('JSON replies (a route\'s result, through Nest and Express)', () => {
   let app: INestApplication;
   beforeAll(async () => {
     app = await NestFactory.create(ThingsModule, new ApiExpressAdapter(), { logger: false });

@@ -3,13 +3,6 @@ import { NestApplicationOptions } from '@nestjs/common';
 import { ExpressAdapter } from '@nestjs/platform-express';
 import type { Express } from 'express';
 
-/** A JSON object or array a route returned (not a stream, a buffer or a value Express must format). */
-function isPlainJson(body: unknown): body is object {
-  if (body === null || typeof body !== 'object') return false;
-  const prototype: unknown = Object.getPrototypeOf(body);
-  return prototype === Object.prototype || prototype === Array.prototype;
-}
-
 /**
  * A constructor for Node's HTTP server whose instances are made with `prototype` from the start.
  *
@@ -34,14 +27,9 @@ function constructorWithPrototype<T>(nodeConstructor: T, prototype: object): T {
 }
 
 /**
- * Express, with its requests and responses made with their final prototypes (see constructorWithPrototype)
- * and a route's plain JSON result sent directly:
- * - a plain JSON result is encoded into one Buffer and written with its length, as `res.json` would write it
- *   but without the header bookkeeping of `res.send` (ETags are off, and a JSON response is never a
- *   conditional one here). A Buffer rather than the string: a large JSON string is a rope that measuring its
- *   byte length flattened (a second copy on the heap) and the socket then copied again; the Buffer lives off
- *   the heap, one copy (CPU per request, A/B: `GET /calls` −7 %, `GET /agents` −5 %). Everything else
- *   (streams, errors, strings) goes through Express.
+ * Express, with its requests and responses made with their final prototypes (see constructorWithPrototype): the
+ * one reach into the framework that earns its keep (BENCHMARKS.md, "Issue 18: the tricks on the fair
+ * baseline"). test/http-server.spec.ts fails if an upgrade of Express or Nest breaks it.
  */
 export class ApiExpressAdapter extends ExpressAdapter {
   /**
@@ -60,15 +48,5 @@ export class ApiExpressAdapter extends ExpressAdapter {
       },
       app,
     );
-  }
-
-  override reply(response: http.ServerResponse, body: unknown, statusCode?: number): unknown {
-    if (!isPlainJson(body) || response.hasHeader('Content-Type')) return super.reply(response, body, statusCode);
-    const json = JSON.stringify(body);
-    if (statusCode !== undefined) response.statusCode = statusCode;
-    response.setHeader('Content-Type', 'application/json; charset=utf-8');
-    const encoded = Buffer.from(json);
-    response.setHeader('Content-Length', encoded.length);
-    return response.end(encoded);
   }
 }

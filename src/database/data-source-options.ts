@@ -4,7 +4,6 @@ import { AppConfig } from '../config/config';
 import { ENTITIES } from './entities';
 import { MIGRATIONS } from './migrations';
 import { SnakeNamingStrategy } from './snake-naming.strategy';
-import { pgTypes } from './timestamp-parser';
 
 /**
  * Date parameters are sent in UTC (`…+00:00`). The driver's default writes them in the process's local time
@@ -36,7 +35,6 @@ export function dataSourceOptions(url: string, settings: DatabaseSettings): Post
       // Client side: gives up on a server that stopped answering altogether (network, frozen host).
       query_timeout: settings.dbStatementTimeoutMs + 2_000,
       idleTimeoutMillis: 30_000,
-      types: pgTypes,
     },
   };
 }
