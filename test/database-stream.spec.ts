@@ -76,7 +76,7 @@ describe('Database.stream', () => {
     const streams = streamPoolOf(short.app);
     try {
       expect(streams).not.toBe(main);
-      expect(streams.options).toMatchObject({ max: 3, statement_timeout: 1000, application_name: main.options.application_name, types: main.options.types });
+      expect(streams.options).toMatchObject({ max: 3, statement_timeout: 1000, application_name: main.options.application_name });
       expect(main.options).toMatchObject({ max: 6, query_timeout: 3000 });
       expect(streams.options).not.toHaveProperty('query_timeout');
       expect((await collect(await short.app.get(Database).stream('SELECT n FROM generate_series(1, 3) AS n', [], 10))).flat()).toEqual([1, 2, 3]);
