@@ -83,8 +83,8 @@ class RecordingDatabase implements Sql {
  * sure that `$1` is the method's account argument, so that the check means "scoped to the caller's account".
  */
 function assertAccountBoundFirst(method: string, accountId: unknown, firstValues: unknown[]): void {
-  const other = firstValues.find((value) => value !== accountId);
-  if (firstValues.length && other !== undefined) throw new Error(`${method} binds ${String(other)} as $1, not its account id ${String(accountId)}`);
+  const other = firstValues.findIndex((value) => value !== accountId);
+  if (other >= 0) throw new Error(`${method} binds ${String(firstValues[other])} as $1, not its account id ${String(accountId)}`);
 }
 
 const formatStatement = (text: string) => `${format(text, { language: 'postgresql', keywordCase: 'upper' })};`;

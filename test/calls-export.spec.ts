@@ -6,7 +6,7 @@ import { Client } from 'pg';
 import { DataSource } from 'typeorm';
 import { Call } from '../src/calls/call.entity';
 import { CALL_LIST_ITEM_FIELDS } from '../src/calls/dto/call-response.dto';
-import { createTestContext, streamPoolOf, TestAccount, TestContext } from './helpers';
+import { createTestContext, listenOnLoopback, streamPoolOf, TestAccount, TestContext } from './helpers';
 
 type Item = Record<string, unknown> & { id: string };
 
@@ -57,7 +57,6 @@ async function openExport(server: http.Server, account: TestAccount): Promise<ht
   return request;
 }
 
-const listen = (server: http.Server) => new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
 const until = async (condition: () => Promise<boolean> | boolean) => {
   while (!(await condition())) await new Promise((resolve) => setTimeout(resolve, 20));
 };
@@ -297,7 +296,7 @@ describe('GET /calls/export', () => {
       await insertManyLargeCalls(context, account);
       const pool = streamPoolOf(context.app);
       const server = context.app.getHttpServer() as http.Server;
-      await listen(server);
+      await listenOnLoopback(server);
       try {
         const request = await openExport(server, account);
         // The client reads no further: the service stops fetching (backpressure), its cursor open on the server.
@@ -329,7 +328,7 @@ describe('GET /calls/export: at most half the pool at once', () => {
     const account = await context.createAccount();
     await insertManyLargeCalls(context, account);
     const server = context.app.getHttpServer() as http.Server;
-    await listen(server);
+    await listenOnLoopback(server);
     try {
       const running = await openExport(server, account);
       const refused = await context.as(account).get('/calls/export');

@@ -1,9 +1,8 @@
 import * as http from 'node:http';
-import { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import { INestApplication } from '@nestjs/common';
 import { createLogger } from '../src/common/logger';
-import { TestAccount, TestContext } from './helpers';
+import { listenOnLoopback, TestAccount, TestContext } from './helpers';
 
 export { eventually } from './helpers';
 
@@ -71,8 +70,7 @@ export const bearer = (token: string) => ({ Authorization: `Bearer ${token}` });
 /** The app listening on a loopback port (for clients that must see the stream as it comes, or go away mid-way). */
 export async function listen(app: INestApplication): Promise<{ url: string; close(): Promise<void> }> {
   const server = http.createServer(app.getHttpAdapter().getInstance());
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
+  const port = await listenOnLoopback(server);
   return {
     url: `http://127.0.0.1:${port}`,
     close: () =>

@@ -7,7 +7,7 @@ import { createApp } from '../src/app';
 import { AccountsService } from '../src/auth/accounts.service';
 import { loadConfig } from '../src/config/config';
 import { FreezableProxy } from './freezable-proxy';
-import { eventually } from './helpers';
+import { eventually, listenOnLoopback } from './helpers';
 
 const seconds = async (action: () => Promise<unknown>) => {
   const started = Date.now();
@@ -87,7 +87,7 @@ describe('a slow or unreachable database gives a 503 within seconds, not a hangi
     /** Starts an export over a real socket; resolves once its first bytes are in (then reading is paused), with how the transfer ends. */
     async function startExport(): Promise<{ response: http.IncomingMessage; ended: Promise<'complete' | 'cut'> }> {
       const server = app.getHttpServer();
-      if (!server.listening) await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      if (!server.listening) await listenOnLoopback(server);
       const { port } = server.address() as net.AddressInfo;
       return new Promise((resolve, reject) => {
         const request = http.get(`http://127.0.0.1:${port}/calls/export?format=ndjson`, { headers: { 'X-Api-Key': apiKey } }, (response) => {

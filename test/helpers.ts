@@ -67,7 +67,7 @@ export async function createListeningTestContext(overrides: Partial<AppConfig> =
     const baseUrl = `http://127.0.0.1:${port}`;
     const context = await createTestContext({ ...overrides, publicBaseUrl: baseUrl });
     try {
-      await listen(context, port);
+      await listenOnLoopback(context.app.getHttpServer(), port);
     } catch (error) {
       await context.close();
       throw error;
@@ -76,9 +76,8 @@ export async function createListeningTestContext(overrides: Partial<AppConfig> =
   });
 }
 
-/** Makes the context's server listen on 127.0.0.1 (`port` 0: one the system chooses); the port. */
-export async function listen(context: TestContext, port = 0): Promise<number> {
-  const server = context.app.getHttpServer() as import('node:http').Server;
+/** Makes `server` listen on 127.0.0.1, at `port` (0: one the system chooses); the port it listens on. */
+export async function listenOnLoopback(server: import('node:net').Server, port = 0): Promise<number> {
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, '127.0.0.1', () => {

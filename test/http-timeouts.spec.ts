@@ -2,7 +2,7 @@ import * as http from 'node:http';
 import { AddressInfo, connect, Socket } from 'node:net';
 import { answerClientErrors } from '../src/common/client-error';
 import { applyHttpTimeouts, HTTP_TIMEOUTS } from '../src/common/http-timeouts';
-import { createTestContext } from './helpers';
+import { createTestContext, listenOnLoopback } from './helpers';
 
 describe('HTTP server timeouts', () => {
   it('are set on the server the app creates: keep-alive beyond load balancers, no whole-request limit', async () => {
@@ -35,7 +35,7 @@ describe('HTTP server timeouts', () => {
       answerClientErrors(server);
       if (timeouts) applyHttpTimeouts(server, timeouts);
       servers.push(server);
-      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      await listenOnLoopback(server);
       return (server.address() as AddressInfo).port;
     };
     afterAll(() => Promise.all(servers.map((server) => new Promise((resolve) => server.close(resolve)))));

@@ -7,13 +7,13 @@ import { ApiKeysService } from '../src/auth/api-keys.service';
 import { IdempotencyRepository } from '../src/idempotency/idempotency.repository';
 import { IdempotencyService } from '../src/idempotency/idempotency.service';
 import { Jobs } from '../src/jobs/jobs.service';
-import { accountFingerprint, createTestContext, TestAccount, TestContext } from './helpers';
+import { accountFingerprint, createTestContext, listenOnLoopback, TestAccount, TestContext } from './helpers';
 import { PUBLIC_ROUTES, registeredRoutes } from './routes';
 
 /** Listening on a port of its own: concurrent requests through supertest need a server that stays up. */
 async function listening(context: TestContext): Promise<TestContext> {
   const server: Server = context.app.getHttpServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  await listenOnLoopback(server);
   return context;
 }
 

@@ -3,7 +3,7 @@ import { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DataSource } from 'typeorm';
 import { SourceIndexing } from '../src/knowledge-bases/source-indexing';
-import { createTestContext, TestAccount, TestContext } from './helpers';
+import { createTestContext, listenOnLoopback, TestAccount, TestContext } from './helpers';
 
 /**
  * url sources (contract section 10), fetched in the background by the job queue from a real HTTP server on
@@ -48,7 +48,7 @@ describe('url sources', () => {
       if (!page) return void res.writeHead(404).end();
       res.writeHead(page.status ?? 200, { ...(page.type ? { 'content-type': page.type } : {}), ...page.headers }).end(page.body);
     });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    await listenOnLoopback(server);
     base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     context = await createTestContext({ fetchAllowPrivateAddresses: true });
     owner = await context.createAccount();

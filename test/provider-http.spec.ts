@@ -5,7 +5,7 @@ import { AddressInfo } from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { ProviderHttp } from '../src/conversations/answering/provider-http';
-import { eventually } from './helpers';
+import { eventually, listenOnLoopback } from './helpers';
 import { selfSignedCertificate } from './self-signed-certificate';
 
 /**
@@ -51,7 +51,7 @@ async function startServer(tls?: { key: string; cert: string }): Promise<TestSer
     state.open.add(socket);
     socket.on('close', () => state.open.delete(socket));
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  await listenOnLoopback(server);
   state.url = `${tls ? 'https' : 'http'}://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return state;
 }

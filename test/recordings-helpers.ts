@@ -113,7 +113,6 @@ export async function s3TestStorage(maxRecordingBytes = MAX_RECORDING_BYTES): Pr
   };
 }
 
-
 export interface RawResponse {
   status: number;
   headers: IncomingMessage['headers'];

@@ -6,7 +6,7 @@ import { DataSource } from 'typeorm';
 import { PLAYBACK_SIGNER } from '../src/recordings/playback.controller';
 import { RecordingStorage } from '../src/recordings/recording-storage';
 import { PlaybackUrlSigner } from '../src/recordings/signed-url';
-import { createListeningTestContext, createTestContext, listen, TestAccount, TestContext } from './helpers';
+import { createListeningTestContext, createTestContext, listenOnLoopback, TestAccount, TestContext } from './helpers';
 import { chunks, localTestStorage, rawRequest, s3TestStorage, TestStorage } from './recordings-helpers';
 
 /** The limit in these tests: small enough to cross quickly, larger than the recordings below. */
@@ -583,7 +583,7 @@ describe('recordings: limits and driver routing', () => {
     try {
       const owner = await context.createAccount();
       const callId = (await context.as(owner).post('/calls').send({}).expect(201)).body.id;
-      const port = await listen(context);
+      const port = await listenOnLoopback(context.app.getHttpServer());
       const response = await rawRequest(`http://127.0.0.1:${port}/calls/${callId}/recording`, 'PUT', {
         'X-Api-Key': owner.apiKey,
         ...MP3,

@@ -3,7 +3,7 @@ import { AddressInfo, connect } from 'node:net';
 import helmet from 'helmet';
 import request from 'supertest';
 import { HELMET_OPTIONS, recordHelmetHeaders } from '../src/common/security';
-import { createTestContext, TestAccount, TestContext } from './helpers';
+import { createTestContext, listenOnLoopback, TestAccount, TestContext } from './helpers';
 
 /** The headers helmet itself puts on a response of a bare node:http server (the reference). */
 async function helmetReference(): Promise<Record<string, string>> {
@@ -62,7 +62,7 @@ describe('security headers and CORS', () => {
 
   it('answers malformed HTTP with a 400 in the error shape', async () => {
     const server = context.app.getHttpServer();
-    if (!server.listening) await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    if (!server.listening) await listenOnLoopback(server);
     const { port } = server.address() as AddressInfo;
     const raw = await new Promise<string>((resolve) => {
       const socket = connect(port, '127.0.0.1', () => socket.write('GET /agents HTTP/1.1\r\nHost: x\r\nBad Header Line\r\n\r\n'));

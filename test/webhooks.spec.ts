@@ -14,7 +14,7 @@ import { WebhookRetention } from '../src/webhooks/webhook-retention';
 import { generateWebhookSecret } from '../src/webhooks/webhook-signature';
 import { WebhookTargets } from '../src/webhooks/webhook-targets';
 import { CANCELLED_BY_ERASURE, WebhooksRepository } from '../src/webhooks/webhooks.repository';
-import { createTestContext, TestAccount, TestContext } from './helpers';
+import { createTestContext, listenOnLoopback, TestAccount, TestContext } from './helpers';
 import { answerOk, eventually, Receiver, startReceiver } from './webhook-receiver';
 
 const webhooksConfig = (overrides: Partial<WebhooksConfig> = {}): Partial<AppConfig> => ({
@@ -592,7 +592,7 @@ describe('webhooks', () => {
         response.writeHead(200, { 'content-length': '100' });
         response.write('partial');
       });
-      await new Promise<void>((resolve) => halfAnswer.listen(0, '127.0.0.1', resolve));
+      await listenOnLoopback(halfAnswer);
       server.respond = () => 'hang';
       try {
         const hanging = await createWebhook({ url: server.url() });

@@ -73,7 +73,9 @@ export class Database implements Sql {
    */
   static of(dataSource: DataSource): Database {
     const pool = (dataSource.driver as PostgresDriver).master as Pool | undefined;
-    if (typeof pool?.connect !== 'function' || typeof pool.query !== 'function' || typeof pool.options !== 'object') throw new Error("TypeORM's PostgresDriver has no pg Pool as `master`: the data source's pool cannot be shared");
+    if (typeof pool?.connect !== 'function' || typeof pool.query !== 'function' || typeof pool.options !== 'object') {
+      throw new Error("TypeORM's PostgresDriver has no pg Pool as `master`: the data source's pool cannot be shared");
+    }
     return new Database(pool);
   }
 
