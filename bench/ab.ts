@@ -12,13 +12,13 @@ import { defaultDataDir, openBenchDatabase } from './bench-database';
 import { runLoad } from './load';
 import { BENCH_AGENT_PREFIX, loadSamples, readScenarios, WRITE_SCENARIO } from './scenarios';
 import { RunningServer, startService } from './servers';
+import { median } from './stats';
 
 const SHAPE = { accounts: 1000, calls: 1_000_000, hotCalls: 100_000, hotAgents: 50, randomSeed: 20261122 };
 const arg = (name: string, fallback?: string) => {
   const index = process.argv.indexOf(`--${name}`);
   return index >= 0 ? process.argv[index + 1] : fallback;
 };
-const median = (values: number[]) => [...values].sort((x, y) => x - y)[Math.floor(values.length / 2)];
 
 async function main(): Promise<void> {
   const builds = { a: arg('a')!, b: arg('b')! };

@@ -12,6 +12,7 @@ import { Client } from 'pg';
 import { CallFilters, listCallsStatement } from '../src/calls/calls.repository';
 import { loadConfig } from '../src/config/config';
 import { openDatabase } from '../src/database/open-database';
+import { median } from './stats';
 
 interface Case {
   title: string;
@@ -33,7 +34,6 @@ async function explain(client: Client, sql: string, parameters: unknown[]): Prom
   return { plan, times };
 }
 
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 
 async function main(): Promise<void> {
   const config = loadConfig();

@@ -36,6 +36,7 @@ import { loadConfig } from '../src/config/config';
 import { runMigrations } from '../src/database/migrate';
 import { startThrowawayPostgres } from '../scripts/throwaway-postgres';
 import { buildService, RunningServer, startService } from './servers';
+import { percentile, round } from './stats';
 
 const ROOT = path.resolve(__dirname, '..');
 
@@ -47,14 +48,7 @@ function option(name: string, fallback: number): number {
 const log = (line: string) => process.stderr.write(`[bench:conversations] ${line}\n`);
 const now = () => performance.now();
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-const round2 = (value: number) => Math.round(value * 100) / 100;
-const loadAverage = () => os.loadavg().map(round2);
-
-function percentile(values: number[], q: number): number {
-  if (!values.length) return NaN;
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.max(0, Math.ceil(q * sorted.length) - 1)];
-}
+const loadAverage = () => os.loadavg().map((value) => round(value));
 
 // ---- The provider: Chat Completions, streamed, in this process ----
 
@@ -309,20 +303,20 @@ async function talk(context: Context, conversations: number, seconds: number, th
   const totals = timings.map((timing) => timing.doneAt - timing.sentAt);
   const providers = timings.map((timing) => span(timing).endedAt - span(timing).receivedAt);
   await endAll(context, current);
-  const figures = (values: number[]) => ({ p50: round2(percentile(values, 0.5)), p90: round2(percentile(values, 0.9)), p99: round2(percentile(values, 0.99)), max: round2(Math.max(...values)) });
+  const figures = (values: number[]) => ({ p50: round(percentile(values, 0.5)), p90: round(percentile(values, 0.9)), p99: round(percentile(values, 0.99)), max: round(Math.max(...values)) });
   return {
     messages: timings.length,
     errors: Object.values(errorKinds).reduce((sum, count) => sum + count, 0),
     errorKinds,
-    seconds: round2(elapsed),
-    messagesPerSecond: round2(timings.length / elapsed),
-    serviceCpuMsPerMessage: round2((serviceCpuSeconds * 1000) / timings.length),
+    seconds: round(elapsed),
+    messagesPerSecond: round(timings.length / elapsed),
+    serviceCpuMsPerMessage: round((serviceCpuSeconds * 1000) / timings.length),
     ownMs: figures(own),
-    totalMs: { p50: round2(percentile(totals, 0.5)), p99: round2(percentile(totals, 0.99)) },
-    providerMs: { p50: round2(percentile(providers, 0.5)), p99: round2(percentile(providers, 0.99)) },
+    totalMs: { p50: round(percentile(totals, 0.5)), p99: round(percentile(totals, 0.99)) },
+    providerMs: { p50: round(percentile(providers, 0.5)), p99: round(percentile(providers, 0.99)) },
     firstByteGapMs: figures(gaps),
     slowest: timings
-      .map((timing, index) => ({ atS: round2((timing.sentAt - started) / 1000), ownMs: round2(own[index]), gapMs: round2(gaps[index]) }))
+      .map((timing, index) => ({ atS: round((timing.sentAt - started) / 1000), ownMs: round(own[index]), gapMs: round(gaps[index]) }))
       .sort((a, b) => b.ownMs - a.ownMs)
       .slice(0, Math.ceil(timings.length / 100))
       .sort((a, b) => a.atS - b.atS),
@@ -364,10 +358,10 @@ async function streamAtOnce(context: Context, count: number): Promise<StreamsFig
   return {
     streams: count,
     errors,
-    seconds: round2((now() - started) / 1000),
+    seconds: round((now() - started) / 1000),
     rssBeforeMiB,
     rssPeakMiB,
-    rssGrowthMiB: round2(rssPeakMiB - rssBeforeMiB),
+    rssGrowthMiB: round(rssPeakMiB - rssBeforeMiB),
     loadAverageBefore,
   };
 }

@@ -25,6 +25,7 @@ import { runMigrations } from '../src/database/migrate';
 import { usageByAgentStatement, usageByDayStatement } from '../src/usage/usage.repository';
 import { BenchDatabase, DataShape, defaultDataDir, openBenchDatabase } from './bench-database';
 import { buildService, RunningServer, startService } from './servers';
+import { median, percentile, round as roundTo } from './stats';
 
 /** `npm run bench`'s full data (bench/run.ts): its database is reused as it is. */
 const PAGING_SHAPE: DataShape = { accounts: 1000, calls: 1_000_000, hotCalls: 100_000, hotAgents: 50, randomSeed: 20261122 };
@@ -32,10 +33,8 @@ const PAGING_SHAPE: DataShape = { accounts: 1000, calls: 1_000_000, hotCalls: 10
 const EXPORT_SHAPE: DataShape = { accounts: 1, calls: 1_000_000, hotCalls: 1_000_000, hotAgents: 50, randomSeed: 20261122 };
 
 const log = (line: string) => process.stderr.write(`[bench:integrators] ${line}\n`);
-const round1 = (value: number) => Math.round(value * 10) / 10;
-const round2 = (value: number) => Math.round(value * 100) / 100;
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
-const percentile = (values: number[], p: number) => [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor(values.length * p))];
+const round1 = (value: number) => roundTo(value, 1);
+const round2 = (value: number) => roundTo(value);
 const load = () => os.loadavg().map(round2);
 
 function option(name: string): string | undefined {

@@ -22,6 +22,7 @@ import { KnowledgeService, MATCH_BUDGET, searchPlan } from '../src/knowledge-bas
 import { splitIntoPassages } from '../src/knowledge-bases/passages';
 import { distinctSearchTokens } from '../src/knowledge-bases/search-tokens';
 import { SCRIPTS, textGenerator } from './knowledge-text';
+import { percentileOfSorted, round } from './stats';
 
 const flag = (name: string, fallback: number) => {
   const index = process.argv.indexOf(`--${name}`);
@@ -60,8 +61,6 @@ class TimedDatabase implements Sql {
   }
 }
 
-const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
-const round = (value: number) => Math.round(value * 100) / 100;
 
 async function seedAccount(pool: Pool, repository: KnowledgeBasesRepository, text: ReturnType<typeof textGenerator>, index: number) {
   const [{ id: accountId }] = (await pool.query(`INSERT INTO accounts (name) VALUES ($1) RETURNING id`, [`Knowledge bench ${index}`])).rows;
@@ -141,7 +140,7 @@ async function main(): Promise<void> {
         // The same question ranked exhaustively (every token looked up, every match a candidate): how often the
         // bounded search gives the same best passage, and how much of the same top 5.
         agreementWithExhaustive: { top1: round(agreement.top1 / agreement.compared), overlap5: round(agreement.overlap5 / agreement.compared) },
-        databaseMs: { p50: round(percentile(times, 50)), p95: round(percentile(times, 95)), p99: round(percentile(times, 99)), max: round(times[times.length - 1]) },
+        databaseMs: { p50: round(percentileOfSorted(times, 0.5)), p95: round(percentileOfSorted(times, 0.95)), p99: round(percentileOfSorted(times, 0.99)), max: round(times[times.length - 1]) },
         sequentialScans: explained.sequentialScans,
         examplePlan: explained.example,
         exampleQuestion: questions[0],

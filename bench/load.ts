@@ -4,6 +4,7 @@
  * too coarse for sub-millisecond responses at low load).
  */
 import { Scenario } from './scenarios';
+import { percentileOfSorted, round } from './stats';
 
 // autocannon ships no types: the part of its API used here.
 interface AutocannonRequest {
@@ -58,12 +59,6 @@ export interface LoadSample {
   errors: number;
 }
 
-function percentile(sorted: Float64Array, fraction: number): number {
-  if (sorted.length === 0) return NaN;
-  return sorted[Math.min(sorted.length - 1, Math.ceil(fraction * sorted.length) - 1)];
-}
-
-const round = (value: number, digits = 2) => Math.round(value * 10 ** digits) / 10 ** digits;
 
 /** The autocannon requests of a scenario: reads draw their path from the scenario, the write pairs POST and PATCH. */
 function requestsOf(scenario: Scenario, apiKey: string, agentPrefix: string): AutocannonRequest[] {
@@ -165,9 +160,9 @@ export function summarize(connections: number, samples: LoadSample[]): LoadFigur
     seconds: round(seconds, 1),
     requests: sorted.length,
     requestsPerSecond: round(sorted.length / seconds, 1),
-    p50Ms: round(percentile(sorted, 0.5), 3),
-    p90Ms: round(percentile(sorted, 0.9), 3),
-    p99Ms: round(percentile(sorted, 0.99), 3),
+    p50Ms: round(percentileOfSorted(sorted, 0.5), 3),
+    p90Ms: round(percentileOfSorted(sorted, 0.9), 3),
+    p99Ms: round(percentileOfSorted(sorted, 0.99), 3),
     maxMs: round(sorted[sorted.length - 1] ?? NaN, 3),
     bytesPerResponse: Math.round(total('bytes') / Math.max(1, sorted.length)),
     non2xx: total('non2xx'),

@@ -21,6 +21,7 @@ import { loadConfig } from '../src/config/config';
 import { runMigrations } from '../src/database/migrate';
 import { startThrowawayPostgres } from '../scripts/throwaway-postgres';
 import { buildService, RunningServer, startServer, startService } from './servers';
+import { median, round } from './stats';
 
 const ROOT = path.resolve(__dirname, '..');
 const MiB = 1024 * 1024;
@@ -74,8 +75,7 @@ async function measured<T>(server: RunningServer, work: () => Promise<T>): Promi
   return { seconds, peakRssMiB: Math.max(peakRssMiB, server.rssMiB()), startRssMiB };
 }
 
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
-const round1 = (value: number) => Math.round(value * 10) / 10;
+const round1 = (value: number) => round(value, 1);
 
 type Measured = Awaited<ReturnType<typeof measured>>;
 

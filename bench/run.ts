@@ -36,6 +36,7 @@ import { AUTH_SQL } from './queries';
 import { BENCH_AGENT_PREFIX, FLOOR_SCENARIO, loadSamples, readScenarios, Scenario, WRITE_SCENARIO } from './scenarios';
 import { buildService, RunningServer, sampleRss, startServer, startService } from './servers';
 import { hashApiKey } from '../src/auth/api-key-token';
+import { median } from './stats';
 
 interface Options {
   quick: boolean;
@@ -240,10 +241,10 @@ async function explainScenarios(client: Client, scenarios: Scenario[], accountId
     const times = samples.map((sample) => sample.executionMs).sort((a, b) => a - b);
     figures[scenario.name] = {
       samples: samples.length,
-      medianMs: times[Math.floor(times.length / 2)],
+      medianMs: median(times),
       maxMs: times[times.length - 1],
       slowerThan20Ms: times.filter((time) => time >= 20).length,
-      planningMedianMs: samples.map((sample) => sample.planningMs).sort((a, b) => a - b)[Math.floor(samples.length / 2)],
+      planningMedianMs: median(samples.map((sample) => sample.planningMs)),
       sequentialScan: samples.some((sample) => sample.nodes.includes('Seq Scan')),
       nodes: [...new Set(samples.flatMap((sample) => sample.nodes))],
       indexes: [...new Set(samples.flatMap((sample) => sample.indexes))],

@@ -30,6 +30,7 @@ import { loadConfig } from '../src/config/config';
 import { runMigrations } from '../src/database/migrate';
 import { startThrowawayPostgres } from '../scripts/throwaway-postgres';
 import { buildService, RunningServer, startService } from './servers';
+import { median, percentileOfSorted, round } from './stats';
 
 const ROOT = path.resolve(__dirname, '..');
 const autocannon = require('autocannon') as (options: Record<string, unknown>) => PromiseLike<{ requests: { total: number }; duration: number; non2xx: number; errors: number; '2xx': number }> & { stop(): void };
@@ -42,7 +43,6 @@ function option(name: string, fallback: number): number {
 const log = (line: string) => process.stderr.write(`[bench:webhooks] ${line}\n`);
 const now = () => performance.timeOrigin + performance.now();
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-const round = (value: number, digits = 1) => Math.round(value * 10 ** digits) / 10 ** digits;
 const loadAverage = () => os.loadavg().map((value) => round(value, 2));
 
 const CALL = {
@@ -291,7 +291,6 @@ async function outboxCost(
   }
   await client.end();
   await api(baseUrl, subscribed.apiKey, 'DELETE', `/webhooks/${webhook.id}`);
-  const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
   const result = {
     connections,
     seconds,
@@ -353,7 +352,7 @@ async function latency(baseUrl: string, receiver: ReceiverProcess, account: { ap
     .filter(([id]) => id && sentAt.has(id))
     .map(([id, arrivedAt]) => arrivedAt - sentAt.get(id!)!)
     .sort((a, b) => a - b);
-  const percentile = (fraction: number) => round(latencies[Math.min(latencies.length - 1, Math.ceil(fraction * latencies.length) - 1)], 1);
+  const percentile = (fraction: number) => round(percentileOfSorted(latencies, fraction), 1);
   agent.destroy();
   await api(baseUrl, account.apiKey, 'DELETE', `/webhooks/${webhook.id}`);
   const result = {

@@ -14,10 +14,10 @@ import { ApiKeysService } from '../src/auth/api-keys.service';
 import { loadConfig } from '../src/config/config';
 import { runMigrations } from '../src/database/migrate';
 import { startThrowawayPostgres } from './throwaway-postgres';
+import { percentile } from '../bench/stats';
 
 const ROUNDS = Number(process.env.ROUNDS ?? 2000);
 
-const percentile = (values: number[], p: number) => [...values].sort((a, b) => a - b)[Math.floor((values.length - 1) * p)];
 
 async function main(): Promise<void> {
   const postgres = await startThrowawayPostgres();
