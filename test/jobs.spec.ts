@@ -82,12 +82,35 @@ async function instance(name: string, schema: string, jobWorkers = true) {
   return { app, jobs: app.get(Jobs), database: app.get(Database) };
 }
 
-async function until(condition: () => boolean, timeoutMs = 20_000): Promise<void> {
+async function until(condition: () => boolean | Promise<boolean>, timeoutMs = 20_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
+  while (!(await condition())) {
     if (Date.now() > deadline) throw new Error('timed out waiting');
     await sleep(20);
   }
+}
+
+/**
+ * The fence of "exactly once": every job of the queue in the schema has completed. A job runs its handler before
+ * pg-boss completes it, and a completed job is never fetched again, so from here on no run can be added.
+ */
+async function queueSettled(database: Database, schema: string, queue: string): Promise<void> {
+  await until(async () => {
+    const [{ unsettled }] = await database.query<{ unsettled: number }>(
+      `SELECT count(*)::int AS unsettled FROM ${schema}.job WHERE name = $1 AND state <> 'completed'`,
+      [queue],
+    );
+    return unsettled === 0;
+  });
+}
+
+/** The values of the jobs of the queue that exist in the schema, whatever their state. */
+async function jobValues(database: Database, schema: string, queue: string, from: number, to: number): Promise<number[]> {
+  const rows = await database.query<{ value: number }>(
+    `SELECT (data->>'value')::int AS value FROM ${schema}.job WHERE name = $1 AND (data->>'value')::int >= $2 AND (data->>'value')::int < $3`,
+    [queue, from, to],
+  );
+  return rows.map(({ value }) => value).sort();
 }
 
 const valuesDone = (from: number, to: number) => done.filter(({ value }) => value >= from && value < to);
@@ -109,7 +132,7 @@ describe('the job queue (pg-boss)', () => {
   it('runs a job sent by any instance, once', async () => {
     await a.jobs.send('test.record', { value: 1 });
     await until(() => valuesDone(1, 2).length === 1);
-    await sleep(300);
+    await queueSettled(a.database, schema, 'test.record');
     expect(valuesDone(1, 2)).toHaveLength(1);
   });
 
@@ -122,14 +145,16 @@ describe('the job queue (pg-boss)', () => {
     ).rejects.toThrow('roll back');
     await a.database.transaction((sql) => a.jobs.send('test.record', { value: 11 }, { sql }));
     await until(() => valuesDone(11, 12).length === 1);
-    await sleep(300);
+    // The rolled-back job does not exist, in any state, so it can never run.
+    expect(await jobValues(a.database, schema, 'test.record', 10, 12)).toEqual([11]);
+    await queueSettled(a.database, schema, 'test.record');
     expect(valuesDone(10, 12).map(({ value }) => value)).toEqual([11]);
   });
 
   it('does each of 200 jobs exactly once with two instances working the queue', async () => {
     await Promise.all(Array.from({ length: 200 }, (_, index) => (index % 2 ? a : b).jobs.send('test.record', { value: 1000 + index })));
     await until(() => valuesDone(1000, 1200).length >= 200);
-    await sleep(500);
+    await queueSettled(a.database, schema, 'test.record');
     const values = valuesDone(1000, 1200).map(({ value }) => value);
     expect(values).toHaveLength(200);
     expect(new Set(values).size).toBe(200);
@@ -167,8 +192,9 @@ describe('the job queue (pg-boss)', () => {
     ).rejects.toThrow('roll back');
     await a.database.transaction((sql) => a.jobs.sendMany('test.batch', values.slice(0, 50).map((value) => ({ data: { value } })), { sql }));
     await b.jobs.sendMany('test.batch', values.slice(50).map((value) => ({ data: { value } })));
+    expect(await jobValues(a.database, schema, 'test.batch', 4000, 4100)).toEqual(values);
     await until(() => valuesDone(4000, 4100).length >= 100);
-    await sleep(300);
+    await queueSettled(a.database, schema, 'test.batch');
     expect(valuesDone(4000, 4100).map(({ value }) => value).sort()).toEqual(values);
   });
 
@@ -217,8 +243,9 @@ describe('the job queue (pg-boss)', () => {
       await sql.query(statement(8010));
       a.jobs.wakeAfterCommit(sql, 'test.record');
     });
+    expect(await jobValues(a.database, schema, 'test.record', 8000, 8020)).toEqual(Array.from({ length: 10 }, (_, index) => 8010 + index));
     await until(() => valuesDone(8010, 8020).length >= 10);
-    await sleep(300);
+    await queueSettled(a.database, schema, 'test.record');
     expect(valuesDone(8000, 8020).map(({ value }) => value).sort()).toEqual(Array.from({ length: 10 }, (_, index) => 8010 + index));
     expect(() => a.jobs.queueSql('test.unknown')).toThrow('not defined');
   });
