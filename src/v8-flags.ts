@@ -1,9 +1,9 @@
 /**
  * V8 settings of the server process. They go on its command line, `node <flags> dist/src/main.js`: in the
  * `start:prod` script (which `npm start` runs), the Dockerfile's CMD, and wherever bench/ and scripts/ start
- * the server; test/runtime-flags.spec.ts checks each of those against this list, and src/runtime-flags.ts
- * warns when the server was started without them. (Setting them with v8.setFlagsFromString after start-up,
- * as before, is unsupported: Node documents that behaviour after the VM has started as undefined.)
+ * the server; src/runtime-flags.ts warns when the server was started without them, and
+ * test/runtime-flags.spec.ts starts the server as `start:prod` does and expects no warning. (Setting them with
+ * v8.setFlagsFromString after start-up is unsupported: Node documents that behaviour as undefined.)
  */
 export const V8_FLAGS = [
   /**

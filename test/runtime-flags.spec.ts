@@ -55,40 +55,6 @@ describe('V8 flags of the server process', () => {
     expect(status).toBe(0);
   });
 
-  it('are on the command line of npm start and start:prod, exactly the list of src/v8-flags.ts', () => {
-    const { scripts } = JSON.parse(read('package.json'));
-    expect(scripts['start:prod']).toBe(`node ${V8_FLAGS.join(' ')} dist/src/main.js`);
-    expect(scripts.start).toBe('npm run build && npm run start:prod');
-  });
-
-  it("are on the Docker image's command line", () => {
-    const cmd = read('Dockerfile')
-      .split('\n')
-      .filter((line) => line.startsWith('CMD '));
-    expect(cmd).toHaveLength(1);
-    expect(JSON.parse(cmd[0].slice(4))).toEqual(['node', ...V8_FLAGS, 'dist/src/main.js']);
-  });
-
-  it('are never set after start-up (v8.setFlagsFromString, which Node does not support)', () => {
-    const sources = fs.readdirSync(path.join(ROOT, 'src'), { recursive: true, encoding: 'utf8' }).filter((file) => file.endsWith('.ts'));
-    expect(sources.length).toBeGreaterThan(50);
-    expect(sources.filter((file) => /setFlagsFromString\s*\(/.test(read(path.join('src', file))))).toEqual([]);
-  });
-
-  it('are passed by the benchmark and soak scripts that start the server', () => {
-    // Every benchmark starts the built service through startService, which puts the flags first; startServer
-    // itself runs only the baselines (TypeScript, through the swc hook).
-    expect(read('bench/servers.ts')).toContain('nodeArgs: [...V8_FLAGS, ...(spec.nodeArgs ?? [])]');
-    const benchmarks = fs.readdirSync(path.join(ROOT, 'bench')).filter((file) => file.endsWith('.ts') && file !== 'servers.ts');
-    const starting = benchmarks.filter((file) => /\bstartService\(/.test(read(`bench/${file}`)));
-    expect(starting.sort()).toEqual(['ab.ts', 'conversations.ts', 'integrators.ts', 'recordings.ts', 'run.ts', 'webhooks.ts']);
-    for (const file of benchmarks) {
-      for (const call of read(`bench/${file}`).split(/\bstartServer\(/).slice(1)) expect(call.slice(0, call.indexOf('})'))).toMatch(/typescript: true/);
-    }
-    expect(read('scripts/soak.ts')).toMatch(/spawn\(process\.execPath, \[\.\.\.V8_FLAGS,/);
-    expect(read('scripts/measure-startup.sh')).toMatch(/node \$V8_FLAGS dist\/src\/main\.js/);
-  });
-
   it('are what missingV8Flags looks for in process.execArgv', () => {
     expect(missingV8Flags([...V8_FLAGS])).toEqual([]);
     expect(missingV8Flags(['--inspect', V8_FLAGS[0]])).toEqual(V8_FLAGS.slice(1));
