@@ -1,9 +1,14 @@
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
+import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import * as path from 'node:path';
 import type { Server } from 'node:http';
 import type PgBoss from 'pg-boss';
 import { DataSource } from 'typeorm';
 import { AgentsService } from '../src/agents/agents.service';
 import { ApiKeysService } from '../src/auth/api-keys.service';
+import { idempotencySecrets, openBody, sealBody } from '../src/idempotency/idempotency-crypto';
+import { IDEMPOTENCY_SECRET, IDEMPOTENCY_SECRET_FILE, loadIdempotencySecret } from '../src/idempotency/idempotency-secret';
 import { IdempotencyRepository } from '../src/idempotency/idempotency.repository';
 import { IdempotencyService } from '../src/idempotency/idempotency.service';
 import { Jobs } from '../src/jobs/jobs.service';
@@ -36,6 +41,9 @@ function gate<T extends object>(target: T, method: keyof T & string) {
 }
 
 const REPLAYED = 'idempotent-replayed';
+
+/** The body key as it was derived before the server secret took part: from the Idempotency-Key alone. */
+const keyAloneBodyKey = (key: string) => createHash('sha256').update('voice-agent-api idempotency body\0').update(key, 'latin1').digest();
 
 describe('Idempotency-Key', () => {
   let context: TestContext;
@@ -226,6 +234,37 @@ describe('Idempotency-Key', () => {
     for (const secret of [first.body.apiKey, first.body.prefix, 'Partner', key]) expect(rows[0].body.includes(Buffer.from(secret))).toBe(false);
   });
 
+  it('encrypts the stored answer with a key that needs the server secret: the Idempotency-Key alone does not open it, and the replay works', async () => {
+    const account = await context.createAccount();
+    const key = `order-${account.id}`; // a key weak enough to be guessed from a copy of the table
+    const first = await post(account, '/api-keys', key, { name: 'Guessable' }).expect(201);
+    const [row]: { key_hash: string; body: Buffer }[] = await dataSource.query('SELECT key_hash, body FROM idempotency_keys WHERE account_id = $1', [account.id]);
+    const boundTo = `${account.id}:${row.key_hash}`;
+    const secrets = idempotencySecrets(context.app.get(IDEMPOTENCY_SECRET), key);
+    expect(openBody(secrets, boundTo, row.body).toString()).toBe(first.text);
+    expect(() => openBody({ ...secrets, bodyKey: keyAloneBodyKey(key) }, boundTo, row.body)).toThrow();
+    const again = await post(account, '/api-keys', key, { name: 'Guessable' }).expect(201).expect(REPLAYED, 'true');
+    expect(again.body.apiKey).toBe(first.body.apiKey);
+  });
+
+  it('refuses cleanly (409) the replay of an answer stored before the server secret took part, and does not run the request again', async () => {
+    const account = await context.createAccount();
+    const key = randomUUID();
+    await post(account, '/agents', key, { name: 'Stored before' }).expect(201);
+    // The record as the previous version stored it: the same lookup and request hash, the body sealed with the key alone.
+    const [row]: { id: number; key_hash: string; body: Buffer }[] = await dataSource.query('SELECT id, key_hash, body FROM idempotency_keys WHERE account_id = $1', [account.id]);
+    const boundTo = `${account.id}:${row.key_hash}`;
+    const secrets = idempotencySecrets(context.app.get(IDEMPOTENCY_SECRET), key);
+    const legacy = sealBody({ ...secrets, bodyKey: keyAloneBodyKey(key) }, boundTo, openBody(secrets, boundTo, row.body));
+    await dataSource.query('UPDATE idempotency_keys SET body = $1 WHERE account_id = $2 AND id = $3', [legacy, account.id, row.id]);
+    const before = await accountFingerprint(dataSource, account.id);
+    const refused = await post(account, '/agents', key, { name: 'Stored before' }).expect(409);
+    expect(refused.body).toEqual({ statusCode: 409, error: 'Conflict', message: expect.stringContaining('cannot be read by this server') });
+    expect(refused.headers[REPLAYED]).toBeUndefined();
+    expect(await accountFingerprint(dataSource, account.id)).toBe(before);
+    expect(await agentsNamed(account, 'Stored before')).toBe(1);
+  });
+
   it('ignores the header on other methods, and costs a request without it nothing', async () => {
     const account = await context.createAccount();
     const agent = (await context.as(account).post('/agents').send({ name: 'Patched' }).expect(201)).body;
@@ -372,6 +411,49 @@ describe('Idempotency-Key on two servers at once', () => {
       expect([replayed.headers[REPLAYED], replayed.body]).toEqual(['true', answered.body]);
     } finally {
       held.restore();
+    }
+  });
+});
+
+describe('Idempotency-Key on two servers with different IDEMPOTENCY_SECRETs (no shared DATA_DIR, the variable unset or set apart)', () => {
+  let first: TestContext;
+  let second: TestContext;
+  beforeAll(async () => {
+    first = await createTestContext({ idempotencySecret: 'first-instance-secret-'.padEnd(40, 'x') });
+    second = await createTestContext({ idempotencySecret: 'second-instance-secret-'.padEnd(40, 'x') });
+  });
+  afterAll(async () => {
+    await first.close();
+    await second.close();
+  });
+
+  it('replays on the server whose secret sealed the answer, and refuses it on the other with a 409, doing nothing again', async () => {
+    const account = await first.createAccount();
+    const key = randomUUID();
+    const answered = await first.as(account).post('/agents').set('Idempotency-Key', key).send({ name: 'Apart' }).expect(201);
+    const refused = await second.as(account).post('/agents').set('Idempotency-Key', key).send({ name: 'Apart' }).expect(409);
+    expect(refused.body.message).toContain('IDEMPOTENCY_SECRET');
+    const replayed = await first.as(account).post('/agents').set('Idempotency-Key', key).send({ name: 'Apart' }).expect(201);
+    expect([replayed.headers[REPLAYED], replayed.body]).toEqual(['true', answered.body]);
+    const agents = (await first.as(account).get('/agents').expect(200)).body as { name: string }[];
+    expect(agents.filter((agent) => agent.name === 'Apart')).toHaveLength(1);
+  });
+});
+
+describe('the idempotency server secret', () => {
+  it('is IDEMPOTENCY_SECRET when set, else generated once in DATA_DIR (mode 0600) and the same for every instance that shares it', async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), 'idempotency-secret-'));
+    try {
+      expect(await loadIdempotencySecret('c'.repeat(32), dir)).toBe('c'.repeat(32));
+      const created = await Promise.all([0, 1, 2].map(() => loadIdempotencySecret(undefined, dir)));
+      expect(new Set(created).size).toBe(1);
+      expect(created[0]).toMatch(/^[A-Za-z0-9_-]{43}$/);
+      const file = path.join(dir, IDEMPOTENCY_SECRET_FILE);
+      expect((await readFile(file, 'utf8')).trim()).toBe(created[0]);
+      expect((await stat(file)).mode & 0o777).toBe(0o600);
+      expect(await loadIdempotencySecret(undefined, dir)).toBe(created[0]);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
     }
   });
 });

@@ -32,6 +32,8 @@ export interface AppConfig {
   rateLimitWindowSeconds: number;
   /** Shared rate-limit counters for several instances; unset: in memory. */
   redisUrl: string | undefined;
+  /** Server secret of the stored idempotent answers' encryption (src/idempotency); unset: generated once and kept under DATA_DIR. */
+  idempotencySecret: string | undefined;
   /** Express `trust proxy`: how client IPs are read behind reverse proxies (false, a hop count, or their addresses). */
   trustProxy: false | number | string[];
   /** Requests per window to the public widget routes, per site key and client IP. */
@@ -215,6 +217,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     storage: readStorageConfig(env),
     jobQueueSchema: readMatching(env, 'JOB_QUEUE_SCHEMA', /^[a-z_][a-z0-9_]{0,62}$/, 'must be a lowercase PostgreSQL identifier (letters, digits, _)') ?? 'pgboss',
     jobMaintenanceIntervalSeconds: readInt(env, 'JOB_MAINTENANCE_INTERVAL_SECONDS', 30, 1, 3600),
+    idempotencySecret: readMatching(env, 'IDEMPOTENCY_SECRET', /^\S{32,512}$/, 'must be 32-512 characters without spaces'),
     llm: {
       baseUrl: readUrl(env, 'LLM_BASE_URL', ['http:', 'https:']),
       apiKey: readMatching(env, 'LLM_API_KEY', /^\S{1,4096}$/, 'must be 1-4096 characters without spaces'),

@@ -2,25 +2,37 @@ import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes }
 
 /**
  * What is stored of an Idempotency-Key and its first request, so that the table holds nothing readable without
- * the key itself: the key as a hash (its lookup), the request as an HMAC keyed by the key (compared with a
- * retry's), and the response body encrypted (AES-256-GCM) with a key derived from it. A response can carry a
- * secret (`POST /api-keys` answers with the new API key, which is otherwise stored only as a hash); a copy of
- * the database does not reveal it. Clients should use random keys (a UUID), as for any idempotency key.
+ * the key itself and the server's secret: the key as a hash (its lookup), the request as an HMAC keyed by the key
+ * (compared with a retry's), and the response body encrypted (AES-256-GCM) with a key derived from both the key
+ * and the server secret (IDEMPOTENCY_SECRET, or the one kept in DATA_DIR). A response can carry a secret
+ * (`POST /api-keys` answers with the new API key, which is otherwise stored only as a hash); a copy of the
+ * database does not reveal it, even for a key weak enough to be guessed (and recognised from its hash): the body
+ * does not open without the server secret. Clients should use random keys (a UUID), as for any idempotency key.
  */
 export interface IdempotencySecrets {
   /** SHA-256 of the key, hex: the lookup. */
   keyHash: string;
-  /** AES-256 key of the stored body, and HMAC key of the request hash. */
+  /** HMAC key of the request hash. */
+  requestKey: Buffer;
+  /** AES-256 key of the stored body. */
   bodyKey: Buffer;
 }
 
 const IV_BYTES = 12;
 const TAG_BYTES = 16;
 
-const digest = (label: string, key: string) => createHash('sha256').update(`voice-agent-api idempotency ${label}\0`).update(key, 'latin1');
+const LABEL = (label: string) => `voice-agent-api idempotency ${label}\0`;
+const digest = (label: string, key: string) => createHash('sha256').update(LABEL(label)).update(key, 'latin1');
 
-export function idempotencySecrets(idempotencyKey: string): IdempotencySecrets {
-  return { keyHash: digest('lookup', idempotencyKey).digest('hex'), bodyKey: digest('body', idempotencyKey).digest() };
+export function idempotencySecrets(serverSecret: string, idempotencyKey: string): IdempotencySecrets {
+  return {
+    keyHash: digest('lookup', idempotencyKey).digest('hex'),
+    // Labelled 'body' since the body key was derived this way (from the key alone): a record stored before the
+    // server secret took part is still recognised as the same request, and its replay refused cleanly (its body
+    // no longer opens) rather than taken for another request (422).
+    requestKey: digest('body', idempotencyKey).digest(),
+    bodyKey: createHmac('sha256', serverSecret).update(LABEL('body')).update(idempotencyKey, 'latin1').digest(),
+  };
 }
 
 /** JSON with object keys sorted at every level: two bodies that differ only in key order are the same request. */
@@ -41,7 +53,7 @@ export function canonicalJson(value: unknown): string {
  * have had itself (`POST /api-keys` by a key with fewer scopes).
  */
 export function requestHash(secrets: IdempotencySecrets, apiKeyId: number, method: string, path: string, body: unknown): string {
-  const hmac = createHmac('sha256', secrets.bodyKey).update(`${apiKeyId}\0${method}\0${path}\0`, 'latin1');
+  const hmac = createHmac('sha256', secrets.requestKey).update(`${apiKeyId}\0${method}\0${path}\0`, 'latin1');
   if (body !== undefined) hmac.update(canonicalJson(body));
   return hmac.digest('hex');
 }

@@ -4,8 +4,8 @@ import { AccountOwnedEntity } from '../database/account-owned.entity';
 /**
  * One `Idempotency-Key` of one account, for 24 hours from its first request (`created_at`): claimed when that
  * request starts (the unique index decides between instances), completed with its response. Nothing here can be
- * read without the key itself: the key is stored as a hash, and the response body (which may carry a secret,
- * such as a new API key) encrypted with a key derived from it (idempotency-crypto.ts).
+ * read without the key itself and the server's secret: the key is stored as a hash, and the response body (which
+ * may carry a secret, such as a new API key) encrypted with a key derived from both (idempotency-crypto.ts).
  */
 @Entity('idempotency_keys')
 @Index(['accountId', 'keyHash'], { unique: true })

@@ -1,8 +1,9 @@
-import { ConflictException, Injectable, Logger, UnprocessableEntityException } from '@nestjs/common';
+import { ConflictException, Inject, Injectable, Logger, UnprocessableEntityException } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import { Jobs } from '../jobs/jobs.service';
 import { IdempotencySecrets, idempotencySecrets, openBody, requestHash, sealBody } from './idempotency-crypto';
 import { IdempotencyClaim, IdempotencyRepository } from './idempotency.repository';
+import { IDEMPOTENCY_SECRET } from './idempotency-secret';
 import type { CapturedResponse } from './response-capture';
 
 /** The request holds the key: it runs, and `finish` records its answer. */
@@ -20,6 +21,11 @@ const EXPIRE_BATCH = 10_000;
 const CLAIM_ATTEMPTS = 3;
 
 const inFlight = () => new ConflictException('A request with this Idempotency-Key is still in progress; retry once it has been answered');
+/** The first request was done, but its stored answer does not open here: it is not run again. */
+const unreadable = () =>
+  new ConflictException(
+    'A request with this Idempotency-Key was already answered, but its stored answer cannot be read by this server (stored before an upgrade, or by an instance with another IDEMPOTENCY_SECRET); it was not run again',
+  );
 
 /** Whether an answer is kept for replay: not a server failure (5xx) nor a 429, after which the same key may be retried. */
 const isStored = (statusCode: number) => statusCode < 500 && statusCode !== 429;
@@ -31,6 +37,7 @@ export class IdempotencyService {
 
   constructor(
     private readonly records: IdempotencyRepository,
+    @Inject(IDEMPOTENCY_SECRET) private readonly serverSecret: string,
     jobs: Jobs,
   ) {
     jobs.define({
@@ -49,7 +56,7 @@ export class IdempotencyService {
    * was another request (API key, method, path or body); a 409 while it is still running.
    */
   async begin(accountId: number, apiKeyId: number, idempotencyKey: string, method: string, path: string, body: unknown): Promise<IdempotencyOutcome> {
-    const secrets = idempotencySecrets(idempotencyKey);
+    const secrets = idempotencySecrets(this.serverSecret, idempotencyKey);
     const hash = requestHash(secrets, apiKeyId, method, path, body);
     for (let attempt = 0; attempt < CLAIM_ATTEMPTS; attempt++) {
       const claim = await this.records.claim(accountId, secrets.keyHash, hash, randomUUID());
@@ -60,10 +67,23 @@ export class IdempotencyService {
         throw new UnprocessableEntityException('This Idempotency-Key was used with another request (API key, method, path or body) in the last 24 hours; use a new key');
       }
       if (record.statusCode === null || record.body === null) throw inFlight();
-      const stored = openBody(secrets, context(accountId, secrets), record.body);
-      return { replay: { statusCode: record.statusCode, contentType: record.contentType, body: stored } };
+      return { replay: { statusCode: record.statusCode, contentType: record.contentType, body: this.open(accountId, secrets, record.body) } };
     }
     throw inFlight();
+  }
+
+  /**
+   * The stored answer, or a 409 when it does not open with this server's secret: a record stored before the secret
+   * took part (they expire within 24 hours), or by an instance with another secret. Never a 500, and never the
+   * request run again (it was done once already).
+   */
+  private open(accountId: number, secrets: IdempotencySecrets, sealed: Buffer): Buffer {
+    try {
+      return openBody(secrets, context(accountId, secrets), sealed);
+    } catch {
+      this.logger.warn('A stored idempotent answer could not be decrypted: instances that share no DATA_DIR need the same IDEMPOTENCY_SECRET');
+      throw unreadable();
+    }
   }
 
   /** Records the first request's answer for replays, or gives the key up after a 5xx or 429. Never throws. */
