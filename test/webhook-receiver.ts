@@ -13,9 +13,9 @@ export interface ReceivedDelivery {
   receivedAtMs: number;
 }
 
-/** How to answer the n-th request (0-based): a status and body, or `hang` (never answer). */
+/** How to answer the n-th request (0-based): a status and body, or `hang` (never answer); a promise holds the request until it settles. */
 export type Answer = { status: number; body?: string; headers?: Record<string, string> } | 'hang';
-export type Responder = (delivery: ReceivedDelivery, index: number) => Answer;
+export type Responder = (delivery: ReceivedDelivery, index: number) => Answer | Promise<Answer>;
 
 export interface Receiver {
   /** `http(s)://127.0.0.1:<port>` + path. */
@@ -43,10 +43,10 @@ export async function startReceiver(respond: Responder = answerOk, tls?: { key: 
     const receivedAtMs = Date.now();
     const chunks: Buffer[] = [];
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
-    request.on('end', () => {
+    request.on('end', async () => {
       const delivery = { headers: request.headers, body: Buffer.concat(chunks).toString('utf8'), receivedAt, receivedAtMs };
       const index = receiver.deliveries.push(delivery) - 1;
-      const answer = receiver.respond(delivery, index);
+      const answer = await receiver.respond(delivery, index);
       if (answer === 'hang') return;
       response.writeHead(answer.status, answer.headers);
       response.end(answer.body);

@@ -806,3 +806,64 @@ describe('webhook retry schedule (WEBHOOK_RETRY_SECONDS=1,3)', () => {
     expect(last).toMatchObject({ attempts: 3, nextAttemptAt: null });
   }, 30_000);
 });
+
+describe('webhook retry by hand while an attempt is in flight (WEBHOOK_RETRY_SECONDS=3600,3600)', () => {
+  let context: TestContext;
+  let receiver: Receiver;
+  let account: TestAccount;
+  // Retry delays far beyond the test's timeout: only an attempt made at once can reach the receiver in time.
+  beforeAll(async () => {
+    context = await createTestContext(webhooksConfig({ retrySeconds: [3600, 3600], timeoutMs: 5_000 }));
+    receiver = await startReceiver();
+  });
+  afterAll(async () => {
+    await receiver?.close();
+    await context?.close();
+  });
+  beforeEach(async () => {
+    account = await context.createAccount();
+    receiver.deliveries.length = 0;
+  });
+
+  const deliveries = (webhookId: number) =>
+    context
+      .as(account)
+      .get(`/webhooks/${webhookId}/deliveries`)
+      .then((response) => response.body as Record<string, unknown>[]);
+  /** A ping whose first attempt the receiver holds, answered `first` once `release` is called; later attempts get 204. */
+  const heldPing = async (first: number) => {
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    receiver.respond = (_delivery, index) => (index === 0 ? released.then(() => ({ status: first })) : { status: 204 });
+    const { id } = (await context.as(account).post('/webhooks').send({ url: receiver.url(), events: ['call.created'] }).expect(201)).body;
+    const ping = (await context.as(account).post(`/webhooks/${id}/test`).expect(202)).body;
+    await receiver.waitFor(1); // the first attempt is in flight
+    return { webhookId: id as number, deliveryId: ping.id as string, release };
+  };
+
+  it.each([
+    ['fails (500), whose own retry would come an hour later', 500],
+    ['succeeds (204), after which nothing else was due', 204],
+  ])('attempts again right after the attempt in flight ends, when that attempt %s', async (_, status) => {
+    const { webhookId, deliveryId, release } = await heldPing(status);
+    const retried = (await context.as(account).post(`/webhooks/${webhookId}/deliveries/${deliveryId}/retry`).expect(202)).body;
+    expect(retried).toMatchObject({ status: 'pending', attempts: 0 });
+    release();
+    const [first, second] = await receiver.waitFor(2, 15_000);
+    expect(second.headers['webhook-id']).toBe(first.headers['webhook-id']);
+    // Asked for once, attempted once more: the second attempt answered the request, and nothing else is due.
+    const [row] = await eventually(() => deliveries(webhookId), (rows) => rows[0]?.attempts === 2);
+    expect(row).toMatchObject({ status: 'succeeded', lastStatusCode: 204, nextAttemptAt: null });
+  });
+
+  it('does not attempt again after an attempt in flight that got 410 Gone (the webhook is disabled), though a retry was asked for', async () => {
+    const { webhookId, deliveryId, release } = await heldPing(410);
+    await context.as(account).post(`/webhooks/${webhookId}/deliveries/${deliveryId}/retry`).expect(202);
+    release();
+    const [row] = await eventually(() => deliveries(webhookId), (rows) => rows[0]?.attempts === 1);
+    // Failed for good (no job can take a failed delivery): the retry asked for is not made.
+    expect(row).toMatchObject({ status: 'failed', lastStatusCode: 410, nextAttemptAt: null });
+    expect((await context.as(account).get(`/webhooks/${webhookId}`).expect(200)).body.enabled).toBe(false);
+    expect(receiver.deliveries).toHaveLength(1);
+  });
+});

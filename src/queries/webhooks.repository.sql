@@ -474,7 +474,8 @@ WITH
     UPDATE webhook_deliveries d
     SET
       status = 'pending',
-      next_attempt_at = now()
+      next_attempt_at = now(),
+      retry_requested = TRUE
     FROM
       target
     WHERE
@@ -511,7 +512,8 @@ WITH
   claimed AS (
     UPDATE webhook_deliveries d
     SET
-      locked_until = now() + make_interval(secs => $4::double precision / 1000)
+      locked_until = now() + make_interval(secs => $4::double precision / 1000),
+      retry_requested = FALSE
     FROM
       jobs j,
       webhooks w,
@@ -567,49 +569,121 @@ WHERE
 
 -- WebhooksRepository.recordOutcomes
 -- unscoped: a batch of delivery jobs of several accounts: each row is matched on its job's own (account_id, id)
-UPDATE webhook_deliveries d
-SET
-  status = CASE
-    WHEN d.status = 'pending'
-    OR o.status = 'succeeded' THEN o.status
-    ELSE d.status
-  END,
-  attempts = d.attempts + 1,
-  last_status_code = o.status_code,
-  last_error = CASE
-    WHEN d.status = 'pending'
-    OR o.status = 'succeeded' THEN o.error
-    ELSE d.last_error
-  END,
-  next_attempt_at = CASE
-    WHEN d.status = 'pending' THEN o.next_attempt_at
-  END,
-  locked_until = NULL
-FROM
-  unnest(
-    $1::INT[],
-    $2::UUID[],
-    $3::INT[],
-    $4::VARCHAR[],
-    $5::INT[],
-    $6::VARCHAR[],
-    $7::TIMESTAMPTZ[]
-  ) AS o (
-    account_id,
-    id,
-    attempts,
-    status,
-    status_code,
-    error,
-    next_attempt_at
+WITH
+  recorded AS (
+    UPDATE webhook_deliveries d
+    SET
+      status = CASE
+        WHEN d.status = 'pending'
+        AND d.retry_requested
+        AND NOT o.final THEN 'pending'
+        WHEN d.status = 'pending'
+        OR o.status = 'succeeded' THEN o.status
+        ELSE d.status
+      END,
+      attempts = d.attempts + 1,
+      last_status_code = o.status_code,
+      last_error = CASE
+        WHEN d.status = 'pending'
+        OR o.status = 'succeeded' THEN o.error
+        ELSE d.last_error
+      END,
+      next_attempt_at = CASE
+        WHEN d.status <> 'pending' THEN NULL
+        WHEN d.retry_requested
+        AND NOT o.final THEN now()
+        ELSE o.next_attempt_at
+      END,
+      locked_until = NULL
+    FROM
+      unnest(
+        $1::INT[],
+        $2::UUID[],
+        $3::INT[],
+        $4::VARCHAR[],
+        $5::INT[],
+        $6::VARCHAR[],
+        $7::TIMESTAMPTZ[],
+        $8::BOOLEAN[]
+      ) AS o (
+        account_id,
+        id,
+        attempts,
+        status,
+        status_code,
+        error,
+        next_attempt_at,
+        final
+      )
+    WHERE
+      d.account_id = o.account_id
+      AND d.id = o.id
+      AND d.attempts = o.attempts
+    RETURNING
+      d.account_id,
+      d.id,
+      d.attempts,
+      d.status,
+      d.status = 'pending'
+      AND d.retry_requested AS retried_now
+  ),
+  jobs AS (
+    INSERT INTO
+      pgboss.job (
+        name,
+        data,
+        retry_limit,
+        retry_delay,
+        retry_backoff,
+        expire_in,
+        keep_until,
+        policy,
+        dead_letter
+      )
+    SELECT
+      q.name,
+      jobs.data,
+      COALESCE(q.retry_limit, 2),
+      CASE
+        WHEN COALESCE(q.retry_backoff, FALSE) THEN GREATEST(COALESCE(q.retry_delay, 0), 1)
+        ELSE COALESCE(q.retry_delay, 0)
+      END,
+      COALESCE(q.retry_backoff, FALSE),
+      COALESCE(
+        q.expire_seconds * interval '1 second',
+        interval '15 minutes'
+      ),
+      now() + COALESCE(
+        q.retention_minutes * interval '1 minute',
+        interval '14 days'
+      ),
+      q.policy,
+      q.dead_letter
+    FROM
+      (
+        SELECT
+          jsonb_build_object(
+            'accountId',
+            account_id,
+            'deliveryId',
+            id,
+            'attempts',
+            attempts
+          ) AS data
+        FROM
+          recorded
+        WHERE
+          retried_now
+      ) AS jobs
+      JOIN pgboss.queue AS q ON q.name = 'webhooks.deliver'
   )
+SELECT
+  id,
+  retried_now AS "retriedNow"
+FROM
+  recorded
 WHERE
-  d.account_id = o.account_id
-  AND d.id = o.id
-  AND d.attempts = o.attempts
-RETURNING
-  d.id,
-  d.status;
+  status = 'pending';
 
 -- WebhooksRepository.disableGone
 WITH

@@ -92,7 +92,9 @@ export class WebhookDeliveries implements OnModuleInit {
     const keys: DeliveryJobKey[] = jobs.map(({ data }) => ({ accountId: data.accountId, deliveryId: data.deliveryId, attempts: data.attempts }));
     const keyOf = new Map(keys.map((key) => [key.deliveryId, key]));
     const { claimed, locked } = await this.webhooks.claimDeliveries(keys, this.lockMs);
-    // In flight elsewhere (a retry by hand during an attempt): look again once that attempt must have ended.
+    // In flight elsewhere (a duplicate job, or the retry of a batch whose outcomes could not be recorded): look
+    // again once that attempt must have ended. A retry by hand during an attempt does not need this: that
+    // attempt's outcome queues the next one (recordOutcomes).
     await this.jobs.sendMany<DeliverJob>(
       DELIVER_JOB,
       locked.map(({ id, lockedUntil }) => ({ data: keyJob(keyOf.get(id)!), startAfter: new Date(lockedUntil.getTime() + 1_000) })),
@@ -127,20 +129,24 @@ export class WebhookDeliveries implements OnModuleInit {
   }
 
   private outcome(accountId: number, delivery: ClaimedDelivery, result: AttemptResult | 'erased'): AttemptOutcome {
-    const base = { accountId, deliveryId: delivery.id, attempts: delivery.attempts };
-    if (result === 'erased') return { ...base, status: 'failed', statusCode: null, error: CANCELLED_BY_ERASURE, nextAttemptAt: null };
+    const base = { accountId, deliveryId: delivery.id, attempts: delivery.attempts, final: false };
+    if (result === 'erased') return { ...base, status: 'failed', statusCode: null, error: CANCELLED_BY_ERASURE, nextAttemptAt: null, final: true };
     if ('statusCode' in result && result.statusCode >= 200 && result.statusCode < 300) {
       return { ...base, status: 'succeeded', statusCode: result.statusCode, error: null, nextAttemptAt: null };
     }
     const statusCode = 'statusCode' in result ? result.statusCode : null;
     const error = 'statusCode' in result ? describeAnswer(result.statusCode, result.body) : shortened(result.error);
-    if (statusCode === 410) return { ...base, status: 'failed', statusCode, error: `${error} (the webhook was disabled)`, nextAttemptAt: null };
+    if (statusCode === 410) return { ...base, status: 'failed', statusCode, error: `${error} (the webhook was disabled)`, nextAttemptAt: null, final: true };
     const delay = this.config.webhooks.retrySeconds[delivery.attempts];
     if (delay === undefined) return { ...base, status: 'failed', statusCode, error, nextAttemptAt: null };
     return { ...base, status: 'pending', statusCode, error, nextAttemptAt: new Date(Date.now() + delay * 1000) };
   }
 
-  /** Records outcomes; retries get their jobs and 410s disable their webhooks, in the same transaction. */
+  /**
+   * Records outcomes; retries get their jobs and 410s disable their webhooks, in the same transaction. A retry by
+   * hand asked for during an attempt gets its job from recordOutcomes' own statement: without a transaction (the
+   * outcomes of the batch all final or successes), the queue's polling finds it, within seconds.
+   */
   private async record(entries: RecordedOutcome[]): Promise<void> {
     const outcomes = entries.map((entry) => entry.outcome);
     const gone = entries.filter((entry) => entry.outcome.statusCode === 410);
@@ -149,12 +155,14 @@ export class WebhookDeliveries implements OnModuleInit {
       this.logger.debug({ deliveryId: outcome.deliveryId, attempt: outcome.attempts + 1, status: outcome.status, statusCode: outcome.statusCode }, 'Webhook delivery attempt');
     }
     if (!outcomes.some((outcome) => outcome.status === 'pending') && gone.length === 0) {
-      await this.webhooks.recordOutcomes(outcomes);
+      await this.webhooks.recordOutcomes(outcomes, this.queue);
       return;
     }
     await this.database.transaction(async (sql) => {
+      const { retryLater, retriedNow } = await this.webhooks.recordOutcomes(outcomes, this.queue, sql);
+      if (retriedNow > 0) this.jobs.wakeAfterCommit(sql, DELIVER_JOB);
       // Only those still pending once recorded: a delivery cancelled during its attempt is not retried.
-      const stillPending = new Set(await this.webhooks.recordOutcomes(outcomes, sql));
+      const stillPending = new Set(retryLater);
       const retries = outcomes.filter((outcome) => stillPending.has(outcome.deliveryId));
       for (const { accountId, webhookId, outcome } of gone) await this.webhooks.disableGone(accountId, webhookId, outcome.deliveryId, sql);
       await this.jobs.sendMany<DeliverJob>(

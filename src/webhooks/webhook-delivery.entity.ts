@@ -60,6 +60,14 @@ export class WebhookDelivery {
   @Column({ type: 'timestamptz', nullable: true })
   lockedUntil: Date | null;
 
+  /**
+   * A retry by hand was asked for since the last attempt was claimed: when it came during that attempt, the
+   * attempt's outcome schedules the next one at once instead of after its delay. Cleared by each claim (the
+   * attempt claimed answers every retry asked for before it).
+   */
+  @Column({ type: 'boolean', default: false })
+  retryRequested: boolean;
+
   @CreateDateColumn({ type: 'timestamptz' })
   createdAt: Date;
 }

@@ -117,6 +117,9 @@ export class WebhooksController {
   @HttpCode(202)
   @ApiOperation({
     summary: 'Attempt a delivery again now (a failed one, a pending one brought forward, or a succeeded one replayed, with the same `webhook-id`)',
+    description:
+      'While an attempt of the delivery is in flight, the retry is made as soon as that attempt ends, whatever its outcome, ' +
+      'instead of after the next delay of `WEBHOOK_RETRY_SECONDS` (unless the receiver answered 410, which disables the webhook).',
   })
   @ApiParam({ name: 'deliveryId', format: 'uuid', description: 'Anything that is not a UUID is a 404, like an unknown id' })
   @ApiAcceptedResponse({ type: WebhookDeliveryResponse })

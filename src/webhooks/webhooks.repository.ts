@@ -92,6 +92,16 @@ export interface AttemptOutcome {
   error: string | null;
   /** When the next attempt is due (status pending); null otherwise. */
   nextAttemptAt: Date | null;
+  /** Never attempted again, not even by a retry asked for during this attempt: a 410 disabled the webhook, or the payload was erased. */
+  final: boolean;
+}
+
+/** What recordOutcomes leaves to its caller. */
+export interface RecordedOutcomes {
+  /** Deliveries left pending until their outcome's `nextAttemptAt`: the caller queues their jobs. */
+  retryLater: string[];
+  /** Deliveries retried by hand during their attempt, queued again for now by the statement itself. */
+  retriedNow: number;
 }
 
 /** Why `retryDelivery` did not queue the delivery again. */
@@ -116,7 +126,7 @@ const EXAMPLE_QUEUE = queueSql('pgboss', 'webhooks.deliver');
 const EXAMPLE_DELIVERY = '7d1e0f4a-2b3c-4d5e-8f9a-0b1c2d3e4f5a';
 const EXAMPLE_KEYS: DeliveryJobKey[] = [{ accountId: 1, deliveryId: EXAMPLE_DELIVERY, attempts: 0 }];
 const EXAMPLE_OUTCOMES: AttemptOutcome[] = [
-  { accountId: 1, deliveryId: EXAMPLE_DELIVERY, attempts: 0, status: 'pending', statusCode: 500, error: 'HTTP 500', nextAttemptAt: new Date('2026-11-22T09:15:12.123Z') },
+  { accountId: 1, deliveryId: EXAMPLE_DELIVERY, attempts: 0, status: 'pending', statusCode: 500, error: 'HTTP 500', nextAttemptAt: new Date('2026-11-22T09:15:12.123Z'), final: false },
 ];
 
 /** A delivery cancelled by the service (the webhook disabled, the call's payload erased) says why here. */
@@ -318,7 +328,9 @@ export class WebhooksRepository {
 
   /**
    * Queues the delivery for another attempt now (a failed one, a succeeded one to replay, or a pending one
-   * brought forward). Refused when it is not the account's webhook's, or when its payload was erased.
+   * brought forward). Refused when it is not the account's webhook's, or when its payload was erased. The
+   * request is also remembered (`retry_requested`): when an attempt is in flight, the job queued now finds it
+   * locked, and that attempt's outcome (recordOutcomes) schedules the next one at once.
    */
   @AccountQuery([1, 2, EXAMPLE_DELIVERY])
   async retryDelivery(accountId: number, webhookId: number, deliveryId: string, sql: Sql = this.db): Promise<DeliveryRow | RetryRefusal> {
@@ -329,7 +341,7 @@ export class WebhooksRepository {
           WHERE d.account_id = $1 AND d.webhook_id = $2 AND d.id = $3
             FOR UPDATE OF d
        ), retried AS (
-         UPDATE webhook_deliveries d SET status = 'pending', next_attempt_at = now()
+         UPDATE webhook_deliveries d SET status = 'pending', next_attempt_at = now(), retry_requested = true
            FROM target WHERE d.account_id = $1 AND d.id = target.id AND NOT target.erased
           RETURNING ${deliveryColumns('target.type')}
        )
@@ -344,7 +356,7 @@ export class WebhooksRepository {
   /**
    * Takes a batch of jobs' deliveries for an attempt: each one still pending at the attempt its job names, and
    * not in flight elsewhere, is locked for `lockMs` (longer than the longest attempt) and returned with what
-   * the attempt needs. Those in flight elsewhere come back in `locked`; jobs whose delivery moved on (a
+   * the attempt needs; the attempt answers the retries by hand asked for until then (`retry_requested` cleared). Those in flight elsewhere come back in `locked`; jobs whose delivery moved on (a
    * duplicate, a stale retry, a deleted webhook) get nothing back: there is nothing left for them to do.
    */
   @UnscopedQuery("a batch of delivery jobs of several accounts: each row is matched on its job's own (account_id, id)", [EXAMPLE_KEYS, 15_000])
@@ -354,7 +366,7 @@ export class WebhooksRepository {
       `WITH jobs AS (
          SELECT * FROM unnest($1::int[], $2::uuid[], $3::int[]) AS j(account_id, id, attempts)
        ), claimed AS (
-         UPDATE webhook_deliveries d SET locked_until = now() + make_interval(secs => $4::double precision / 1000)
+         UPDATE webhook_deliveries d SET locked_until = now() + make_interval(secs => $4::double precision / 1000), retry_requested = false
            FROM jobs j, webhooks w, webhook_events e
           WHERE d.account_id = j.account_id AND d.id = j.id AND d.attempts = j.attempts AND d.status = 'pending'
             AND (d.locked_until IS NULL OR d.locked_until < now())
@@ -382,21 +394,31 @@ export class WebhooksRepository {
   /**
    * Records how a batch of attempts ended, and unlocks those deliveries (one statement for the batch). A delivery
    * cancelled while its attempt was in flight (its webhook disabled, its call erased) has the attempt counted but
-   * stays cancelled unless the receiver took it: a failure is not retried. The ids of the deliveries left pending
-   * (those to retry).
+   * stays cancelled unless the receiver took it: a failure is not retried. A retry by hand asked for during the
+   * attempt (`retry_requested`, read under the row's lock, so a retry is either seen here or asked after this
+   * outcome) wins over the outcome, unless that is final: the delivery stays pending, due now, and its job
+   * (`queue`) is written by this statement, since the outcome alone (a success) may have none. The flag is left
+   * as it is (the next claim clears it), so RETURNING sees the value the SET read.
    */
-  @UnscopedQuery("a batch of delivery jobs of several accounts: each row is matched on its job's own (account_id, id)", [EXAMPLE_OUTCOMES])
-  async recordOutcomes(outcomes: AttemptOutcome[], sql: Sql = this.db): Promise<string[]> {
-    const rows = await sql.query<{ id: string; status: string }>(
-      `UPDATE webhook_deliveries d
-          SET status = CASE WHEN d.status = 'pending' OR o.status = 'succeeded' THEN o.status ELSE d.status END,
-              attempts = d.attempts + 1, last_status_code = o.status_code,
-              last_error = CASE WHEN d.status = 'pending' OR o.status = 'succeeded' THEN o.error ELSE d.last_error END,
-              next_attempt_at = CASE WHEN d.status = 'pending' THEN o.next_attempt_at END, locked_until = NULL
-         FROM unnest($1::int[], $2::uuid[], $3::int[], $4::varchar[], $5::int[], $6::varchar[], $7::timestamptz[])
-              AS o(account_id, id, attempts, status, status_code, error, next_attempt_at)
-        WHERE d.account_id = o.account_id AND d.id = o.id AND d.attempts = o.attempts
-        RETURNING d.id, d.status`,
+  @UnscopedQuery("a batch of delivery jobs of several accounts: each row is matched on its job's own (account_id, id)", [EXAMPLE_OUTCOMES, EXAMPLE_QUEUE])
+  async recordOutcomes(outcomes: AttemptOutcome[], queue: QueueSql, sql: Sql = this.db): Promise<RecordedOutcomes> {
+    const rows = await sql.query<{ id: string; retriedNow: boolean }>(
+      `WITH recorded AS (
+         UPDATE webhook_deliveries d
+            SET status = CASE WHEN d.status = 'pending' AND d.retry_requested AND NOT o.final THEN 'pending'
+                              WHEN d.status = 'pending' OR o.status = 'succeeded' THEN o.status ELSE d.status END,
+                attempts = d.attempts + 1, last_status_code = o.status_code,
+                last_error = CASE WHEN d.status = 'pending' OR o.status = 'succeeded' THEN o.error ELSE d.last_error END,
+                next_attempt_at = CASE WHEN d.status <> 'pending' THEN NULL WHEN d.retry_requested AND NOT o.final THEN now() ELSE o.next_attempt_at END,
+                locked_until = NULL
+           FROM unnest($1::int[], $2::uuid[], $3::int[], $4::varchar[], $5::int[], $6::varchar[], $7::timestamptz[], $8::boolean[])
+                AS o(account_id, id, attempts, status, status_code, error, next_attempt_at, final)
+          WHERE d.account_id = o.account_id AND d.id = o.id AND d.attempts = o.attempts
+          RETURNING d.account_id, d.id, d.attempts, d.status, d.status = 'pending' AND d.retry_requested AS retried_now
+       ), jobs AS (
+         ${queue.insertJobs(`(SELECT jsonb_build_object('accountId', account_id, 'deliveryId', id, 'attempts', attempts) AS data FROM recorded WHERE retried_now)`)}
+       )
+       SELECT id, retried_now AS "retriedNow" FROM recorded WHERE status = 'pending'`,
       [
         outcomes.map((outcome) => outcome.accountId),
         outcomes.map((outcome) => outcome.deliveryId),
@@ -405,9 +427,10 @@ export class WebhooksRepository {
         outcomes.map((outcome) => outcome.statusCode),
         outcomes.map((outcome) => outcome.error),
         outcomes.map((outcome) => outcome.nextAttemptAt),
+        outcomes.map((outcome) => outcome.final),
       ],
     );
-    return rows.filter((row) => row.status === 'pending').map((row) => row.id);
+    return { retryLater: rows.filter((row) => !row.retriedNow).map((row) => row.id), retriedNow: rows.filter((row) => row.retriedNow).length };
   }
 
   /**
