@@ -299,6 +299,27 @@ describe('GET /calls paging (before= and Link)', () => {
     });
   });
 
+  it("accepts a well-formed cursor the client made itself (cursors are not signed), which only positions the page within the caller's own calls", async () => {
+    const account = await context.createAccount();
+    const other = await context.createAccount();
+    const at = (iso: string) => new Date(iso);
+    await insert(account, [
+      { name: 'mine old', callDate: at('2026-01-01T00:00:00.000Z') },
+      { name: 'mine new', callDate: at('2026-03-01T00:00:00.000Z') },
+      { name: 'mine test', callDate: at('2026-01-02T00:00:00.000Z'), isTest: true },
+      { name: 'mine other status', callDate: at('2026-01-03T00:00:00.000Z'), status: 'lost' },
+    ]);
+    await insert(other, [{ name: 'theirs', callDate: at('2026-01-15T00:00:00.000Z') }]);
+    const [theirs] = (await context.as(other).get('/calls').expect(200)).body as Listed[];
+    // Made from the other account's call, and from a made-up position: each is only a place in this account's list.
+    for (const position of [{ callDate: at(theirs.callDate), id: theirs.id }, { callDate: at('2026-02-01T00:00:00.000Z'), id: '00000000-0000-4000-8000-000000000000' }]) {
+      const page = async (query: Record<string, string>) =>
+        ((await context.as(account).get('/calls').query({ before: encodeListCursor(position), ...query }).expect(200)).body as Listed[]).map((call) => call.name);
+      expect(await page({})).toEqual(['mine other status', 'mine old']);
+      expect(await page({ status: 'lost' })).toEqual(['mine other status']);
+    }
+  });
+
   it('decodes what it encodes, and only that', () => {
     const position = { callDate: new Date('2026-11-22T09:15:02.123Z'), id: '5f0c2a7e-8d3b-4c1e-9a6f-2b7d4e8c1a90' };
     const text = encodeListCursor(position);

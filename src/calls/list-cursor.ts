@@ -4,7 +4,9 @@ import { isUuid } from '../common/id.pipes';
  * The paging cursor of `GET /calls?before=`: the position of the last call of a page in the list's order,
  * (callDate, id). Clients treat it as opaque; it is base64url of the JSON `[1, "<callDate ISO>", "<id>"]`,
  * the version first so that the format can change without old cursors being misread. It holds only what the
- * client was just shown (that call's callDate and id): no account, no filter, nothing secret.
+ * client was just shown (that call's callDate and id): no account, no filter, nothing secret. It is not signed,
+ * so a client can write a well-formed cursor itself; that is harmless: it only says where a page starts among
+ * the caller's own calls, as filtered by the request (the account and filters are never the cursor's).
  */
 export interface ListCursor {
   callDate: Date;
@@ -25,7 +27,7 @@ export function encodeListCursor({ callDate, id }: ListCursor): string {
   return Buffer.from(JSON.stringify([VERSION, callDate.toISOString(), id])).toString('base64url');
 }
 
-/** The cursor's position, or undefined when the text is not a cursor this service wrote (the caller's 400). */
+/** The cursor's position, or undefined when the text is not exactly what this service writes for one (the caller's 400). */
 export function decodeListCursor(text: string): ListCursor | undefined {
   if (text.length > MAX_LENGTH || !BASE64URL.test(text)) return undefined;
   let value: unknown;

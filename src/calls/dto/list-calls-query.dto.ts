@@ -8,7 +8,7 @@ import { IsStorable } from '../../common/storable-text';
 import { EXPORT_FORMATS, ExportFormat } from '../calls-export';
 import { decodeListCursor } from '../list-cursor';
 
-/** A cursor this service wrote (list-cursor.ts); anything else is a 400. */
+/** A well-formed cursor, exactly as this service writes them (list-cursor.ts; not signed); anything else is a 400. */
 const IsListCursor = () =>
   ValidateBy({
     name: 'isListCursor',
