@@ -24,8 +24,8 @@ const ACCEPTED: [string, string][] = [
   ['2026-01-01T00:30:00+01:00', '2025-12-31T23:30:00.000Z'],
   ['2024-02-29T12:00:00Z', '2024-02-29T12:00:00.000Z'],
   ['2000-02-29T12:00:00Z', '2000-02-29T12:00:00.000Z'],
-  ['0000-01-01T00:00:00Z', '0000-01-01T00:00:00.000Z'],
   ['0001-01-01T00:00:00Z', '0001-01-01T00:00:00.000Z'],
+  ['0001-01-01T00:01:00+00:01', '0001-01-01T00:00:00.000Z'],
   ['0099-06-15T12:00:00+02:00', '0099-06-15T10:00:00.000Z'],
   ['1969-12-31T23:59:59.999Z', '1969-12-31T23:59:59.999Z'],
   ['9999-12-31T23:59:59.999Z', '9999-12-31T23:59:59.999Z'],
@@ -69,7 +69,12 @@ const REFUSED: [string, unknown][] = [
   ['a leading space', ' 2026-11-22T10:00:00Z'],
   ['a trailing newline', '2026-11-22T10:00:00Z\n'],
   ['non-ASCII digits', '２０２６-11-22T10:00:00Z'],
+  // Years 0001–9999 in UTC, the days GET /usage can count: PostgreSQL has no year 0 (it would store 1 BC).
+  ['year 0000', '0000-01-01T00:00:00Z'],
+  ['the last instant of year 0000', '0000-12-31T23:59:59.999Z'],
+  ['an instant in year 0000 in UTC', '0001-01-01T00:00:00+00:01'],
   ['an instant before year 0000 in UTC', '0000-01-01T00:00:00+00:01'],
+  ['year 10000', '10000-01-01T00:00:00Z'],
   ['an instant after year 9999 in UTC', '9999-12-31T23:59:59-00:01'],
   ['a time zone name', '2026-11-22T10:00:00 Asia/Kolkata'],
   ['RFC 2822', 'Sun, 22 Nov 2026 10:00:00 +0000'],
@@ -126,7 +131,7 @@ describe('callDate: RFC 3339 with an explicit offset only', () => {
       statusCode: 400,
       error: 'Bad Request',
       message: expect.stringContaining('callDate'),
-      details: [{ field: 'callDate', message: expect.stringMatching(/RFC 3339/) }],
+      details: [{ field: 'callDate', message: expect.stringMatching(/RFC 3339 .* in the years 0001–9999 \(UTC\)/) }],
     });
     expect(await accountFingerprint(dataSource, account.id)).toBe(before);
   });

@@ -1,3 +1,4 @@
+import { DataSource } from 'typeorm';
 import { resolveUsageRange } from '../src/usage/usage-range';
 import { createTestContext, TestAccount, TestContext } from './helpers';
 
@@ -81,6 +82,45 @@ describe('GET /usage', () => {
     });
   });
 
+  describe('the range of dates: years 0001–9999, as for callDate', () => {
+    it.each([
+      ['the first instant of year 0001', '0001-01-01T00:00:00.000Z', '0001-01-01'],
+      ['the last instant of year 9999', '9999-12-31T23:59:59.999Z', '9999-12-31'],
+    ])('counts a call at %s on its day', async (_, callDate, day) => {
+      const account = await context.createAccount();
+      const agentId = (await context.as(account).post('/agents').send({ name: 'Edge' }).expect(201)).body.id;
+      await record(account, { callDate, durationSeconds: 60, agentId });
+      expect(await usage<DayRow>(account, { from: day, to: day })).toEqual([{ date: day, calls: 1, durationSeconds: 60, creditsUsed: 1 }]);
+      expect(await usage<AgentRow>(account, { from: day, to: day, groupBy: 'agent' })).toEqual([{ agentId, agent: 'Edge', calls: 1, durationSeconds: 60, creditsUsed: 1 }]);
+    });
+
+    it.each([
+      ['in year 0000', '0000-12-31T23:59:59.999Z'],
+      ['in year 10000 (in UTC)', '9999-12-31T23:59:59.999-00:01'],
+    ])('refuses a call dated %s with a 400 naming callDate, as /usage refuses its day', async (_, callDate) => {
+      const account = await context.createAccount();
+      const response = await context.as(account).post('/calls').send({ callDate }).expect(400);
+      expect(response.body.details).toEqual([{ field: 'callDate', message: expect.stringContaining('0001–9999') }]);
+    });
+
+    it('answers, without counting them, for calls stored in year 0000 or before (accepted before the range was one)', async () => {
+      const account = await context.createAccount();
+      await context.app.get(DataSource).query(
+        `INSERT INTO calls (account_id, name, call_date, duration_seconds) VALUES ($1, 'year 0', '0001-06-15 00:00:00+00 BC', 60), ($1, 'year -1', '0002-12-31 23:59:59.999+00 BC', 60)`,
+        [account.id],
+      );
+      await record(account, { callDate: '0001-01-01T00:00:00Z', durationSeconds: 30 });
+      expect(await usage<DayRow>(account, { from: '0001-01-01', to: '0001-01-02' })).toEqual([
+        { date: '0001-01-01', calls: 1, durationSeconds: 30, creditsUsed: 0.5 },
+        { date: '0001-01-02', calls: 0, durationSeconds: 0, creditsUsed: 0 },
+      ]);
+      expect(await usage<AgentRow>(account, { to: '0001-01-10', groupBy: 'agent' })).toEqual([{ agentId: null, agent: '', calls: 1, durationSeconds: 30, creditsUsed: 0.5 }]);
+      // They are still listed, as they were stored.
+      const listed = (await context.as(account).get('/calls').expect(200)).body as { callDate: string }[];
+      expect(listed.map((call) => call.callDate)).toEqual(['0001-01-01T00:00:00.000Z', '0000-06-15T00:00:00.000Z', '-000001-12-31T23:59:59.999Z']);
+    });
+  });
+
   describe('per agent', () => {
     it('lists each agent by id with its current name, a deleted agent under the name of its latest call, and calls without an agent last', async () => {
       const account = await context.createAccount();
@@ -157,6 +197,7 @@ describe('GET /usage', () => {
       ['a timestamp', { to: '2026-03-01T00:00:00Z' }, 'to'],
       ['a date with spaces', { to: ' 2026-03-01' }, 'to'],
       ['year 0000', { from: '0000-12-31' }, 'from'],
+      ['year 10000', { to: '10000-01-01' }, 'to'],
       ['a six-digit year', { to: '+020260-01-01' }, 'to'],
       ['an empty date', { from: '' }, 'from'],
       ['a word', { to: 'today' }, 'to'],

@@ -10,9 +10,15 @@ import { ValidateBy } from 'class-validator';
  */
 const RFC3339_DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?(?:[Zz]|([+-])(\d{2}):(\d{2}))$/;
 
-/** The first and last instants whose UTC form has a four-digit year: what the API can write back (RFC 3339 too). */
-const FIRST_INSTANT = new Date(0).setUTCFullYear(0, 0, 1);
-const LAST_INSTANT = new Date(0).setUTCFullYear(10000, 0, 1) - 1;
+/**
+ * The years of every date the API takes (a call's callDate, `GET /usage`'s days), in UTC: four-digit years, which
+ * RFC 3339 and `YYYY-MM-DD` can write back, and not 0000, which PostgreSQL does not have (it would store 1 BC)
+ * and `GET /usage` could never show. One range, so that every call accepted can be counted.
+ */
+export const FIRST_YEAR = 1;
+export const LAST_YEAR = 9999;
+const FIRST_INSTANT = new Date(0).setUTCFullYear(FIRST_YEAR, 0, 1);
+const LAST_INSTANT = new Date(0).setUTCFullYear(LAST_YEAR + 1, 0, 1) - 1;
 
 const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
 const isLeapYear = (year: number) => (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0;
@@ -21,7 +27,7 @@ const daysInMonth = (year: number, month: number) => (month === 2 && isLeapYear(
 /**
  * The instant an RFC 3339 date-time with an offset names, to the millisecond (further fraction digits are
  * dropped: rounding could carry into the next second, day or year); undefined for anything else, for a
- * leap second (a Date cannot hold one), and for an instant whose UTC year is not 0000–9999.
+ * leap second (a Date cannot hold one), and for an instant whose UTC year is not FIRST_YEAR–LAST_YEAR (0001–9999).
  */
 export function parseRfc3339DateTime(text: string): Date | undefined {
   const match = RFC3339_DATE_TIME.exec(text);
@@ -40,7 +46,7 @@ export function parseRfc3339DateTime(text: string): Date | undefined {
   return instant >= FIRST_INSTANT && instant <= LAST_INSTANT ? new Date(instant) : undefined;
 }
 
-export const RFC3339_MESSAGE = 'must be an RFC 3339 date-time with an offset (Z or ±hh:mm), such as 2026-11-22T09:15:02.123+05:30';
+export const RFC3339_MESSAGE = 'must be an RFC 3339 date-time with an offset (Z or ±hh:mm) in the years 0001–9999 (UTC), such as 2026-11-22T09:15:02.123+05:30';
 
 /**
  * An RFC 3339 date-time with an offset, turned into the Date it names (parseRfc3339DateTime); anything else

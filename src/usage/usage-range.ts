@@ -1,3 +1,4 @@
+import { FIRST_YEAR } from '../common/date-time';
 import { RequestValidationException } from '../common/validation';
 import type { UsageRange } from './usage.repository';
 
@@ -9,10 +10,10 @@ export const DEFAULT_USAGE_DAYS = 30;
 const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
 const DAY_MS = 86_400_000;
 
-/** `YYYY-MM-DD`, a day that exists (no 2026-02-30), year 0001 to 9999 (PostgreSQL has no year 0). */
+/** `YYYY-MM-DD`, a day that exists (no 2026-02-30), year 0001 to 9999: the years a call's callDate may have (date-time.ts). */
 export function isCalendarDate(text: string): boolean {
   const match = DATE.exec(text);
-  if (!match || match[1] === '0000') return false;
+  if (!match || Number(match[1]) < FIRST_YEAR) return false;
   const date = new Date(`${text}T00:00:00Z`);
   return !Number.isNaN(date.getTime()) && date.toISOString().slice(0, 10) === text;
 }

@@ -119,7 +119,7 @@ export class CreateCallDto {
 
   /**
    * When the call started: RFC 3339 with an explicit offset (`Z` or `±hh:mm`), to the millisecond (further
-   * fraction digits are dropped); defaults to now. @example "2026-11-22T09:15:02.123Z"
+   * fraction digits are dropped), in the years 0001–9999 (UTC) that `GET /usage` counts; defaults to now. @example "2026-11-22T09:15:02.123Z"
    */
   @IsOmittable()
   @ApiProperty({ type: String, format: 'date-time', required: false })

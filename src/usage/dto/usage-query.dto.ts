@@ -12,7 +12,7 @@ const IsCalendarDate = () =>
     name: 'isCalendarDate',
     validator: {
       validate: (value) => typeof value === 'string' && isCalendarDate(value),
-      defaultMessage: (args) => `${args?.property} must be a date written YYYY-MM-DD`,
+      defaultMessage: (args) => `${args?.property} must be a date written YYYY-MM-DD, from 0001-01-01 to 9999-12-31`,
     },
   });
 
