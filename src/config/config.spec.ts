@@ -158,4 +158,14 @@ describe('loadConfig', () => {
     expect(config.llm).toEqual({ baseUrl: 'http://localhost:11434/v1', apiKey: 'sk-x', timeoutMs: 5_000, maxTokens: 64 });
     expect(config.ragPassages).toBe(0);
   });
+
+  it('reads IDEMPOTENCY_SECRET (unset by default: a secret kept in DATA_DIR) and refuses one under 32 characters or with spaces', () => {
+    expect(loadConfig({}).idempotencySecret).toBeUndefined();
+    const secret = 'x'.repeat(32);
+    expect(loadConfig({ IDEMPOTENCY_SECRET: secret }).idempotencySecret).toBe(secret);
+    expect(loadConfig({ IDEMPOTENCY_SECRET: 'x'.repeat(512) }).idempotencySecret).toHaveLength(512);
+    for (const bad of ['x'.repeat(31), 'x'.repeat(513), `${'x'.repeat(31)} y`]) {
+      expect(() => loadConfig({ IDEMPOTENCY_SECRET: bad })).toThrow('IDEMPOTENCY_SECRET');
+    }
+  });
 });
