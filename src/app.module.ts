@@ -29,7 +29,7 @@ const DOMAIN_MODULES = [HealthModule, AgentsModule, KnowledgeBasesModule, CallsM
 /** The methods whose requests carry a body: other requests never go through the JSON middleware. */
 const BODY_METHODS = [RequestMethod.POST, RequestMethod.PUT, RequestMethod.PATCH];
 
-/** Routes whose bodies are not JSON (they read the raw request stream themselves). */
+/** Routes whose bodies are not JSON (they read the raw request stream themselves): uploads, with their own time bound (JsonBodyGuard). */
 const NON_JSON_ROUTES: { path: string; method: RequestMethod }[] = [{ path: 'calls/:callId/recording', method: RequestMethod.PUT }];
 
 @Module({})

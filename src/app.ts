@@ -6,7 +6,7 @@ import { AppModule } from './app.module';
 import { AppConfig } from './config/config';
 import { ApiExpressAdapter } from './common/api-express-adapter';
 import { answerClientErrors } from './common/client-error';
-import { applyHttpTimeouts } from './common/http-timeouts';
+import { applyHttpTimeouts, httpTimeouts } from './common/http-timeouts';
 import { createLogger, PinoLoggerService, requestLogger } from './common/logger';
 import { applySecurity } from './common/security';
 import { buildOpenApiDocument, serveOpenApiDocument } from './openapi';
@@ -17,13 +17,16 @@ import { buildOpenApiDocument, serveOpenApiDocument } from './openapi';
  */
 export async function createApp(config: AppConfig, databaseUrl: string, logger: Logger = createLogger(config)): Promise<INestApplication> {
   const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config, databaseUrl), new ApiExpressAdapter(), {
-    bodyParser: false, // JsonBodyMiddleware parses, so that its errors have the API's shape
+    bodyParser: false, // JsonBodyGuard parses, once the request is authenticated and counted, in the API's error shape
     logger: ['error', 'warn'],
   });
   app.disable('x-powered-by');
   app.set('trust proxy', config.trustProxy);
-  answerClientErrors(app.getHttpServer());
-  applyHttpTimeouts(app.getHttpServer());
+  const server = app.getHttpServer();
+  answerClientErrors(server);
+  applyHttpTimeouts(server, httpTimeouts(config));
+  // Beyond it, Node closes a new connection at once: slow clients holding connections cannot exhaust the process.
+  server.maxConnections = config.httpMaxConnections;
   app.use(requestLogger(logger));
   applySecurity(app, config);
   app.set('etag', false);

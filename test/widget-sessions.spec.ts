@@ -203,11 +203,12 @@ describe('the widget rate limit on sessions and conversations', () => {
   let context: TestContext;
 
   beforeAll(async () => {
-    context = await createTestContext({ widgetRateLimit: 3, widgetRateLimitWindowSeconds: 60 });
+    // One proxy in front (TRUST_PROXY=1): a request with X-Forwarded-For comes from the address it names.
+    context = await createTestContext({ widgetRateLimit: 3, widgetRateLimitWindowSeconds: 60, trustProxy: 1 });
   });
   afterAll(() => context.close());
 
-  it('limits POST /widget/sessions per site key and IP, and each conversation\'s routes per conversation and IP (429 with Retry-After)', async () => {
+  it('limits POST /widget/sessions per IP (its site key is in the body, read only after the count), and each conversation\'s routes per conversation and IP (429 with Retry-After)', async () => {
     const owner = await context.createAccount();
     const agent = (await context.as(owner).post('/agents').send({}).expect(201)).body;
     const site = (await context.as(owner).post('/widget/sites').send({ name: 'Limited', agentId: agent.id }).expect(201)).body;
@@ -231,7 +232,8 @@ describe('the widget rate limit on sessions and conversations', () => {
     const owner = await context.createAccount();
     const agent = (await context.as(owner).post('/agents').send({}).expect(201)).body;
     const site = (await context.as(owner).post('/widget/sites').send({ name: 'Shop', agentId: agent.id, allowedDomain: 'shop.example.com' }).expect(201)).body;
-    const { conversationId, token } = (await context.http.post('/widget/sessions').set('Origin', PAGE).send({ siteKey: site.siteKey }).expect(201)).body;
+    // From another address: the test above used up this one's sessions.
+    const { conversationId, token } = (await context.http.post('/widget/sessions').set('X-Forwarded-For', '198.51.100.7').set('Origin', PAGE).send({ siteKey: site.siteKey }).expect(201)).body;
     const send = () => context.http.post(`/conversations/${conversationId}/messages`).set('Origin', PAGE).set(bearer(token)).send({ text: 'hi' });
     for (let index = 0; index < 3; index++) expect((await send()).headers['access-control-allow-origin']).toBe(PAGE);
     const limited = await send();

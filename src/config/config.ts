@@ -57,6 +57,12 @@ export interface AppConfig {
   jobWorkers: boolean;
   /** Webhook deliveries (see WebhooksConfig below). */
   webhooks: WebhooksConfig;
+  /** How long a request's body may take to arrive, from its headers, before it is cut (408); uploads aside. */
+  httpRequestTimeoutMs: number;
+  /** The same for a recording upload, which streams up to 200 MiB; at least httpRequestTimeoutMs. */
+  httpUploadTimeoutMs: number;
+  /** Open connections at most; a connection beyond is closed at once (slow clients cannot hold the process). */
+  httpMaxConnections: number;
 }
 
 /** An OpenAI-compatible Chat Completions provider; without `baseUrl`, the built-in answerer replies. */
@@ -229,7 +235,18 @@ export function loadConfig(env: Env = process.env): AppConfig {
     fetchAllowPrivateAddresses: readBoolean(env, 'FETCH_ALLOW_PRIVATE_ADDRESSES', false),
     jobWorkers: readBoolean(env, 'JOB_WORKERS', true),
     webhooks: readWebhooksConfig(env),
+    ...readHttpLimits(env),
   };
+}
+
+/** The bounds on receiving requests (src/common/http-timeouts.ts): an upload's is never shorter than any request's. */
+function readHttpLimits(env: Env): Pick<AppConfig, 'httpRequestTimeoutMs' | 'httpUploadTimeoutMs' | 'httpMaxConnections'> {
+  const httpRequestTimeoutMs = readInt(env, 'HTTP_REQUEST_TIMEOUT_MS', 60_000, 1_000, 3_600_000);
+  const httpUploadTimeoutMs = readInt(env, 'HTTP_UPLOAD_TIMEOUT_MS', 3_600_000, 1_000, 86_400_000);
+  if (httpUploadTimeoutMs < httpRequestTimeoutMs) {
+    throw new ConfigError('HTTP_UPLOAD_TIMEOUT_MS', `must be at least HTTP_REQUEST_TIMEOUT_MS (${httpRequestTimeoutMs}), got ${httpUploadTimeoutMs}`);
+  }
+  return { httpRequestTimeoutMs, httpUploadTimeoutMs, httpMaxConnections: readInt(env, 'HTTP_MAX_CONNECTIONS', 4096, 1, 1_000_000) };
 }
 
 // ---- Webhooks (owned by src/webhooks) ----

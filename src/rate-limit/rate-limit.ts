@@ -1,9 +1,12 @@
+import { createHash } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
 import { ExecutionContext, Injectable } from '@nestjs/common';
 import { normalizeIp, ThrottlerException, ThrottlerGuard, ThrottlerLimitDetail, ThrottlerModuleOptions, ThrottlerOptions, ThrottlerRequest } from '@nestjs/throttler';
 import type { ThrottlerStorageRecord } from '@nestjs/throttler/dist/throttler-storage-record.interface';
 import { IS_PUBLIC } from '../auth/public.decorator';
+import { isUuid } from '../common/id.pipes';
 import { AppConfig } from '../config/config';
+import { isSiteKeyShaped } from '../widget-sites/site-key';
 
 /**
  * Rate limits with @nestjs/throttler, one named throttler per kind of caller:
@@ -70,6 +73,35 @@ const isPublicRoute = (context: ExecutionContext) =>
 export const widgetCredentialOf = (request: TrackedRequest): string | undefined =>
   [request.params?.siteKey, request.params?.conversationId, request.body?.siteKey].find((value) => typeof value === 'string');
 
+/** The longest part of a counter's key taken as the client sent it: an IP address is at most 45 characters. */
+const MAX_KEY_PART = 45;
+
+/**
+ * A part of a counter's key made from what the client sent (a client address read from X-Forwarded-For can be
+ * any text of up to 16 KiB): as it is when short, else its SHA-256 (128 bits, base64url), so that a key's length
+ * is bounded whatever the client sends, and distinct long inputs still count apart.
+ */
+const boundedKeyPart = (value: string): string =>
+  value.length <= MAX_KEY_PART ? value : `#${createHash('sha256').update(value).digest('base64url').slice(0, 22)}`;
+
+/** The client address of a request, as a part of a counter's key (IPv6 by its /64, like the throttler's own trackers). */
+export const clientAddressKey = (request: { ip?: string; socket?: { remoteAddress?: string } }): string =>
+  boundedKeyPart(normalizeIp(request.ip ?? request.socket?.remoteAddress ?? ''));
+
+/**
+ * What the widget throttler counts a public request by, besides the address: the credential its path names when it
+ * has a credential's shape (a site key, or a conversation id, lowercased as its route reads it), the constant
+ * `malformed` for one that cannot name anything (a 404 whatever it is), else the route itself (the script, the
+ * preflights, POST /widget/sessions). Never the body: it is read after this count (JsonBodyGuard), so POST
+ * /widget/sessions, whose site key is in its body, is counted per address.
+ */
+function widgetCounterOf(request: TrackedRequest): string {
+  const { siteKey, conversationId } = request.params ?? {};
+  if (typeof siteKey === 'string') return isSiteKeyShaped(siteKey) ? siteKey : 'malformed';
+  if (typeof conversationId === 'string') return isUuid(conversationId) ? conversationId.toLowerCase() : 'malformed';
+  return `${request.method} ${request.route?.path ?? '-'}`;
+}
+
 /** Authenticated routes, per account. */
 function accountThrottler(config: AppConfig): ThrottlerOptions {
   return {
@@ -83,8 +115,8 @@ function accountThrottler(config: AppConfig): ThrottlerOptions {
 }
 
 /**
- * The public widget routes: per site key (in the path, or the body of POST /widget/sessions) or conversation
- * (the bearer routes), and client IP.
+ * The public widget routes: per site key in the path or conversation (the bearer routes), or per route (the
+ * script, POST /widget/sessions), and client IP (widgetCounterOf).
  */
 function widgetThrottler(config: AppConfig): ThrottlerOptions {
   return {
@@ -93,7 +125,7 @@ function widgetThrottler(config: AppConfig): ThrottlerOptions {
     ttl: config.widgetRateLimitWindowSeconds * 1000,
     setHeaders: false, // RateLimitGuard sends a plain Retry-After; the throttler would suffix it with the name
     skipIf: (context) => !isWidgetRateLimited(context),
-    getTracker: (request: TrackedRequest) => `${widgetCredentialOf(request) ?? '-'}|${normalizeIp(request.ip ?? '')}`,
+    getTracker: (request: TrackedRequest) => `${widgetCounterOf(request)}|${clientAddressKey(request)}`,
   };
 }
 

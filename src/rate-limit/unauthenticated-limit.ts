@@ -1,11 +1,11 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { normalizeIp, ThrottlerException } from '@nestjs/throttler';
+import { ThrottlerException } from '@nestjs/throttler';
 import type { ThrottlerStorageRecord } from '@nestjs/throttler/dist/throttler-storage-record.interface';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { AppConfig } from '../config/config';
 import { APP_CONFIG } from '../config/config.module';
 import { RATE_LIMIT_STORAGE, RateLimitStorage } from './rate-limit-storage';
-import { rateLimitState, retryAfterSeconds, setRateLimitHeaders, tooManyRequestsMessage } from './rate-limit';
+import { clientAddressKey, rateLimitState, retryAfterSeconds, setRateLimitHeaders, tooManyRequestsMessage } from './rate-limit';
 
 /**
  * The counters kept here, each per address and with the same limit: requests whose API key is not valid, and
@@ -66,7 +66,7 @@ export class UnauthenticatedLimit {
   }
 
   private tracker(request: ClientRequest): string {
-    return `ip:${normalizeIp(request.ip ?? request.socket.remoteAddress ?? '')}`;
+    return `ip:${clientAddressKey(request)}`;
   }
 
   private refuse(response: ServerResponse, blockedSeconds: number): never {
