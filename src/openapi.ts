@@ -125,7 +125,7 @@ function documentCommonResponses(document: OpenAPIObject): void {
 }
 
 /**
- * Every JSON body (JsonBodyMiddleware reads one on each POST, PUT and PATCH but the recording upload): its 400,
+ * Every JSON body (JsonBodyGuard reads one on each POST, PUT and PATCH but the recording upload): its 400,
  * 413 and 415 (JSON_BODY_ERRORS). An absent body is read as `{}`, so a body is required only where its schema
  * requires a field.
  */

@@ -6,9 +6,9 @@ import { ErrorResponse } from './error-response.dto';
 export const JSON_BODY_ERRORS: Record<number, string> = {
   400:
     'Invalid body field, unknown field or bad query parameter (with `details` naming each, as for text PostgreSQL cannot store or a number too large for a double), ' +
-    'or malformed JSON, a body that is not an object, or one nested deeper than 32 levels (without)',
+    'or malformed JSON, a body that is not an object, one nested deeper than 32 levels or holding more than 10,000 values (without)',
   413: 'Request body too large',
-  415: 'Body is not application/json',
+  415: 'Body is not application/json, or is compressed (a Content-Encoding other than identity)',
 };
 
 const DEFAULT_DESCRIPTIONS: Record<number, string> = {

@@ -16,7 +16,7 @@ export function isStorable(value: unknown): boolean {
 export const unstorableMessage = (field: string) => `${field} must not contain NUL characters (\\u0000) or unpaired surrogates`;
 
 /**
- * For query parameters (JSON bodies are checked as a whole by JsonBodyMiddleware). The text (or JSON value) contains no NUL character and no unpaired surrogate. PostgreSQL rejects both in
+ * For query parameters (JSON bodies are checked as a whole by JsonBodyGuard). The text (or JSON value) contains no NUL character and no unpaired surrogate. PostgreSQL rejects both in
  * text and jsonb, so without this check such input would be a 500 instead of a 400.
  */
 export const IsStorable = () =>

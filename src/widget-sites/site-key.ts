@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 
-/** Site keys: `ws_` + 192 random bits in base64url (43 characters in all). Public, but unguessable. */
+/** Site keys: `ws_` + 192 random bits in base64url (35 characters in all). Public, but unguessable. */
 export const SITE_KEY_PREFIX = 'ws_';
 const SITE_KEY_BYTES = 24;
 const SITE_KEY_PATTERN = /^ws_[A-Za-z0-9_-]{32}$/;
