@@ -46,20 +46,29 @@ async function insertManyLargeCalls(context: TestContext, account: TestAccount):
 }
 
 /** Starts an export over a real socket and reads its first bytes, then reads no further. */
-async function openExport(server: http.Server, account: TestAccount): Promise<http.ClientRequest> {
+async function openExport(server: http.Server, account: TestAccount): Promise<http.ClientRequest & { response: http.IncomingMessage }> {
   const { port } = server.address() as AddressInfo;
   const request = http.get(`http://127.0.0.1:${port}/calls/export`, { headers: { 'X-Api-Key': account.apiKey } });
   request.on('error', () => undefined);
   const response = await new Promise<http.IncomingMessage>((resolve) => request.once('response', resolve));
   expect(response.statusCode).toBe(200);
+  response.on('error', () => undefined); // cut mid-way: 'aborted'
   await new Promise((resolve) => response.once('data', resolve));
   response.pause();
-  return request;
+  return Object.assign(request, { response });
 }
 
 const until = async (condition: () => Promise<boolean> | boolean) => {
   while (!(await condition())) await new Promise((resolve) => setTimeout(resolve, 20));
 };
+
+/** No export of the context running: every client of its streams' pool is back (its transaction, and its lock, ended). */
+const noExportRunning = (context: TestContext) => {
+  const pool = streamPoolOf(context.app);
+  return until(() => pool.idleCount === pool.totalCount && pool.waitingCount === 0);
+};
+/** The status of a short export of the account (nothing matches: the header alone). */
+const shortExportStatus = async (context: TestContext, account: TestAccount) => (await context.as(account).get('/calls/export?format=ndjson&search=nobody')).status;
 
 describe('GET /calls/export', () => {
   let context: TestContext;
@@ -271,6 +280,33 @@ describe('GET /calls/export', () => {
     expect(response.text ?? '').toBe('');
   });
 
+  it('refuses a second export of the account while a slow reader holds the first (429, Retry-After); another account exports; then it is free again', async () => {
+    const account = await context.createAccount();
+    const other = await context.createAccount();
+    await insertManyLargeCalls(context, account);
+    const server = context.app.getHttpServer() as http.Server;
+    await listenOnLoopback(server);
+    try {
+      const running = await openExport(server, account);
+      try {
+        const refused = await context.as(account).get('/calls/export');
+        expect(refused.status).toBe(429);
+        expect(refused.headers['retry-after']).toBe('10');
+        expect(refused.headers['content-disposition']).toBeUndefined();
+        expect(refused.body).toEqual({ statusCode: 429, error: 'Too Many Requests', message: expect.stringContaining('one at a time per account') });
+        // Another account is not held up.
+        expect(await shortExportStatus(context, other)).toBe(200);
+      } finally {
+        running.destroy();
+      }
+      // Once the first export's cursor is closed (its client went away), the account exports again.
+      await noExportRunning(context);
+      expect(await shortExportStatus(context, account)).toBe(200);
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
+  }, 60_000);
+
   describe('a client that goes away', () => {
     let observer: Client;
 
@@ -314,6 +350,41 @@ describe('GET /calls/export', () => {
       expect(ndjson(body)).toHaveLength(20000);
     }, 60_000);
   });
+});
+
+describe('GET /calls/export: EXPORT_MAX_SECONDS', () => {
+  let context: TestContext;
+
+  beforeAll(async () => {
+    context = await createTestContext({ exportMaxSeconds: 1 });
+  });
+  afterAll(() => context.close());
+
+  it('cuts an export still running after it (a reader that stopped reading): the transfer is incomplete, the account\'s export freed', async () => {
+    const warn = jest.spyOn(Logger.prototype, 'warn');
+    const account = await context.createAccount();
+    await insertManyLargeCalls(context, account);
+    const server = context.app.getHttpServer() as http.Server;
+    await listenOnLoopback(server);
+    try {
+      // The export's connection as the server sees it (a paused client does not read the server's close until it reads again).
+      const connection = new Promise<import('node:net').Socket>((resolve) => server.once('connection', resolve));
+      const running = await openExport(server, account);
+      const socket = await connection;
+      // The server cuts it: it closes the connection, and logs the cut as such.
+      await new Promise((resolve) => (socket.destroyed ? resolve(undefined) : socket.once('close', resolve)));
+      await until(() => warn.mock.calls.some(([message]) => message === 'Export cut after EXPORT_MAX_SECONDS (1 s)'));
+      // Reading again, the client gets what was sent, then the end of the connection without the end of the body.
+      const { response } = running;
+      await new Promise((resolve) => (response.once('close', resolve), response.resume()));
+      expect(response.complete).toBe(false);
+      await noExportRunning(context);
+      expect(await shortExportStatus(context, account)).toBe(200);
+    } finally {
+      warn.mockRestore();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  }, 60_000);
 });
 
 describe('GET /calls/export: at most half the pool at once', () => {

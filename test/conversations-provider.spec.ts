@@ -242,7 +242,7 @@ describe('conversations answered by a Chat Completions provider', () => {
     const instance = await createTestContext({ llm: { baseUrl: llm.url, apiKey: undefined, timeoutMs: 10_000, maxTokens: 64 } });
     const started = await startConversation(instance, owner, agent.id);
     const conversations = instance.app.get(ConversationsService);
-    const reply = conversations.reply(await conversations.accept(started.conversationId, `Bearer ${started.token}`, 'Before the restart', () => undefined));
+    const reply = conversations.reply(await conversations.accept(started.conversationId, `Bearer ${started.token}`, 'Before the restart', '127.0.0.1', () => undefined));
     await eventually(async () => (llm.requests.length ? true : undefined));
     const closed = instance.close();
     setTimeout(release, 200);

@@ -4,6 +4,7 @@ import { DataSource } from 'typeorm';
 import { APOLOGY, QUESTION_NOTED } from '../src/conversations/answering/answerer';
 import { hashConversationToken } from '../src/conversations/conversation-token';
 import { ASYNCHRONOUS_COMMIT, ConversationsRepository } from '../src/conversations/conversations.repository';
+import { loadConfig } from '../src/config/config';
 import { bearer, capturedLogger, eventually, listen, parseEventStream, startConversation, streamMessage } from './conversation-helpers';
 import { createTestContext, TestAccount, TestContext } from './helpers';
 
@@ -143,6 +144,10 @@ describe('conversations (built-in answerer)', () => {
       expect(response.status).toBe(409);
       expectErrorShape(response.body, 409);
       expect(response.body.message).toContain('100');
+      // Refused, so not recorded.
+      const view = (await context.http.get(`/conversations/${started.conversationId}`).set(bearer(started.token)).expect(200)).body;
+      expect(view.messages).toHaveLength(200);
+      expect(view.messages.map((m: { text: string }) => m.text)).not.toContain('One too many');
     }, 60_000);
 
     it('answers 404 for a wrong token, no token, another conversation\'s token, a malformed id', async () => {
@@ -187,7 +192,9 @@ describe('conversations (built-in answerer)', () => {
       const gone = await message(started, 'Hello?');
       expect(gone.status).toBe(410);
       expectErrorShape(gone.body, 410);
-      expect((await context.http.get(`/conversations/${started.conversationId}`).set(bearer(started.token)).expect(200)).body.status).toBe('ended');
+      const ended = (await context.http.get(`/conversations/${started.conversationId}`).set(bearer(started.token)).expect(200)).body;
+      expect(ended.status).toBe('ended');
+      expect(ended.messages).toHaveLength(2); // the refused message is not recorded
 
       const call = (await context.as(owner).get(`/calls/${started.conversationId}`).expect(200)).body;
       expect(call).toEqual({
@@ -272,15 +279,47 @@ describe('conversations (built-in answerer)', () => {
       await context.as(owner).get(`/calls/${started.conversationId}`).expect(404);
     });
 
-    it('ends the conversation (and makes its call) when its agent is deleted: the next message is a 410', async () => {
+    it('ends the conversation (and makes its call) when its agent is deleted: the next message is a 410, and not recorded', async () => {
       const agent = (await context.as(owner).post('/agents').send({ name: 'Short-lived' }).expect(201)).body;
       const started = await startConversation(context, owner, agent.id);
       await message(started, 'Hi').expect(200);
       await context.as(owner).delete(`/agents/${agent.id}`).expect(204);
       expect((await message(started, 'Still there?')).status).toBe(410);
+      const view = (await context.http.get(`/conversations/${started.conversationId}`).set(bearer(started.token)).expect(200)).body;
+      expect(view.status).toBe('ended');
+      expect(view.messages.map((m: { text: string }) => m.text)).toEqual(['Hi', QUESTION_NOTED]);
       const call = (await context.as(owner).get(`/calls/${started.conversationId}`).expect(200)).body;
       expect(call.agent).toBe('Short-lived');
-      expect(call.transcript.map((turn: { text: string }) => turn.text)).toEqual(['Hi', QUESTION_NOTED, 'Still there?']);
+      expect(call.transcript.map((turn: { text: string }) => turn.text)).toEqual(['Hi', QUESTION_NOTED]);
+    });
+
+    it('leaves no trace of a message refused because the agent was deleted: no message, no call, no call.created', async () => {
+      const account = await context.createAccount();
+      await context.as(account).post('/webhooks').send({ url: 'https://refused-message.invalid/hooks', events: ['call.created'] }).expect(201);
+      const agent = (await context.as(account).post('/agents').send({ name: 'Short-lived' }).expect(201)).body;
+      const spoken = await startConversation(context, account, agent.id, { test: false });
+      const silent = await startConversation(context, account, agent.id, { test: false });
+      // The control: a conversation in which the visitor said something has its call.created, in the outbox or relayed.
+      await message(spoken, 'Hi').expect(200);
+      await context.http.post(`/conversations/${spoken.conversationId}/end`).set(bearer(spoken.token)).expect(204);
+      await context.as(account).delete(`/agents/${agent.id}`).expect(204);
+
+      const refused = await message(silent, 'Still there?');
+      expect(refused.status).toBe(410);
+      expectErrorShape(refused.body, 410);
+      const view = (await context.http.get(`/conversations/${silent.conversationId}`).set(bearer(silent.token)).expect(200)).body;
+      expect(view).toEqual({ conversationId: silent.conversationId, status: 'ended', messages: [] });
+      // Ended with nothing said: no call, and (the end and its event commit together, before the 410) no event.
+      await context.as(account).get(`/calls/${silent.conversationId}`).expect(404);
+      const events = async (callId: string) =>
+        (
+          await context.app.get(DataSource).query(
+            `SELECT type FROM webhook_outbox WHERE account_id = $1 AND call_id = $2 UNION ALL SELECT type FROM webhook_events WHERE account_id = $1 AND call_id = $2`,
+            [account.id, callId],
+          )
+        ).map((row: { type: string }) => row.type);
+      expect(await events(spoken.conversationId)).toEqual(['call.created']);
+      expect(await events(silent.conversationId)).toEqual([]);
     });
   });
 
@@ -375,5 +414,31 @@ describe('conversations (built-in answerer)', () => {
     // The phone is looked for as written and as its digits run together; a run of five digits alone would also match a
     // log line's timestamp or request id by chance (CI failed once on "time":17954481111xx).
     for (const secret of ['Zebulon', '11111 22222', '911111122222', 'Quuxberry', started.token, QUESTION_NOTED, APOLOGY]) expect(text).not.toContain(secret);
+  });
+});
+
+describe('conversations: the cap on an account\'s active conversations', () => {
+  let context: TestContext;
+
+  beforeAll(async () => {
+    context = await createTestContext({ conversationLimits: { ...loadConfig({}).conversationLimits, activePerAccount: 2 } });
+  });
+  afterAll(() => context.close());
+
+  it('refuses the API conversation beyond CONVERSATION_MAX_ACTIVE_PER_ACCOUNT (429, Retry-After), ending one frees its place, another account is not held', async () => {
+    const owner = await context.createAccount();
+    const agentId = (await context.as(owner).post('/agents').send({ name: 'Reception' }).expect(201)).body.id;
+    const first = await startConversation(context, owner, agentId);
+    await startConversation(context, owner, agentId);
+    const refused = await context.as(owner).post(`/agents/${agentId}/conversations`).send({});
+    expect(refused.status).toBe(429);
+    expectErrorShape(refused.body, 429);
+    expect(refused.body.message).toContain('active on this account');
+    expect(refused.headers['retry-after']).toBe('30');
+    expect(refused.headers['access-control-allow-origin']).toBeUndefined(); // the management API's CORS, not any page's
+    await context.http.post(`/conversations/${first.conversationId}/end`).set(bearer(first.token)).expect(204);
+    await startConversation(context, owner, agentId);
+    const other = await context.createAccount();
+    await startConversation(context, other, (await context.as(other).post('/agents').send({ name: 'Elsewhere' }).expect(201)).body.id);
   });
 });

@@ -1,6 +1,10 @@
+import { Client } from 'pg';
+import type { Response } from 'superagent';
 import { DataSource } from 'typeorm';
+import { loadConfig } from '../src/config/config';
 import { QUESTION_NOTED } from '../src/conversations/answering/answerer';
-import { bearer } from './conversation-helpers';
+import { bearer, eventually } from './conversation-helpers';
+import { FakeLlm, startFakeLlm } from './fake-llm';
 import { createTestContext, TestAccount, TestContext } from './helpers';
 
 /** POST /widget/sessions and the CORS of the conversation routes, for the widget's page. */
@@ -241,5 +245,168 @@ describe('the widget rate limit on sessions and conversations', () => {
     expect(limited.headers['access-control-allow-origin']).toBe('*');
     expect(limited.headers['access-control-expose-headers']).toBe('Retry-After');
     expect(limited.headers['retry-after']).toMatch(/^\d+$/);
+  });
+});
+
+/**
+ * What one widget site, one account and one client address may hold at once (CONVERSATION_MAX_*), with small caps.
+ * One proxy in front (TRUST_PROXY=1): each request comes from the address its X-Forwarded-For names, a new one
+ * unless a test says otherwise, as a script can send from many (and claim any Origin).
+ */
+describe('the caps on widget conversations', () => {
+  let addresses = 0;
+  const nextAddress = () => `10.0.${Math.floor(++addresses / 250)}.${addresses % 250}`;
+  const withCaps = (caps: Partial<ReturnType<typeof loadConfig>['conversationLimits']>) => ({ ...loadConfig({}).conversationLimits, ...caps });
+
+  /** A 429 of a cap, in the error shape, with its Retry-After, readable by any page. */
+  function expectTooMany(response: Response, reason: string): void {
+    expect({ status: response.status, body: response.body }).toEqual({
+      status: 429,
+      body: { statusCode: 429, error: 'Too Many Requests', message: expect.stringContaining(reason) },
+    });
+    expect(Number(response.headers['retry-after'])).toBeGreaterThan(0);
+    expect(response.headers['access-control-allow-origin']).toBe('*');
+    expect(response.headers['access-control-expose-headers']).toBe('Retry-After');
+  }
+
+  async function newAccount(context: TestContext): Promise<{ account: TestAccount; siteKeys: string[] }> {
+    const account = await context.createAccount();
+    const agent = (await context.as(account).post('/agents').send({ name: 'Asha' }).expect(201)).body;
+    const siteKeys: string[] = [];
+    for (const name of ['First', 'Second', 'Third']) {
+      siteKeys.push((await context.as(account).post('/widget/sites').send({ name, agentId: agent.id, allowedDomain: '' }).expect(201)).body.siteKey);
+    }
+    return { account, siteKeys };
+  }
+
+  const start = (context: TestContext, siteKey: string, address = nextAddress()) =>
+    context.http.post('/widget/sessions').set('Origin', PAGE).set('X-Forwarded-For', address).send({ siteKey });
+
+  describe('active conversations and starts', () => {
+    let context: TestContext;
+
+    beforeAll(async () => {
+      context = await createTestContext({ trustProxy: 1, conversationLimits: withCaps({ activePerSite: 2, activePerAccount: 3, startsPerAddress: 3 }) });
+    });
+    afterAll(() => context.close());
+
+    const activeConversations = async (account: TestAccount) =>
+      (await context.app.get(DataSource).query(`SELECT count(*)::int AS n FROM conversations WHERE account_id = $1 AND status = 'active'`, [account.id]))[0].n;
+    const end = (started: { conversationId: string; token: string }) => context.http.post(`/conversations/${started.conversationId}/end`).set(bearer(started.token)).expect(204);
+
+    it('caps the active conversations of a site, then of its account (429, Retry-After); ending one frees its place; other accounts are not held', async () => {
+      const { account, siteKeys } = await newAccount(context);
+      const first = (await start(context, siteKeys[0]).expect(201)).body;
+      await start(context, siteKeys[0]).expect(201);
+      expectTooMany(await start(context, siteKeys[0]), 'active on this site');
+      expect(await activeConversations(account)).toBe(2); // the refused start made nothing
+      await end(first);
+      await start(context, siteKeys[0]).expect(201);
+      // Another site of the account has a place of its own, and takes the account's last one.
+      await start(context, siteKeys[1]).expect(201);
+      expectTooMany(await start(context, siteKeys[2]), 'active on this account');
+      expect(await activeConversations(account)).toBe(3);
+      // The account's API conversations count too (that 429 is the management API's: no CORS for any page).
+      const agentId = (await context.as(account).get('/agents').expect(200)).body[0].id;
+      const api = await context.as(account).post(`/agents/${agentId}/conversations`).send({});
+      expect({ status: api.status, retryAfter: api.headers['retry-after'] }).toEqual({ status: 429, retryAfter: '30' });
+      // Another account is not held by them.
+      const other = await newAccount(context);
+      await start(context, other.siteKeys[0]).expect(201);
+    });
+
+    it('counts under the account\'s lock: a start waits for a concurrent one to commit, then counts the conversation it made', async () => {
+      const { account, siteKeys } = await newAccount(context);
+      const [site] = await context.app.get(DataSource).query(`SELECT id FROM widget_sites WHERE site_key = $1`, [siteKeys[0]]);
+      await start(context, siteKeys[0]).expect(201);
+      // A concurrent start, as it runs: the account's lock taken, the site's last place being taken, not yet committed.
+      const concurrent = new Client({ connectionString: process.env.DATABASE_URL });
+      await concurrent.connect();
+      try {
+        await concurrent.query('BEGIN');
+        await concurrent.query(`SELECT pg_advisory_xact_lock(hashtext('conversation-starts'), $1)`, [account.id]);
+        await concurrent.query(
+          `INSERT INTO conversations (account_id, id, token_hash, agent_id, agent_name, reply_language, channel, site_id)
+           VALUES ($1, gen_random_uuid(), repeat('0', 64), 0, 'Asha', 'en-IN', 'web-widget', $2)`,
+          [account.id, site.id],
+        );
+        const starting = start(context, siteKeys[0]).then((response) => response);
+        // The start waits for the lock (or, were there none, would be answered at once, counting one conversation).
+        const waiting = eventually(async () =>
+          (await concurrent.query(`SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND NOT granted AND objsubid = 2 AND objid = $1::oid`, [account.id])).rowCount
+            ? true
+            : undefined,
+        ).catch(() => undefined);
+        await Promise.race([starting, waiting]);
+        await concurrent.query('COMMIT');
+        expectTooMany(await starting, 'active on this site');
+      } finally {
+        await concurrent.end();
+      }
+      expect(await activeConversations(account)).toBe(2);
+    });
+
+    it('caps the widget conversations one address starts per window, whatever the sites and however many ended', async () => {
+      const { siteKeys } = await newAccount(context);
+      const address = '192.0.2.33';
+      for (const siteKey of [siteKeys[0], siteKeys[1], siteKeys[0]]) await end((await start(context, siteKey, address).expect(201)).body);
+      expectTooMany(await start(context, siteKeys[2], address), 'started from this address');
+      await start(context, siteKeys[2], '192.0.2.34').expect(201);
+    });
+  });
+
+  describe('replies being produced at once', () => {
+    let context: TestContext;
+    let llm: FakeLlm;
+
+    beforeAll(async () => {
+      llm = await startFakeLlm();
+      context = await createTestContext({
+        trustProxy: 1,
+        conversationLimits: withCaps({ repliesPerAddress: 1, repliesPerSite: 2, repliesPerAccount: 3 }),
+        llm: { baseUrl: llm.url, apiKey: undefined, timeoutMs: 20_000, maxTokens: 64 },
+      });
+    });
+    afterAll(async () => {
+      await context.close();
+      await llm.close();
+    });
+
+    it('refuses a message beyond the replies its address, site or account may have produced at once (429, not recorded); they free as replies are recorded', async () => {
+      let releaseReplies!: () => void;
+      const held = new Promise<void>((resolve) => (releaseReplies = resolve));
+      llm.behave({ kind: 'stream', pieces: ['Held ', 'reply.'], hold: held });
+      const { siteKeys } = await newAccount(context);
+      const other = await newAccount(context);
+      const conversation = async (siteKey: string) => (await start(context, siteKey).expect(201)).body as { conversationId: string; token: string };
+      const [a1, a2, a3] = [await conversation(siteKeys[0]), await conversation(siteKeys[0]), await conversation(siteKeys[0])];
+      const [b1, b2] = [await conversation(siteKeys[1]), await conversation(siteKeys[1])];
+      const elsewhere = await conversation(other.siteKeys[0]);
+      const send = (to: { conversationId: string; token: string }, address: string) =>
+        context.http.post(`/conversations/${to.conversationId}/messages`).set('X-Forwarded-For', address).set(bearer(to.token)).send({ text: 'Hello?' });
+
+      // Each message held by the provider: its reply slots are taken once the provider has its request.
+      const replies: Promise<Response>[] = [];
+      const hold = async (to: { conversationId: string; token: string }, address: string) => {
+        const before = llm.requests.length;
+        replies.push(send(to, address).then((response) => response));
+        await eventually(async () => (llm.requests.length > before ? true : undefined));
+      };
+      await hold(a1, '198.51.100.1');
+      expectTooMany(await send(a2, '198.51.100.1'), 'for this address');
+      await hold(a2, '198.51.100.2');
+      expectTooMany(await send(a3, '198.51.100.3'), 'for this site');
+      await hold(b1, '198.51.100.3');
+      expectTooMany(await send(b2, '198.51.100.4'), 'for this account');
+      await hold(elsewhere, '198.51.100.4'); // another account's conversation, from the address just refused
+      // A refused message is not recorded.
+      for (const refused of [a3, b2]) expect((await context.http.get(`/conversations/${refused.conversationId}`).set(bearer(refused.token)).expect(200)).body.messages).toEqual([]);
+
+      releaseReplies();
+      for (const reply of await Promise.all(replies)) expect({ status: reply.status, body: reply.body }).toEqual({ status: 200, body: { text: 'Held reply.' } });
+      // Every reply recorded: their slots are free again.
+      expect((await send(a3, '198.51.100.1').expect(200)).body).toEqual({ text: 'Held reply.' });
+      expect((await send(b2, '198.51.100.1').expect(200)).body).toEqual({ text: 'Held reply.' });
+    });
   });
 });

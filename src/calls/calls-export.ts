@@ -1,3 +1,4 @@
+import { HttpException, HttpStatus } from '@nestjs/common';
 import { Transform, TransformCallback } from 'node:stream';
 import type { ExportRow } from './calls.repository';
 import { csvLine } from './csv';
@@ -5,6 +6,19 @@ import { CALL_LIST_ITEM_FIELDS } from './dto/call-response.dto';
 
 export const EXPORT_FORMATS = ['csv', 'ndjson'] as const;
 export type ExportFormat = (typeof EXPORT_FORMATS)[number];
+
+/**
+ * An export of the account is already running (on any instance): one at a time per account, so that one account
+ * cannot hold every export connection. A 429 with Retry-After: a limit on what one account uses at once (as the
+ * rate limit is), to retry once the other export is done, not a conflict with the calls' state (a 409).
+ */
+export class AccountExportRunningException extends HttpException {
+  readonly retryAfterSeconds = 10;
+
+  constructor() {
+    super('Another export of this account is running; one at a time per account: try again once it is done', HttpStatus.TOO_MANY_REQUESTS);
+  }
+}
 
 /** How one format writes a file: its media type, its file name's extension, a first line, and a batch of calls. */
 interface ExportWriter {

@@ -8,7 +8,7 @@ import { ApiErrors, NoContent } from '../common/api-errors.decorator';
 import { UuidPipe } from '../common/id.pipes';
 import { AppConfig } from '../config/config';
 import { InjectConfig } from '../config/config.module';
-import { exportFileName, ExportFormatter, exportWriter } from './calls-export';
+import { AccountExportRunningException, exportFileName, ExportFormatter, exportWriter } from './calls-export';
 import { CallsService, ExportsBusyException } from './calls.service';
 import { CallListItemResponse, CallResponse, toCallListItemResponse, toCallResponse } from './dto/call-response.dto';
 import { CreateCallDto } from './dto/create-call.dto';
@@ -82,7 +82,9 @@ export class CallsController {
       'whatever the count). CSV: RFC 4180, UTF-8, a header row of the list item\'s field names in the list\'s order, ' +
       '`feedback` and `extractedData` as JSON text, `agentId` empty when null, and a cell that begins with `=`, `+`, `-`, ' +
       '`@`, a tab or a carriage return prefixed with `\'` (spreadsheet formula injection). NDJSON: one list item per line. ' +
-      'A failure after the first bytes cuts the connection (the file is then visibly incomplete).',
+      'A failure after the first bytes cuts the connection (the file is then visibly incomplete), and so does an export ' +
+      'still running after `EXPORT_MAX_SECONDS` (600 by default: export a long history in parts, by `days`). One export ' +
+      'at a time per account: another, while one runs, is a 429 with `Retry-After`.',
   })
   @ApiOkResponse({
     description: 'The file, as an attachment named `calls-<YYYY-MM-DD>.csv` (or `.ndjson`)',
@@ -90,7 +92,11 @@ export class CallsController {
     content: { 'text/csv': { schema: { type: 'string' } }, 'application/x-ndjson': { schema: { type: 'string' } } },
     headers: { 'Content-Disposition': { description: '`attachment; filename="calls-2026-11-22.csv"`', schema: { type: 'string' } } },
   })
-  @ApiErrors(400, [503, 'The database is unavailable, or too many exports are running (with `Retry-After`)'])
+  @ApiErrors(
+    400,
+    [429, 'Another export of this account is running (one at a time per account), or over the rate limit of this account; see `Retry-After`'],
+    [503, 'The database is unavailable, or too many exports are running (with `Retry-After`)'],
+  )
   async export(
     @CurrentAccount() account: CallerAccount,
     @Query() query: ExportCallsQuery,
@@ -105,18 +111,24 @@ export class CallsController {
     }
     // Errors until the first rows are in (a bad query, the database down) are still answered in the error shape.
     const batches = await this.calls.streamAll(account.id, query).catch((error: unknown) => {
-      if (error instanceof ExportsBusyException) response.setHeader('Retry-After', String(error.retryAfterSeconds));
+      if (error instanceof ExportsBusyException || error instanceof AccountExportRunningException) {
+        response.setHeader('Retry-After', String(error.retryAfterSeconds));
+      }
       throw error;
     });
     response.status(200).set(headers);
+    // A bound on the whole export: a client that reads slowly (or not at all) cannot keep its connection, its
+    // snapshot and the account's one export for as long as it likes. Past it, the transfer is cut (already a 200).
+    const deadline = AbortSignal.timeout(this.config.exportMaxSeconds * 1000);
     try {
-      await pipeline(batches, new ExportFormatter(writer), response);
+      await pipeline(batches, new ExportFormatter(writer), response, { signal: deadline });
     } catch (error) {
       // pipeline has destroyed every stage: the cursor is closed and its connection given back (or discarded).
       // A client that went away (a premature close) is no failure; anything else cut the file short, which the
       // client sees as a broken transfer. Logged by name and code only: a database error can quote values.
       const { name, code } = error as { name?: unknown; code?: unknown };
-      if (code !== 'ERR_STREAM_PREMATURE_CLOSE') this.logger.warn({ err: { name, code } }, 'Export failed mid-stream');
+      if (deadline.aborted) this.logger.warn(`Export cut after EXPORT_MAX_SECONDS (${this.config.exportMaxSeconds} s)`);
+      else if (code !== 'ERR_STREAM_PREMATURE_CLOSE') this.logger.warn({ err: { name, code } }, 'Export failed mid-stream');
     }
   }
 

@@ -3,6 +3,7 @@ import type { Readable } from 'node:stream';
 import { Database, Sql } from '../database/database';
 import { AccountQuery } from '../database/query.decorator';
 import { TranscriptTurn } from './call.entity';
+import { AccountExportRunningException } from './calls-export';
 import { ListCursor } from './list-cursor';
 import { hasWordJoiningMark, nameSearchKey, nameSearchKeySql } from './name-search-key';
 import { digitsOf, isPhoneLikeSearch } from './phone';
@@ -110,10 +111,12 @@ function callsQuery(
   filters: CallFilters,
   before?: ListCursor,
   columns = LIST_COLUMNS,
+  gate?: string,
 ): { sql: string; values: unknown[]; bind: (value: unknown) => string } {
   const values: unknown[] = [accountId];
   const bind = (value: unknown) => `$${values.push(value)}`;
   let where = callsWhere(filters, bind);
+  if (gate) where = `${gate} AND ${where}`;
   // Keyset paging: the rows after the cursor's in the list's order, read from the same indexes as page one.
   if (before) where += ` AND (call_date, id) < (${bind(before.callDate)}, ${bind(before.id)})`;
   return { sql: `SELECT ${columns} FROM calls WHERE ${where} ORDER BY call_date DESC, id DESC`, values, bind };
@@ -129,10 +132,24 @@ export function listCallsStatement(accountId: number, filters: CallFilters, limi
   return [`${sql} LIMIT ${bind(limit)}`, values];
 }
 
-/** The export's query: every call the filters match, in the list's order. Exported for bench/integrators.ts. */
+/**
+ * One export per account at a time, whichever instance runs it: the export's query first takes a lock of the
+ * account, a transaction-level advisory lock (allowed in its READ ONLY transaction), which its own transaction
+ * on its own connection (Database.stream) holds until the cursor is closed, however the export ends (done, the
+ * client gone, EXPORT_MAX_SECONDS, the server ending the session). It waits 1 ms at most (`lock_timeout`, set
+ * first, for the rest of that transaction): held by another export, the first FETCH, before any byte is sent,
+ * fails with lock_not_available. The CTE is a one-time filter of the scan, so it is run once, before any row.
+ */
+const EXPORT_LOCK = `WITH export_lock AS MATERIALIZED (
+  SELECT pg_advisory_xact_lock(hashtext('calls-export'), $1) FROM (SELECT set_config('lock_timeout', '1', true)) AS no_wait
+)`;
+/** SQLSTATE lock_not_available: EXPORT_LOCK is held by another export of the account. */
+const LOCK_NOT_AVAILABLE = '55P03';
+
+/** The export's query: every call the filters match, in the list's order, under the account's EXPORT_LOCK. */
 export function exportCallsStatement(accountId: number, filters: CallFilters): [string, unknown[]] {
-  const { sql, values } = callsQuery(accountId, filters, undefined, EXPORT_COLUMNS);
-  return [sql, values];
+  const { sql, values } = callsQuery(accountId, filters, undefined, EXPORT_COLUMNS, 'EXISTS (SELECT FROM export_lock)');
+  return [`${EXPORT_LOCK} ${sql}`, values];
 }
 
 /**
@@ -183,14 +200,19 @@ export class CallsRepository {
     return this.db.query<CallRow>(sql, values);
   }
 
-  /** Every call the filters match, in the list's order, as a stream of batches of ExportRow (Database.stream). */
+  /**
+   * Every call the filters match, in the list's order, as a stream of batches of ExportRow (Database.stream);
+   * AccountExportRunningException while another export of the account runs (EXPORT_LOCK).
+   */
   @AccountQuery(
     { name: 'no filter', params: [1, {}] },
     { name: 'every filter', params: [1, { search: 'priya', status: 'qualified', callStatus: 'completed', agentId: 2, days: 7 }] },
   )
   streamAll(accountId: number, filters: CallFilters): Promise<Readable> {
     const [sql, values] = exportCallsStatement(accountId, filters);
-    return this.db.stream(sql, values, EXPORT_BATCH_ROWS);
+    return this.db.stream(sql, values, EXPORT_BATCH_ROWS).catch((error: unknown) => {
+      throw (error as { code?: unknown } | null)?.code === LOCK_NOT_AVAILABLE ? new AccountExportRunningException() : error;
+    });
   }
 
   /** One call; inside `sql`'s transaction when given (a webhook event's payload, read where the change was made). */

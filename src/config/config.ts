@@ -51,6 +51,10 @@ export interface AppConfig {
   ragPassages: number;
   /** A conversation without a message for this long ends by itself. */
   conversationIdleSeconds: number;
+  /** How many conversations and replies at once (see ConversationLimitsConfig). */
+  conversationLimits: ConversationLimitsConfig;
+  /** The longest one export (GET /calls/export) may stream; past it the transfer is cut. */
+  exportMaxSeconds: number;
   /** URL sources may be fetched from loopback, private and link-local addresses (development only; src/outbound). */
   fetchAllowPrivateAddresses: boolean;
   /** Whether this instance works the job queues (false: it only queues jobs, for other instances to do). */
@@ -232,6 +236,8 @@ export function loadConfig(env: Env = process.env): AppConfig {
     },
     ragPassages: readInt(env, 'RAG_PASSAGES', 4, 0, 20),
     conversationIdleSeconds: readInt(env, 'CONVERSATION_IDLE_SECONDS', 300, 10, 7 * 24 * 3600),
+    conversationLimits: readConversationLimits(env),
+    exportMaxSeconds: readInt(env, 'EXPORT_MAX_SECONDS', 600, 1, 86_400),
     fetchAllowPrivateAddresses: readBoolean(env, 'FETCH_ALLOW_PRIVATE_ADDRESSES', false),
     jobWorkers: readBoolean(env, 'JOB_WORKERS', true),
     webhooks: readWebhooksConfig(env),
@@ -247,6 +253,35 @@ function readHttpLimits(env: Env): Pick<AppConfig, 'httpRequestTimeoutMs' | 'htt
     throw new ConfigError('HTTP_UPLOAD_TIMEOUT_MS', `must be at least HTTP_REQUEST_TIMEOUT_MS (${httpRequestTimeoutMs}), got ${httpUploadTimeoutMs}`);
   }
   return { httpRequestTimeoutMs, httpUploadTimeoutMs, httpMaxConnections: readInt(env, 'HTTP_MAX_CONNECTIONS', 4096, 1, 1_000_000) };
+}
+
+// ---- Conversations' caps (owned by src/conversations) ----
+
+/**
+ * What one site, one account and one client address may hold at once: a public site key is enough to start
+ * conversations, and each reply is a request to the operator's LLM provider, so neither is left unbounded.
+ */
+export interface ConversationLimitsConfig {
+  /** Active conversations of one widget site, and of one account (API conversations included), counted in PostgreSQL. */
+  activePerSite: number;
+  activePerAccount: number;
+  /** Replies being produced at once by one instance, per site, per account, and per client address (widget conversations). */
+  repliesPerSite: number;
+  repliesPerAccount: number;
+  repliesPerAddress: number;
+  /** Widget conversations one client address may start per WIDGET_RATE_LIMIT_WINDOW_SECONDS, whatever the site. */
+  startsPerAddress: number;
+}
+
+function readConversationLimits(env: Env): ConversationLimitsConfig {
+  return {
+    activePerSite: readInt(env, 'CONVERSATION_MAX_ACTIVE_PER_SITE', 100, 1, 1_000_000),
+    activePerAccount: readInt(env, 'CONVERSATION_MAX_ACTIVE_PER_ACCOUNT', 200, 1, 1_000_000),
+    repliesPerSite: readInt(env, 'CONVERSATION_MAX_REPLIES_PER_SITE', 20, 1, 100_000),
+    repliesPerAccount: readInt(env, 'CONVERSATION_MAX_REPLIES_PER_ACCOUNT', 40, 1, 100_000),
+    repliesPerAddress: readInt(env, 'CONVERSATION_MAX_REPLIES_PER_ADDRESS', 4, 1, 100_000),
+    startsPerAddress: readInt(env, 'CONVERSATION_MAX_STARTS_PER_ADDRESS', 20, 1, 1_000_000),
+  };
 }
 
 // ---- Webhooks (owned by src/webhooks) ----

@@ -14,6 +14,8 @@ export type MessageSpeaker = 'agent' | 'user';
 @Entity('conversations')
 @Index('IDX_conversations_id', ['id'], { unique: true })
 @Index('IDX_conversations_active_idle', ['lastMessageAt'], { where: `"status" = 'active'` })
+// The caps on active conversations count an account's, and one of its sites' (ConversationsRepository.countActive).
+@Index('IDX_conversations_active_site', ['accountId', 'siteId'], { where: `"status" = 'active'` })
 export class Conversation {
   @PrimaryColumn({ type: 'integer' })
   accountId: number;
@@ -47,6 +49,10 @@ export class Conversation {
   /** The host of the page that started a widget conversation; "" otherwise. */
   @Column({ type: 'varchar', length: 2048, default: '' })
   website: string;
+
+  /** The widget site it started on; null for API conversations (and those started before it was kept). No foreign key: history. */
+  @Column({ type: 'integer', nullable: true })
+  siteId: number | null;
 
   /** The site's allowedDomain when a widget conversation started (its CORS rule); null for API conversations. */
   @Column({ type: 'varchar', length: 260, nullable: true })

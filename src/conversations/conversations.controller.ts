@@ -1,4 +1,4 @@
-import { Body, ConflictException, Controller, ForbiddenException, Get, Headers, HttpCode, Options, Param, Post, Req, Res } from '@nestjs/common';
+import { Body, ConflictException, Controller, ForbiddenException, Get, Headers, HttpCode, Options, Param, Post, Req, Res, UseInterceptors } from '@nestjs/common';
 import {
   ApiBearerAuth,
   ApiBody,
@@ -22,10 +22,12 @@ import { ApiNoBody, refuseBodyFields } from '../common/no-body';
 import { createValidationPipe } from '../common/validation';
 import { AppConfig } from '../config/config';
 import { InjectConfig } from '../config/config.module';
+import { clientAddressKey } from '../rate-limit/rate-limit';
 import { WidgetRateLimit } from '../rate-limit/widget-rate-limit';
 import { allowSiteOrigin } from '../widget-sites/widget-cors';
 import { WidgetSitesService } from '../widget-sites/widget-sites.service';
 import { allowConversationOrigin, CONVERSATION_PREFLIGHT } from './conversation-cors';
+import { ConversationLimitHeaders } from './conversation-limits';
 import { ConversationsService } from './conversations.service';
 import { ConversationAccess } from './conversations.repository';
 import {
@@ -59,8 +61,18 @@ goes away.`;
 const MESSAGE_409 = `The visitor has sent 100 messages (the limit), or the reply to their previous message is still being
 produced: one reply at a time, so send the next message once the reply (or \`done\`) has arrived`;
 
+const API_START_429 = `Over the rate limit of this account (all its keys together), or too many requests without a valid key from this address;
+or the account has as many active conversations as it may (CONVERSATION_MAX_ACTIVE_PER_ACCOUNT); see \`Retry-After\``;
+const WIDGET_START_429 = `Too many requests from this address, or naming site keys or conversations that do not exist; or the site or its account
+has as many active conversations as it may (CONVERSATION_MAX_ACTIVE_PER_SITE, _PER_ACCOUNT); or this address started
+CONVERSATION_MAX_STARTS_PER_ADDRESS conversations in the window, whatever the sites; see \`Retry-After\``;
+const MESSAGE_429 = `Too many requests from this address for this conversation, or naming site keys or conversations that do not exist; or too
+many replies are being produced at once for the conversation's account, its site or (a widget conversation) this address
+(CONVERSATION_MAX_REPLIES_PER_*); see \`Retry-After\``;
+
 /** The dashboard's test-call button: a conversation with one of the account's agents (API key). */
 @ApiTags('conversations')
+@UseInterceptors(ConversationLimitHeaders)
 @Controller('agents')
 export class AgentConversationsController {
   constructor(private readonly conversations: ConversationsService) {}
@@ -68,7 +80,7 @@ export class AgentConversationsController {
   @Post(':agentId/conversations')
   @ApiOperation({ summary: 'Start a conversation with an agent (a test conversation unless `test` is false)' })
   @ApiCreatedResponse({ type: StartedConversationResponse })
-  @ApiErrors(400, 404, 413, 415)
+  @ApiErrors(400, 404, 413, 415, [429, API_START_429])
   async start(
     @CurrentAccount() account: CallerAccount,
     @IntIdParam('agentId', 'Agent') agentId: number,
@@ -83,6 +95,7 @@ export class AgentConversationsController {
 @ApiTags('widget (public)')
 @Public()
 @WidgetRateLimit()
+@UseInterceptors(ConversationLimitHeaders)
 @Controller('widget')
 export class WidgetSessionsController {
   constructor(
@@ -102,10 +115,12 @@ export class WidgetSessionsController {
     [409, 'The site has no agent to talk to'],
     413,
     415,
+    [429, WIDGET_START_429],
   )
   async start(
     @Body() body: unknown,
     @Headers('origin') origin: string | undefined,
+    @Req() request: Request,
     @Res({ passthrough: true }) response: Response,
   ): Promise<StartedConversationResponse> {
     // The site first (404, then 403 for another page), the rest of the body then: the page may read its 400.
@@ -116,9 +131,10 @@ export class WidgetSessionsController {
     const { accountId, agent, allowedDomain, widgetGreeting } = site!; // found: a valid body has a string siteKey
     if (!agent) throw new ConflictException('This widget site has no agent to talk to');
     const started = await this.conversations.startOnSite(
-      { accountId, agent, allowedDomain, greeting: widgetGreeting },
+      { id: site!.id, accountId, agent, allowedDomain, greeting: widgetGreeting },
       origin,
       { name: dto.name!, phone: dto.phone! },
+      clientAddressKey(request),
     );
     return toStartedConversationResponse(started);
   }
@@ -150,6 +166,7 @@ export class WidgetSessionsController {
 @ApiTags('conversations (bearer token)')
 @Public()
 @WidgetRateLimit()
+@UseInterceptors(ConversationLimitHeaders)
 @Controller('conversations')
 export class ConversationsController {
   constructor(
@@ -170,7 +187,7 @@ export class ConversationsController {
     },
   })
   @ApiBody({ type: SendMessageDto })
-  @ApiErrors(400, UNKNOWN_CONVERSATION_404, [409, MESSAGE_409], ENDED_410, 413, 415)
+  @ApiErrors(400, UNKNOWN_CONVERSATION_404, [409, MESSAGE_409], ENDED_410, 413, 415, [429, MESSAGE_429])
   async message(
     @ConversationId() conversationId: string,
     @Headers('authorization') authorization: string | undefined,
@@ -180,7 +197,7 @@ export class ConversationsController {
     @Res() response: Response,
   ): Promise<void> {
     const dto = await this.messageBody(conversationId, authorization, body, origin, response);
-    const turn = await this.conversations.accept(conversationId, authorization, dto.text, (access) =>
+    const turn = await this.conversations.accept(conversationId, authorization, dto.text, clientAddressKey(request), (access) =>
       allowConversationOrigin(access, origin, this.config.corsOrigins, response),
     );
     if (request.accepts(['application/json', 'text/event-stream']) === 'text/event-stream') {

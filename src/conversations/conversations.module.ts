@@ -13,6 +13,7 @@ import { CHAT_CLIENT, createChatClient } from './answering/chat-client';
 import { ChatCompletionsAnswerer } from './answering/chat-completions-answerer';
 import { KnowledgePassageFinder, PassageFinder } from './answering/passages';
 import { ProviderHttp } from './answering/provider-http';
+import { ConversationLimits } from './conversation-limits';
 import { AgentConversationsController, ConversationsController, WidgetSessionsController } from './conversations.controller';
 import { ConversationsRepository } from './conversations.repository';
 import { ConversationsService } from './conversations.service';
@@ -42,6 +43,6 @@ const answeringProviders = [
 @Module({
   imports: [AgentsModule, CallsModule, KnowledgeBasesModule, WidgetSitesModule],
   controllers: [AgentConversationsController, WidgetSessionsController, ConversationsController],
-  providers: [ConversationsService, ConversationsRepository, ...answeringProviders],
+  providers: [ConversationsService, ConversationsRepository, ConversationLimits, ...answeringProviders],
 })
 export class ConversationsModule {}

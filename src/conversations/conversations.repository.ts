@@ -13,6 +13,8 @@ export interface NewConversation {
   replyLanguage: string;
   channel: ConversationChannel;
   website: string;
+  /** The widget site it starts on; null for an API conversation. */
+  siteId: number | null;
   allowedDomain: string | null;
   name: string;
   phone: string;
@@ -29,6 +31,8 @@ export interface ConversationAccess {
   idle: boolean;
   /** null: an API conversation (the management API's CORS origins apply). */
   allowedDomain: string | null;
+  /** The widget site it started on (null: an API conversation, or one started before sites were kept). */
+  siteId: number | null;
 }
 
 /** The CORS rule of a conversation, for a preflight (which carries no token). */
@@ -52,6 +56,12 @@ export interface MessageAcceptance extends ConversationAccess {
   history: { speaker: MessageSpeaker; text: string }[];
   /** The conversation's agent, read in the same statement; null once it was deleted. */
   agent: AnsweringAgent | null;
+}
+
+/** How many conversations are active, of an account and of one of its sites (ConversationsRepository.countActive). */
+export interface ActiveConversations {
+  account: number;
+  site: number;
 }
 
 /** What the call of an ended conversation is made of, besides its messages. */
@@ -92,6 +102,7 @@ const EXAMPLE_CONVERSATION: NewConversation = {
   replyLanguage: 'hi-IN',
   channel: 'web-widget',
   website: 'www.example.com',
+  siteId: 3,
   allowedDomain: '*.example.com',
   name: 'Priya Sharma',
   phone: '+91-98765-43210',
@@ -115,18 +126,23 @@ const withLimits = (sql: string, idle: string, stale: string) => sql.replaceAll(
  */
 export const ASYNCHRONOUS_COMMIT = `CROSS JOIN (SELECT set_config('synchronous_commit', 'off', true)) AS asynchronous_commit`;
 
-/** ConversationsRepository.acceptMessage's statement ($5 the idle seconds, $6 the stale-reply seconds). */
+/**
+ * ConversationsRepository.acceptMessage's statement ($5 the idle seconds, $6 the stale-reply seconds). The agent is
+ * read first, with the conversation: a message to a conversation whose agent was deleted is refused (410) like
+ * any other, so it is not recorded and never reaches the call the conversation becomes.
+ */
 const ACCEPT_MESSAGE = withLimits(
   `WITH target AS (
-     SELECT account_id, id, agent_id, status, allowed_domain, visitor_message_count, ${IDLE} AS idle,
-            coalesce(${REPLYING}, false) AS replying
-       FROM conversations WHERE id = $1 AND token_hash = $2
+     SELECT account_id, id, agent_id, status, allowed_domain, site_id, visitor_message_count, ${IDLE} AS idle,
+            coalesce(${REPLYING}, false) AS replying, ${answeringAgentJson('conversation.account_id', 'conversation.agent_id')} AS agent
+       FROM conversations conversation WHERE id = $1 AND token_hash = $2
    ), turn AS (
      UPDATE conversations c
         SET message_count = c.message_count + 1, visitor_message_count = c.visitor_message_count + 1,
             last_message_at = now(), replying_since = now()
        FROM target
-      WHERE c.account_id = target.account_id AND c.id = target.id AND c.status = 'active' AND c.visitor_message_count < $4
+      WHERE c.account_id = target.account_id AND c.id = target.id AND target.agent IS NOT NULL
+        AND c.status = 'active' AND c.visitor_message_count < $4
         AND NOT (${IDLE.replaceAll('last_message_at', 'c.last_message_at')})
         AND (c.replying_since IS NULL OR NOT (${REPLYING.replaceAll('replying_since', 'c.replying_since')}))
       RETURNING c.account_id, c.id, c.message_count - 1 AS seq, c.last_message_at
@@ -135,12 +151,12 @@ const ACCEPT_MESSAGE = withLimits(
      SELECT account_id, id, seq, 'user', $3, last_message_at FROM turn
    )
    SELECT target.account_id AS "accountId", target.id, target.agent_id AS "agentId", target.status, target.idle,
-          target.allowed_domain AS "allowedDomain", target.visitor_message_count AS "visitorMessageCount", target.replying,
+          target.allowed_domain AS "allowedDomain", target.site_id AS "siteId", target.visitor_message_count AS "visitorMessageCount", target.replying,
           turn.seq,
           (SELECT coalesce(json_agg(json_build_object('speaker', recent.speaker, 'text', recent.text) ORDER BY recent.seq), '[]')
              FROM (SELECT seq, speaker, text FROM conversation_messages m
                     WHERE m.account_id = target.account_id AND m.conversation_id = target.id ORDER BY seq DESC LIMIT $7) recent) AS history,
-          ${answeringAgentJson('target.account_id', 'target.agent_id')} AS agent
+          target.agent
      FROM target LEFT JOIN turn ON true ${ASYNCHRONOUS_COMMIT}`,
   '$5',
   '$6',
@@ -159,11 +175,30 @@ export class ConversationsRepository {
   async insert(accountId: number, conversation: NewConversation, sql: Sql = this.db): Promise<{ startedAt: Date }> {
     const c = conversation;
     const [row] = await sql.query<{ startedAt: Date }>(
-      `INSERT INTO conversations (account_id, id, token_hash, agent_id, agent_name, reply_language, channel, website, allowed_domain, name, phone, is_test)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING started_at AS "startedAt"`,
-      [accountId, c.id, c.tokenHash, c.agentId, c.agentName, c.replyLanguage, c.channel, c.website, c.allowedDomain, c.name, c.phone, c.isTest],
+      `INSERT INTO conversations (account_id, id, token_hash, agent_id, agent_name, reply_language, channel, website, allowed_domain, name, phone, is_test, site_id)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) RETURNING started_at AS "startedAt"`,
+      [accountId, c.id, c.tokenHash, c.agentId, c.agentName, c.replyLanguage, c.channel, c.website, c.allowedDomain, c.name, c.phone, c.isTest, c.siteId],
     );
     return row;
+  }
+
+  /**
+   * The active conversations of the account, and of its site `siteId` (0 without one), for the caps on a new one:
+   * counted under the account's lock of conversation starts, held to the end of `sql`'s transaction (the start's),
+   * so that the count, a statement later, sees every conversation a concurrent start made: two starts cannot both
+   * take the last place, whichever instance runs them. From IDX_conversations_active_site.
+   */
+  @AccountQuery([1, 3])
+  async countActive(accountId: number, siteId: number | null, sql: Sql = this.db): Promise<ActiveConversations> {
+    await sql.query(
+      `SELECT pg_advisory_xact_lock(hashtext('conversation-starts'), caller.account_id) FROM (SELECT $1::int AS account_id) AS caller WHERE caller.account_id = $1`,
+      [accountId],
+    );
+    const [counts] = await sql.query<ActiveConversations>(
+      `SELECT count(*)::int AS account, (count(*) FILTER (WHERE site_id = $2))::int AS site FROM conversations WHERE account_id = $1 AND status = 'active'`,
+      [accountId, siteId],
+    );
+    return counts;
   }
 
   /** The agent's greeting, the first message of a conversation just inserted in `sql`'s transaction. */
@@ -182,7 +217,7 @@ export class ConversationsRepository {
   async findByToken(id: string, tokenHash: string, idleSeconds: number): Promise<ConversationAccess | undefined> {
     const [row] = await this.db.query<ConversationAccess>(
       `SELECT account_id AS "accountId", id, agent_id AS "agentId", status, status = 'active' AND ${IDLE.replace('$IDLE', '$3')} AS idle,
-              allowed_domain AS "allowedDomain"
+              allowed_domain AS "allowedDomain", site_id AS "siteId"
          FROM conversations WHERE id = $1 AND token_hash = $2`,
       [id, tokenHash, idleSeconds],
     );
@@ -197,8 +232,8 @@ export class ConversationsRepository {
 
   /**
    * A visitor's message, in one statement: finds the conversation by id and token hash and accepts the message
-   * (records it, and marks a reply in progress) only while the conversation is active, not idle, under the
-   * message limit and not already producing a reply; with the messages before it (at most `historyLimit`). The
+   * (records it, and marks a reply in progress) only while the conversation is active, not idle, its agent not
+   * deleted, under the message limit and not already producing a reply; with the messages before it (at most `historyLimit`). The
    * row's state comes back either way, so that a refusal can say why without another query, and so does the
    * agent that is to answer (one round trip for all a reply needs). Undefined for a wrong token. Everything after
    * the lookup is keyed by the row it found (its account_id and id). Prepared: its plan is lookups by key.

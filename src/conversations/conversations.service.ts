@@ -13,6 +13,7 @@ import { MAX_HOST_LENGTH } from '../widget-sites/allowed-domain';
 import { Answerer, AnswererFailure, APOLOGY, ReplyRequest, Turn } from './answering/answerer';
 import { CallAnalyser } from './answering/call-analyser';
 import { PassageFinder } from './answering/passages';
+import { ConversationLimits } from './conversation-limits';
 import { ConversationChannel, ConversationStatus } from './conversation.entity';
 import { bearerToken, generateConversationToken, hashConversationToken } from './conversation-token';
 import { ConversationAccess, ConversationCorsRule, ConversationsRepository, EndedConversation, MessageRow, TurnLimits } from './conversations.repository';
@@ -49,6 +50,7 @@ export interface StartedConversation {
 
 /** The widget site a session is started on (read by the widget module from its site key). */
 export interface SessionSite {
+  id: number;
   accountId: number;
   agent: Pick<AgentRow, 'id' | 'name' | 'language'>;
   allowedDomain: string;
@@ -63,6 +65,8 @@ export interface AcceptedTurn {
   agent: AnsweringAgent;
   /** The conversation so far, at most HISTORY_TURNS, ending with this message. */
   turns: Turn[];
+  /** Gives back the reply slot the turn holds (ConversationLimits), once its reply is recorded. */
+  release: () => void;
 }
 
 export interface ConversationView {
@@ -139,6 +143,7 @@ export class ConversationsService implements OnModuleInit, BeforeApplicationShut
     private readonly answerer: Answerer,
     private readonly passages: PassageFinder,
     @Inject(CallAnalyser) private readonly analyser: CallAnalyser | null,
+    private readonly caps: ConversationLimits,
     @InjectConfig() private readonly config: AppConfig,
   ) {
     const staleReplySeconds = Math.ceil(config.llm.timeoutMs / 1000) + STALE_REPLY_MARGIN_SECONDS;
@@ -175,26 +180,32 @@ export class ConversationsService implements OnModuleInit, BeforeApplicationShut
   /** The dashboard's test-call button (or any API client): a conversation with one of the account's agents. */
   async startWithAgent(accountId: number, agentId: number, visitor: Visitor, isTest: boolean): Promise<StartedConversation> {
     const agent = await this.agents.get(accountId, agentId);
-    return this.start(accountId, agent, visitor, { channel: 'api', website: '', allowedDomain: null, isTest }, '');
+    return this.start(accountId, agent, visitor, { channel: 'api', website: '', siteId: null, allowedDomain: null, isTest }, '');
   }
 
-  /** A widget visitor's conversation with the site's agent, from a page the site allows (checked by the caller). */
-  startOnSite(site: SessionSite, origin: string | undefined, visitor: Visitor): Promise<StartedConversation> {
-    const web = { channel: 'web-widget' as const, website: originHost(origin), allowedDomain: site.allowedDomain, isTest: false };
+  /**
+   * A widget visitor's conversation with the site's agent, from a page the site allows (checked by the caller),
+   * and `address` (the client's, as a rate-limit key) under its budget of starts.
+   */
+  async startOnSite(site: SessionSite, origin: string | undefined, visitor: Visitor, address: string): Promise<StartedConversation> {
+    await this.caps.countStart(address);
+    const web = { channel: 'web-widget' as const, website: originHost(origin), siteId: site.id, allowedDomain: site.allowedDomain, isTest: false };
     return this.start(site.accountId, site.agent, visitor, web, site.greeting);
   }
 
+  /** A new conversation, unless its site or account already has as many active as it may (429). */
   private async start(
     accountId: number,
     agent: Pick<AgentRow, 'id' | 'name' | 'language'>,
     visitor: Visitor,
-    origin: { channel: ConversationChannel; website: string; allowedDomain: string | null; isTest: boolean },
+    origin: { channel: ConversationChannel; website: string; siteId: number | null; allowedDomain: string | null; isTest: boolean },
     greeting: string,
   ): Promise<StartedConversation> {
     const id = randomUUID();
     const token = generateConversationToken();
     const conversation = { id, tokenHash: hashConversationToken(token), agentId: agent.id, agentName: agent.name, replyLanguage: agent.language, ...visitor, ...origin };
     const expiresAt = await this.db.transaction(async (sql) => {
+      this.caps.refuseBeyondActive(await this.conversations.countActive(accountId, origin.siteId, sql), origin.siteId);
       const { startedAt } = await this.conversations.insert(accountId, conversation, sql);
       if (greeting) await this.conversations.insertGreeting(accountId, id, greeting, sql);
       const idleAt = new Date(startedAt.getTime() + this.config.conversationIdleSeconds * 1000);
@@ -220,25 +231,43 @@ export class ConversationsService implements OnModuleInit, BeforeApplicationShut
   }
 
   /**
-   * Accepts a visitor's message (recorded at once) for a reply, in one statement that also opens the
-   * conversation by its token (404 for a wrong one): 410 once ended (an idle conversation is ended now, by
-   * whichever instance notices first), 409 after 100 visitor messages or while the previous reply is still
-   * being produced. `opened` is called with the conversation first, even when the message is then refused.
+   * Accepts a visitor's message (recorded at once) for a reply, in one statement, once the conversation was found
+   * by its token (404 for a wrong one): 410 once ended (an idle conversation is ended now, by
+   * whichever instance notices first) or when its agent was deleted (the conversation ends), 409 after 100
+   * visitor messages or while the previous reply is still being produced, 429 beyond the replies its account,
+   * site or client `address` may have produced at once (ConversationLimits). A refused message is not recorded.
+   * `opened` is called with the conversation first, even when the message is then refused.
    */
-  async accept(conversationId: string, authorization: string | undefined, text: string, opened: (access: ConversationAccess) => void): Promise<AcceptedTurn> {
+  async accept(
+    conversationId: string,
+    authorization: string | undefined,
+    text: string,
+    address: string,
+    opened: (access: ConversationAccess) => void,
+  ): Promise<AcceptedTurn> {
     const token = bearerToken(authorization);
-    const acceptance = token
-      ? await this.conversations.acceptMessage(conversationId, hashConversationToken(token), text, this.limits, HISTORY_TURNS - 1)
-      : undefined;
-    if (!acceptance) throw notFound(conversationId);
-    const { seq, history, visitorMessageCount, replying, agent, ...access } = acceptance;
-    opened(access);
-    if (seq === null) throw await this.refusal(access, visitorMessageCount, replying);
-    if (!agent) {
-      await this.finish(access.accountId, access.id, undefined);
-      throw new GoneException('The agent of this conversation was deleted; the conversation has ended');
+    const tokenHash = token ? hashConversationToken(token) : undefined;
+    // Whose reply slots the message takes is read first: they are taken before the message is recorded, so that one
+    // refused for want of them leaves no trace. An ended (or idle) conversation takes none: its message is a 410.
+    const conversation = tokenHash ? await this.conversations.findByToken(conversationId, tokenHash, this.config.conversationIdleSeconds) : undefined;
+    if (!conversation) throw notFound(conversationId);
+    opened(conversation);
+    const release = conversation.status === 'active' && !conversation.idle ? this.caps.takeReplySlot(conversation, address) : () => undefined;
+    try {
+      const acceptance = await this.conversations.acceptMessage(conversationId, tokenHash!, text, this.limits, HISTORY_TURNS - 1);
+      if (!acceptance) throw notFound(conversationId); // erased meanwhile
+      const { seq, history, visitorMessageCount, replying, agent, ...access } = acceptance;
+      if (!agent) {
+        // Refused by the statement (nothing recorded): the conversation ends with what had been said.
+        await this.finish(access.accountId, access.id, undefined);
+        throw new GoneException('The agent of this conversation was deleted; the conversation has ended');
+      }
+      if (seq === null) throw await this.refusal(access, visitorMessageCount, replying);
+      return { access, seq, text, agent, turns: [...history, { speaker: 'user', text }], release };
+    } catch (error) {
+      release();
+      throw error;
     }
-    return { access, seq, text, agent, turns: [...history, { speaker: 'user', text }] };
   }
 
   private async refusal(access: ConversationAccess, visitorMessageCount: number, replying: boolean): Promise<HttpException> {
@@ -261,7 +290,10 @@ export class ConversationsService implements OnModuleInit, BeforeApplicationShut
   reply(turn: AcceptedTurn, onPiece: (piece: string) => void = () => undefined): Promise<string> {
     const work = this.produceReply(turn, onPiece);
     this.replying.add(work);
-    const forget = () => this.replying.delete(work);
+    const forget = () => {
+      this.replying.delete(work);
+      turn.release();
+    };
     work.then(forget, forget);
     return work;
   }

@@ -206,6 +206,16 @@ LIMIT
   $5;
 
 -- CallsRepository.streamAll (no filter)
+WITH
+  export_lock AS MATERIALIZED (
+    SELECT
+      pg_advisory_xact_lock(hashtext ('calls-export'), $1)
+    FROM
+      (
+        SELECT
+          set_config('lock_timeout', '1', TRUE)
+      ) AS no_wait
+  )
 SELECT
   id,
   name,
@@ -228,13 +238,28 @@ SELECT
 FROM
   calls
 WHERE
-  account_id = $1
+  EXISTS (
+    SELECT
+    FROM
+      export_lock
+  )
+  AND account_id = $1
   AND NOT is_test
 ORDER BY
   call_date DESC,
   id DESC;
 
 -- CallsRepository.streamAll (every filter)
+WITH
+  export_lock AS MATERIALIZED (
+    SELECT
+      pg_advisory_xact_lock(hashtext ('calls-export'), $1)
+    FROM
+      (
+        SELECT
+          set_config('lock_timeout', '1', TRUE)
+      ) AS no_wait
+  )
 SELECT
   id,
   name,
@@ -257,7 +282,12 @@ SELECT
 FROM
   calls
 WHERE
-  account_id = $1
+  EXISTS (
+    SELECT
+    FROM
+      export_lock
+  )
+  AND account_id = $1
   AND NOT is_test
   AND (
     name ILIKE $2

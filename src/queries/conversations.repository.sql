@@ -14,12 +14,54 @@ INSERT INTO
     allowed_domain,
     name,
     phone,
-    is_test
+    is_test,
+    site_id
   )
 VALUES
-  ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
+  (
+    $1,
+    $2,
+    $3,
+    $4,
+    $5,
+    $6,
+    $7,
+    $8,
+    $9,
+    $10,
+    $11,
+    $12,
+    $13
+  )
 RETURNING
   started_at AS "startedAt";
+
+-- ConversationsRepository.countActive
+SELECT
+  pg_advisory_xact_lock(
+    hashtext ('conversation-starts'),
+    caller.account_id
+  )
+FROM
+  (
+    SELECT
+      $1::int AS account_id
+  ) AS caller
+WHERE
+  caller.account_id = $1;
+SELECT
+  count(*)::int AS account,
+  (
+    count(*) FILTER (
+      WHERE
+        site_id = $2
+    )
+  )::int AS site
+FROM
+  conversations
+WHERE
+  account_id = $1
+  AND status = 'active';
 
 -- ConversationsRepository.insertGreeting
 WITH
@@ -64,7 +106,8 @@ SELECT
   status,
   status = 'active'
   AND last_message_at <= now() - make_interval(secs => $3) AS idle,
-  allowed_domain AS "allowedDomain"
+  allowed_domain AS "allowedDomain",
+  site_id AS "siteId"
 FROM
   conversations
 WHERE
@@ -90,14 +133,43 @@ WITH
       agent_id,
       status,
       allowed_domain,
+      site_id,
       visitor_message_count,
       last_message_at <= now() - make_interval(secs => $5) AS idle,
       coalesce(
         replying_since > now() - make_interval(secs => $6),
         FALSE
-      ) AS replying
+      ) AS replying,
+      (
+        SELECT
+          json_build_object(
+            'model',
+            agents.model,
+            'language',
+            agents.language,
+            'systemPrompt',
+            agents.system_prompt,
+            'knowledgeBaseIds',
+            array(
+              SELECT
+                l.knowledge_base_id
+              FROM
+                agent_knowledge_bases l
+              WHERE
+                l.account_id = agents.account_id
+                AND l.agent_id = agents.id
+              ORDER BY
+                l.knowledge_base_id
+            )
+          )
+        FROM
+          agents
+        WHERE
+          agents.account_id = conversation.account_id
+          AND agents.id = conversation.agent_id
+      ) AS agent
     FROM
-      conversations
+      conversations conversation
     WHERE
       id = $1
       AND token_hash = $2
@@ -114,6 +186,7 @@ WITH
     WHERE
       c.account_id = target.account_id
       AND c.id = target.id
+      AND target.agent IS NOT NULL
       AND c.status = 'active'
       AND c.visitor_message_count < $4
       AND NOT (
@@ -158,6 +231,7 @@ SELECT
   target.status,
   target.idle,
   target.allowed_domain AS "allowedDomain",
+  target.site_id AS "siteId",
   target.visitor_message_count AS "visitorMessageCount",
   target.replying,
   turn.seq,
@@ -188,34 +262,7 @@ SELECT
           $7
       ) recent
   ) AS history,
-  (
-    SELECT
-      json_build_object(
-        'model',
-        agents.model,
-        'language',
-        agents.language,
-        'systemPrompt',
-        agents.system_prompt,
-        'knowledgeBaseIds',
-        array(
-          SELECT
-            l.knowledge_base_id
-          FROM
-            agent_knowledge_bases l
-          WHERE
-            l.account_id = agents.account_id
-            AND l.agent_id = agents.id
-          ORDER BY
-            l.knowledge_base_id
-        )
-      )
-    FROM
-      agents
-    WHERE
-      agents.account_id = target.account_id
-      AND agents.id = target.agent_id
-  ) AS agent
+  target.agent
 FROM
   target
   LEFT JOIN turn ON TRUE

@@ -171,6 +171,7 @@ WHERE
 -- WidgetSitesRepository.findSessionSiteBySiteKey
 -- unscoped: a widget session is started with the site key as its credential, which names one site (and its account)
 SELECT
+  site.id,
   site.account_id AS "accountId",
   site.allowed_domain AS "allowedDomain",
   site.widget_greeting AS "widgetGreeting",

@@ -39,7 +39,7 @@ export interface WidgetConfigRow
 }
 
 /** What starting a widget conversation needs of the site a key names (the agent: only one of the site's account). */
-export interface WidgetSessionSiteRow extends Pick<WidgetSiteRow, 'allowedDomain' | 'widgetGreeting'> {
+export interface WidgetSessionSiteRow extends Pick<WidgetSiteRow, 'id' | 'allowedDomain' | 'widgetGreeting'> {
   /** The site's account, which the conversation belongs to. */
   accountId: number;
   agent: { id: number; name: string; language: string } | null;
@@ -176,7 +176,7 @@ export class WidgetSitesRepository {
   @UnscopedQuery('a widget session is started with the site key as its credential, which names one site (and its account)', [EXAMPLE_KEY])
   async findSessionSiteBySiteKey(siteKey: string): Promise<WidgetSessionSiteRow | undefined> {
     const [site] = await this.db.query<WidgetSessionSiteRow>(
-      `SELECT site.account_id AS "accountId", site.allowed_domain AS "allowedDomain", site.widget_greeting AS "widgetGreeting",
+      `SELECT site.id, site.account_id AS "accountId", site.allowed_domain AS "allowedDomain", site.widget_greeting AS "widgetGreeting",
               CASE WHEN agent.id IS NULL THEN NULL ELSE json_build_object('id', agent.id, 'name', agent.name, 'language', agent.language) END AS agent
          FROM widget_sites site
          LEFT JOIN agents agent ON agent.id = site.agent_id AND agent.account_id = site.account_id
