@@ -189,7 +189,7 @@ export interface paths {
         };
         /**
          * Export every call the filters match, newest first, as CSV or NDJSON
-         * @description The filters of `GET /calls`, without a row limit: streamed from the database as it is sent (memory stays flat whatever the count). CSV: RFC 4180, UTF-8, a header row of the list item's field names in the list's order, `feedback` and `extractedData` as JSON text, `agentId` empty when null, and a cell that begins with `=`, `+`, `-`, `@`, a tab or a carriage return prefixed with `'` (spreadsheet formula injection). NDJSON: one list item per line. A failure after the first bytes cuts the connection (the file is then visibly incomplete).
+         * @description The filters of `GET /calls`, without a row limit: streamed from the database as it is sent (memory stays flat whatever the count). CSV: RFC 4180, UTF-8, a header row of the list item's field names in the list's order, `feedback` and `extractedData` as JSON text, `agentId` empty when null, and a cell that begins with `=`, `+`, `-`, `@`, a tab or a carriage return prefixed with `'` (spreadsheet formula injection). NDJSON: one list item per line. A failure after the first bytes cuts the connection (the file is then visibly incomplete), and so does an export still running after `EXPORT_MAX_SECONDS` (600 by default: export a long history in parts, by `days`). One export at a time per account: another, while one runs, is a 429 with `Retry-After`.
          */
         get: operations["CallsController_export"];
         put?: never;
@@ -545,7 +545,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Attempt a delivery again now (a failed one, a pending one brought forward, or a succeeded one replayed, with the same `webhook-id`) */
+        /**
+         * Attempt a delivery again now (a failed one, a pending one brought forward, or a succeeded one replayed, with the same `webhook-id`)
+         * @description While an attempt of the delivery is in flight, the retry is made as soon as that attempt ends, whatever its outcome, instead of after the next delay of `WEBHOOK_RETRY_SECONDS` (unless the receiver answered 410, which disables the webhook).
+         */
         post: operations["WebhooksController_retryDelivery"];
         delete?: never;
         options?: never;
@@ -1093,7 +1096,7 @@ export interface components {
             /**
              * Format: date-time
              * @description When the call started: RFC 3339 with an explicit offset (`Z` or `±hh:mm`), to the millisecond (further
-             *     fraction digits are dropped); defaults to now.
+             *     fraction digits are dropped), in the years 0001–9999 (UTC) that `GET /usage` counts; defaults to now.
              * @example 2026-11-22T09:15:02.123Z
              */
             callDate?: string;
@@ -2148,7 +2151,7 @@ export interface operations {
                     "application/json": components["schemas"]["AgentResponse"];
                 };
             };
-            /** @description Invalid body field, unknown field or bad query parameter (with `details` naming each, as for text PostgreSQL cannot store or a number too large for a double), or malformed JSON, a body that is not an object, or one nested deeper than 32 levels (without); or: An `Idempotency-Key` that is not 1–255 printable ASCII characters */
+            /** @description Invalid body field, unknown field or bad query parameter (with `details` naming each, as for text PostgreSQL cannot store or a number too large for a double), or malformed JSON, a body that is not an object, one nested deeper than 32 levels or holding more than 10,000 values (without); or: An `Idempotency-Key` that is not 1–255 printable ASCII characters */
             400: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -2203,7 +2206,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Body is not application/json */
+            /** @description Body is not application/json, or is compressed (a Content-Encoding other than identity) */
             415: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -2429,7 +2432,7 @@ export interface operations {
                     "application/json": components["schemas"]["AgentResponse"];
                 };
             };
-            /** @description Invalid body field, unknown field or bad query parameter (with `details` naming each, as for text PostgreSQL cannot store or a number too large for a double), or malformed JSON, a body that is not an object, or one nested deeper than 32 levels (without) */
+            /** @description Invalid body field, unknown field or bad query parameter (with `details` naming each, as for text PostgreSQL cannot store or a number too large for a double), or malformed JSON, a body that is not an object, one nested deeper than 32 levels or holding more than 10,000 values (without) */
             400: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -2484,7 +2487,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Body is not application/json */
+            /** @description Body is not application/json, or is compressed (a Content-Encoding other than identity) */
             415: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -2548,7 +2551,7 @@ export interface operations {
                     "application/json": components["schemas"]["StartedConversationResponse"];
                 };
             };
-            /** @description Invalid body field, unknown field or bad query parameter (with `details` naming each, as for text PostgreSQL cannot store or a number too large for a double), or malformed JSON, a body that is not an object, or one nested deeper than 32 levels (without); or: An `Idempotency-Key` that is not 1–255 printable ASCII characters */
+            /** @description Invalid body field, unknown field or bad query parameter (with `details` naming each, as for text PostgreSQL cannot store or a number too large for a double), or malformed JSON, a body that is not an object, one nested deeper than 32 levels or holding more than 10,000 values (without); or: An `Idempotency-Key` that is not 1–255 printable ASCII characters */
             400: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -2614,7 +2617,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Body is not application/json */
+            /** @description Body is not application/json, or is compressed (a Content-Encoding other than identity) */
             415: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -2636,7 +2639,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Over the rate limit of this account (all its keys together), or too many requests without a valid key from this address; see `Retry-After` */
+            /**
+             * @description Over the rate limit of this account (all its keys together), or too many requests without a valid key from this address;
+             *     or the account has as many active conversations as it may (CONVERSATION_MAX_ACTIVE_PER_ACCOUNT); see `Retry-After`
+             */
             429: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -2750,7 +2756,7 @@ export interface operations {
                     "application/json": components["schemas"]["CreatedApiKeyResponse"];
                 };
             };
-            /** @description Invalid body field, unknown field or bad query parameter (with `details` naming each, as for text PostgreSQL cannot store or a number too large for a double), or malformed JSON, a body that is not an object, or one nested deeper than 32 levels (without); or: An `Idempotency-Key` that is not 1–255 printable ASCII characters */
+            /** @description Invalid body field, unknown field or bad query parameter (with `details` naming each, as for text PostgreSQL cannot store or a number too large for a double), or malformed JSON, a body that is not an object, one nested deeper than 32 levels or holding more than 10,000 values (without); or: An `Idempotency-Key` that is not 1–255 printable ASCII characters */
             400: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -2805,7 +2811,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Body is not application/json */
+            /** @description Body is not application/json, or is compressed (a Content-Encoding other than identity) */
             415: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -3056,7 +3062,7 @@ export interface operations {
                     "application/json": components["schemas"]["CallResponse"];
                 };
             };
-            /** @description Invalid body field, unknown field or bad query parameter (with `details` naming each, as for text PostgreSQL cannot store or a number too large for a double), or malformed JSON, a body that is not an object, or one nested deeper than 32 levels (without); or: An `Idempotency-Key` that is not 1–255 printable ASCII characters */
+            /** @description Invalid body field, unknown field or bad query parameter (with `details` naming each, as for text PostgreSQL cannot store or a number too large for a double), or malformed JSON, a body that is not an object, one nested deeper than 32 levels or holding more than 10,000 values (without); or: An `Idempotency-Key` that is not 1–255 printable ASCII characters */
             400: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -3111,7 +3117,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Body is not application/json */
+            /** @description Body is not application/json, or is compressed (a Content-Encoding other than identity) */
             415: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -3705,7 +3711,7 @@ export interface operations {
                     "text/csv": string;
                 };
             };
-            /** @description Invalid body field, unknown field or bad query parameter (with `details` naming each, as for text PostgreSQL cannot store or a number too large for a double), or malformed JSON, a body that is not an object, or one nested deeper than 32 levels (without) */
+            /** @description Invalid body field, unknown field or bad query parameter (with `details` naming each, as for text PostgreSQL cannot store or a number too large for a double), or malformed JSON, a body that is not an object, one nested deeper than 32 levels or holding more than 10,000 values (without) */
             400: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -3738,7 +3744,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Over the rate limit of this account (all its keys together), or too many requests without a valid key from this address; see `Retry-After` */
+            /** @description Another export of this account is running (one at a time per account), or over the rate limit of this account; see `Retry-After` */
             429: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -3893,7 +3899,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Invalid body field, unknown field or bad query parameter (with `details` naming each, as for text PostgreSQL cannot store or a number too large for a double), or malformed JSON, a body that is not an object, or one nested deeper than 32 levels (without) */
+            /** @description Invalid body field, unknown field or bad query parameter (with `details` naming each, as for text PostgreSQL cannot store or a number too large for a double), or malformed JSON, a body that is not an object, one nested deeper than 32 levels or holding more than 10,000 values (without) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3920,7 +3926,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Body is not application/json */
+            /** @description Body is not application/json, or is compressed (a Content-Encoding other than identity) */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -4039,7 +4045,7 @@ export interface operations {
                     "text/event-stream": string;
                 };
             };
-            /** @description Invalid body field, unknown field or bad query parameter (with `details` naming each, as for text PostgreSQL cannot store or a number too large for a double), or malformed JSON, a body that is not an object, or one nested deeper than 32 levels (without) */
+            /** @description Invalid body field, unknown field or bad query parameter (with `details` naming each, as for text PostgreSQL cannot store or a number too large for a double), or malformed JSON, a body that is not an object, one nested deeper than 32 levels or holding more than 10,000 values (without) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4092,7 +4098,7 @@ export interface operations {
                     "text/event-stream": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Body is not application/json */
+            /** @description Body is not application/json, or is compressed (a Content-Encoding other than identity) */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -4102,13 +4108,18 @@ export interface operations {
                     "text/event-stream": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Too many requests from this address for this site key, or naming site keys or conversations that do not exist; see `Retry-After` */
+            /**
+             * @description Too many requests from this address for this conversation, or naming site keys or conversations that do not exist; or too
+             *     many replies are being produced at once for the conversation's account, its site or (a widget conversation) this address
+             *     (CONVERSATION_MAX_REPLIES_PER_*); see `Retry-After`
+             */
             429: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorResponse"];
+                    "text/event-stream": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description The database (or recording storage) is unavailable; try again shortly */
@@ -4356,7 +4367,7 @@ export interface operations {
                     "application/json": components["schemas"]["KnowledgeBaseResponse"];
                 };
             };
-            /** @description Invalid body field, unknown field or bad query parameter (with `details` naming each, as for text PostgreSQL cannot store or a number too large for a double), or malformed JSON, a body that is not an object, or one nested deeper than 32 levels (without); or: An `Idempotency-Key` that is not 1–255 printable ASCII characters */
+            /** @description Invalid body field, unknown field or bad query parameter (with `details` naming each, as for text PostgreSQL cannot store or a number too large for a double), or malformed JSON, a body that is not an object, one nested deeper than 32 levels or holding more than 10,000 values (without); or: An `Idempotency-Key` that is not 1–255 printable ASCII characters */
             400: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -4411,7 +4422,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Body is not application/json */
+            /** @description Body is not application/json, or is compressed (a Content-Encoding other than identity) */
             415: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -4638,7 +4649,7 @@ export interface operations {
                     "application/json": components["schemas"]["SearchResultResponse"][];
                 };
             };
-            /** @description Invalid body field, unknown field or bad query parameter (with `details` naming each, as for text PostgreSQL cannot store or a number too large for a double), or malformed JSON, a body that is not an object, or one nested deeper than 32 levels (without) */
+            /** @description Invalid body field, unknown field or bad query parameter (with `details` naming each, as for text PostgreSQL cannot store or a number too large for a double), or malformed JSON, a body that is not an object, one nested deeper than 32 levels or holding more than 10,000 values (without) */
             400: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -4813,7 +4824,7 @@ export interface operations {
                     "application/json": components["schemas"]["SourceResponse"];
                 };
             };
-            /** @description Invalid body field, unknown field or bad query parameter (with `details` naming each, as for text PostgreSQL cannot store or a number too large for a double), or malformed JSON, a body that is not an object, or one nested deeper than 32 levels (without); or: An `Idempotency-Key` that is not 1–255 printable ASCII characters */
+            /** @description Invalid body field, unknown field or bad query parameter (with `details` naming each, as for text PostgreSQL cannot store or a number too large for a double), or malformed JSON, a body that is not an object, one nested deeper than 32 levels or holding more than 10,000 values (without); or: An `Idempotency-Key` that is not 1–255 printable ASCII characters */
             400: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -4879,7 +4890,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Body is not application/json */
+            /** @description Body is not application/json, or is compressed (a Content-Encoding other than identity) */
             415: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -5036,7 +5047,7 @@ export interface operations {
                     "application/json": components["schemas"]["SourceResponse"];
                 };
             };
-            /** @description The source is a text source: only url sources can be refreshed; or: Invalid body field, unknown field or bad query parameter (with `details` naming each, as for text PostgreSQL cannot store or a number too large for a double), or malformed JSON, a body that is not an object, or one nested deeper than 32 levels (without); or: An `Idempotency-Key` that is not 1–255 printable ASCII characters */
+            /** @description The source is a text source: only url sources can be refreshed; or: Invalid body field, unknown field or bad query parameter (with `details` naming each, as for text PostgreSQL cannot store or a number too large for a double), or malformed JSON, a body that is not an object, one nested deeper than 32 levels or holding more than 10,000 values (without); or: An `Idempotency-Key` that is not 1–255 printable ASCII characters */
             400: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -5102,7 +5113,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Body is not application/json */
+            /** @description Body is not application/json, or is compressed (a Content-Encoding other than identity) */
             415: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -5458,7 +5469,7 @@ export interface operations {
                     "application/json": components["schemas"]["CreatedWebhookResponse"];
                 };
             };
-            /** @description Invalid field (a URL that is not https, has credentials or points at a private address; an unknown or empty list of events), or the account already has 20 webhooks; or: Invalid body field, unknown field or bad query parameter (with `details` naming each, as for text PostgreSQL cannot store or a number too large for a double), or malformed JSON, a body that is not an object, or one nested deeper than 32 levels (without); or: An `Idempotency-Key` that is not 1–255 printable ASCII characters */
+            /** @description Invalid field (a URL that is not https, has credentials or points at a private address; an unknown or empty list of events), or the account already has 20 webhooks; or: Invalid body field, unknown field or bad query parameter (with `details` naming each, as for text PostgreSQL cannot store or a number too large for a double), or malformed JSON, a body that is not an object, one nested deeper than 32 levels or holding more than 10,000 values (without); or: An `Idempotency-Key` that is not 1–255 printable ASCII characters */
             400: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -5513,7 +5524,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Body is not application/json */
+            /** @description Body is not application/json, or is compressed (a Content-Encoding other than identity) */
             415: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -5739,7 +5750,7 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookResponse"];
                 };
             };
-            /** @description Invalid body field, unknown field or bad query parameter (with `details` naming each, as for text PostgreSQL cannot store or a number too large for a double), or malformed JSON, a body that is not an object, or one nested deeper than 32 levels (without) */
+            /** @description Invalid body field, unknown field or bad query parameter (with `details` naming each, as for text PostgreSQL cannot store or a number too large for a double), or malformed JSON, a body that is not an object, one nested deeper than 32 levels or holding more than 10,000 values (without) */
             400: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -5794,7 +5805,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Body is not application/json */
+            /** @description Body is not application/json, or is compressed (a Content-Encoding other than identity) */
             415: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -5953,7 +5964,7 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookDeliveryResponse"];
                 };
             };
-            /** @description Invalid body field, unknown field or bad query parameter (with `details` naming each, as for text PostgreSQL cannot store or a number too large for a double), or malformed JSON, a body that is not an object, or one nested deeper than 32 levels (without); or: An `Idempotency-Key` that is not 1–255 printable ASCII characters */
+            /** @description Invalid body field, unknown field or bad query parameter (with `details` naming each, as for text PostgreSQL cannot store or a number too large for a double), or malformed JSON, a body that is not an object, one nested deeper than 32 levels or holding more than 10,000 values (without); or: An `Idempotency-Key` that is not 1–255 printable ASCII characters */
             400: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -6019,7 +6030,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Body is not application/json */
+            /** @description Body is not application/json, or is compressed (a Content-Encoding other than identity) */
             415: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -6095,7 +6106,7 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookSecretResponse"];
                 };
             };
-            /** @description Invalid body field, unknown field or bad query parameter (with `details` naming each, as for text PostgreSQL cannot store or a number too large for a double), or malformed JSON, a body that is not an object, or one nested deeper than 32 levels (without); or: An `Idempotency-Key` that is not 1–255 printable ASCII characters */
+            /** @description Invalid body field, unknown field or bad query parameter (with `details` naming each, as for text PostgreSQL cannot store or a number too large for a double), or malformed JSON, a body that is not an object, one nested deeper than 32 levels or holding more than 10,000 values (without); or: An `Idempotency-Key` that is not 1–255 printable ASCII characters */
             400: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -6161,7 +6172,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Body is not application/json */
+            /** @description Body is not application/json, or is compressed (a Content-Encoding other than identity) */
             415: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -6237,7 +6248,7 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookDeliveryResponse"];
                 };
             };
-            /** @description Invalid body field, unknown field or bad query parameter (with `details` naming each, as for text PostgreSQL cannot store or a number too large for a double), or malformed JSON, a body that is not an object, or one nested deeper than 32 levels (without); or: An `Idempotency-Key` that is not 1–255 printable ASCII characters */
+            /** @description Invalid body field, unknown field or bad query parameter (with `details` naming each, as for text PostgreSQL cannot store or a number too large for a double), or malformed JSON, a body that is not an object, one nested deeper than 32 levels or holding more than 10,000 values (without); or: An `Idempotency-Key` that is not 1–255 printable ASCII characters */
             400: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -6303,7 +6314,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Body is not application/json */
+            /** @description Body is not application/json, or is compressed (a Content-Encoding other than identity) */
             415: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -6536,7 +6547,7 @@ export interface operations {
                     "application/json": components["schemas"]["StartedConversationResponse"];
                 };
             };
-            /** @description Invalid body field, unknown field or bad query parameter (with `details` naming each, as for text PostgreSQL cannot store or a number too large for a double), or malformed JSON, a body that is not an object, or one nested deeper than 32 levels (without) */
+            /** @description Invalid body field, unknown field or bad query parameter (with `details` naming each, as for text PostgreSQL cannot store or a number too large for a double), or malformed JSON, a body that is not an object, one nested deeper than 32 levels or holding more than 10,000 values (without) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6581,7 +6592,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Body is not application/json */
+            /** @description Body is not application/json, or is compressed (a Content-Encoding other than identity) */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -6590,7 +6601,11 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Too many requests from this address for this site key, or naming site keys or conversations that do not exist; see `Retry-After` */
+            /**
+             * @description Too many requests from this address, or naming site keys or conversations that do not exist; or the site or its account
+             *     has as many active conversations as it may (CONVERSATION_MAX_ACTIVE_PER_SITE, _PER_ACCOUNT); or this address started
+             *     CONVERSATION_MAX_STARTS_PER_ADDRESS conversations in the window, whatever the sites; see `Retry-After`
+             */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -6740,7 +6755,7 @@ export interface operations {
                     "application/json": components["schemas"]["WidgetSiteResponse"];
                 };
             };
-            /** @description Invalid or unknown field (a `siteKey` too), or `agentId` not an agent of this account (with `details`); or: Invalid body field, unknown field or bad query parameter (with `details` naming each, as for text PostgreSQL cannot store or a number too large for a double), or malformed JSON, a body that is not an object, or one nested deeper than 32 levels (without); or: An `Idempotency-Key` that is not 1–255 printable ASCII characters */
+            /** @description Invalid or unknown field (a `siteKey` too), or `agentId` not an agent of this account (with `details`); or: Invalid body field, unknown field or bad query parameter (with `details` naming each, as for text PostgreSQL cannot store or a number too large for a double), or malformed JSON, a body that is not an object, one nested deeper than 32 levels or holding more than 10,000 values (without); or: An `Idempotency-Key` that is not 1–255 printable ASCII characters */
             400: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -6795,7 +6810,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Body is not application/json */
+            /** @description Body is not application/json, or is compressed (a Content-Encoding other than identity) */
             415: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -7021,7 +7036,7 @@ export interface operations {
                     "application/json": components["schemas"]["WidgetSiteResponse"];
                 };
             };
-            /** @description Invalid or unknown field (a `siteKey` too), or `agentId` not an agent of this account (with `details`); or: Invalid body field, unknown field or bad query parameter (with `details` naming each, as for text PostgreSQL cannot store or a number too large for a double), or malformed JSON, a body that is not an object, or one nested deeper than 32 levels (without) */
+            /** @description Invalid or unknown field (a `siteKey` too), or `agentId` not an agent of this account (with `details`); or: Invalid body field, unknown field or bad query parameter (with `details` naming each, as for text PostgreSQL cannot store or a number too large for a double), or malformed JSON, a body that is not an object, one nested deeper than 32 levels or holding more than 10,000 values (without) */
             400: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -7076,7 +7091,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Body is not application/json */
+            /** @description Body is not application/json, or is compressed (a Content-Encoding other than identity) */
             415: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -7141,7 +7156,7 @@ export interface operations {
                     "application/json": components["schemas"]["WidgetSiteResponse"];
                 };
             };
-            /** @description Invalid body field, unknown field or bad query parameter (with `details` naming each, as for text PostgreSQL cannot store or a number too large for a double), or malformed JSON, a body that is not an object, or one nested deeper than 32 levels (without); or: An `Idempotency-Key` that is not 1–255 printable ASCII characters */
+            /** @description Invalid body field, unknown field or bad query parameter (with `details` naming each, as for text PostgreSQL cannot store or a number too large for a double), or malformed JSON, a body that is not an object, one nested deeper than 32 levels or holding more than 10,000 values (without); or: An `Idempotency-Key` that is not 1–255 printable ASCII characters */
             400: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -7207,7 +7222,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Body is not application/json */
+            /** @description Body is not application/json, or is compressed (a Content-Encoding other than identity) */
             415: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
