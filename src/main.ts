@@ -88,11 +88,19 @@ async function main(): Promise<void> {
     try {
       const migrations = await runMigrations(database.url, config);
       const app = await createApp(config, database.url, logger);
+      // Asked before listening, so that nothing of the start is left once it says it is ready (keepRunning below included).
+      const localeWarning = await searchLocaleWarning(app.get(DataSource));
       await listen(app, config.port);
       announceReady(announce, config, database, migrations, Date.now() - startedAt);
-      const localeWarning = await searchLocaleWarning(app.get(DataSource));
       if (localeWarning) logger.warn(localeWarning);
       stopGracefully(app, database, logger, announce);
+      // The service owns its embedded PostgreSQL: killed under it (the OOM killer), it is restarted; when it cannot
+      // be, the process exits with one line, for its supervisor to restart the whole.
+      database.keepRunning((reason) => {
+        process.stderr.write(`${reason}\n`);
+        flushLogs(logger);
+        process.exit(1);
+      });
     } catch (error) {
       await database.stop();
       throw error;

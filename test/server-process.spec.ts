@@ -5,10 +5,12 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { randomBytes } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Client } from 'pg';
-import { DEFAULT_EMBEDDED_PG_PORT } from '../src/database/embedded-postgres';
+import { DEFAULT_EMBEDDED_PG_PORT, RESTART_WITHIN_S, startEmbeddedPostgres } from '../src/database/embedded-postgres';
 import { freePort, retryWhenPortTaken, startOnFreePort } from '../scripts/throwaway-postgres';
 import { V8_FLAGS } from '../src/v8-flags';
+import { eventually, queryOnce } from './helpers';
 import { holdPort } from './hold-port';
 
 const ROOT = path.join(__dirname, '..');
@@ -21,16 +23,20 @@ function startServer(env: Record<string, string>) {
   });
   let output = '';
   let stdout = '';
+  let stderr = '';
   const ready = new Promise<void>((resolve, reject) => {
     child.stdout!.on('data', (chunk) => {
       output += chunk;
       stdout += chunk;
       if (output.includes('listening on port')) resolve();
     });
-    child.stderr!.on('data', (chunk) => (output += chunk));
+    child.stderr!.on('data', (chunk) => {
+      output += chunk;
+      stderr += chunk;
+    });
     child.on('exit', (code) => reject(new Error(`server exited with ${code}:\n${output}`)));
   });
-  return { child, output: () => output, stdout: () => stdout, ready };
+  return { child, output: () => output, stdout: () => stdout, stderr: () => stderr, ready };
 }
 
 /** The entry point run until it exits (a start that fails): its exit code and what it wrote. */
@@ -101,6 +107,25 @@ function halfSentPost(port: number, path: string, apiKey: string, body: object) 
   const headersSent = new Promise<void>((resolve) => request.write(payload.subarray(0, half), () => resolve()));
   return { headersSent, status, finish: () => request.end(payload.subarray(half)) };
 }
+
+/** A fresh DATA_DIR for one server, reachable by the `postgres` user when run as root. */
+function ownDataDir(prefix: string): string {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  fs.chmodSync(dir, 0o755);
+  return dir;
+}
+
+/** An account and its API key, made by the CLI attached to the server's embedded PostgreSQL. */
+async function createAccountWithCli(dataDir: string, name: string): Promise<string> {
+  const { stdout } = await promisify(execFile)(process.execPath, ['-r', './scripts/register.js', 'src/cli/cli.ts', 'account:create', '--name', name], {
+    cwd: ROOT,
+    env: { ...process.env, DATABASE_URL: '', EMBEDDED_PG_PORT: '', DATA_DIR: dataDir },
+  });
+  return JSON.parse(stdout.trim().split('\n').pop()!).apiKey;
+}
+
+/** The pid of the postmaster running the cluster of `dataDir` (the first line of its postmaster.pid). */
+const postmasterPid = (dataDir: string) => Number(fs.readFileSync(path.join(dataDir, 'postgres', 'postmaster.pid'), 'utf8').split('\n')[0]);
 
 describe('the server process', () => {
   let dataDir: string;
@@ -243,4 +268,65 @@ describe('the server process', () => {
       fs.rmSync(ownDataDir, { recursive: true, force: true });
     }
   }, 60_000);
+
+  describe('when its embedded PostgreSQL is killed (kill -9, as the OOM killer does)', () => {
+    let crashDataDir: string;
+    beforeEach(() => (crashDataDir = ownDataDir('killed-postgres-')));
+    afterEach(() => fs.rmSync(crashDataDir, { recursive: true, force: true }));
+
+    it('restarts it on the same port and cluster: healthy again within seconds, nothing committed lost, writes work', async () => {
+      const { server, port } = await startServerOnFreePorts({ DATA_DIR: crashDataDir, LOG_LEVEL: 'warn', RATE_LIMIT: '0' });
+      const exited = new Promise<number | null>((resolve) => server.child.on('exit', resolve));
+      const api = (method: string, body?: object) =>
+        fetch(`http://127.0.0.1:${port}/agents`, { method, headers: { 'X-Api-Key': apiKey, 'Content-Type': 'application/json' }, body: body && JSON.stringify(body) });
+      let apiKey = '';
+      try {
+        apiKey = await createAccountWithCli(crashDataDir, 'Crash');
+        expect((await api('POST', { name: 'Before the crash' })).status).toBe(201);
+
+        const killed = postmasterPid(crashDataDir);
+        process.kill(killed, 'SIGKILL');
+        // Fences, each with a deadline: the service notices and restarts it, then its pool answers /health again.
+        await eventually(async () => (server.output().includes('has stopped (killed?): restarting it') ? true : undefined), 10_000);
+        await eventually(async () => ((await fetch(`http://127.0.0.1:${port}/health`)).status === 200 ? true : undefined), 20_000);
+        expect(postmasterPid(crashDataDir)).not.toBe(killed);
+
+        const listed = await api('GET');
+        expect(listed.status).toBe(200);
+        expect(((await listed.json()) as { name: string }[]).map((agent) => agent.name)).toEqual(['Before the crash']);
+        expect((await api('POST', { name: 'After the crash' })).status).toBe(201);
+        // Its LISTEN connections (API key revocations, queued jobs) and the job queue's pool are back too.
+        const { url } = await startEmbeddedPostgres({ dataDir: crashDataDir }); // attaches to the running server
+        const connected = "SELECT DISTINCT application_name AS name FROM pg_stat_activity WHERE application_name LIKE 'voice-agent-api%' ORDER BY 1";
+        const expected = ['voice-agent-api', 'voice-agent-api-jobs', 'voice-agent-api-jobs-listen', 'voice-agent-api-listen'];
+        await eventually(async () => {
+          const names = (await queryOnce<{ name: string }>(url, connected)).map((row) => row.name);
+          return expected.every((name) => names.includes(name)) ? true : undefined;
+        }, 10_000);
+        expect(server.stderr()).toBe('');
+      } finally {
+        server.child.kill('SIGTERM');
+      }
+      expect(await exited).toBe(0);
+      // It stopped the PostgreSQL it restarted, as it would have the one it first started.
+      expect(fs.existsSync(path.join(crashDataDir, 'postgres', 'postmaster.pid'))).toBe(false);
+    }, 60_000);
+
+    it('exits with 1 and one line on stderr when it cannot restart it within RESTART_WITHIN_S', async () => {
+      const { server } = await startServerOnFreePorts({ DATA_DIR: crashDataDir, LOG_LEVEL: 'warn', RATE_LIMIT: '0' });
+      const exited = new Promise<number | null>((resolve) => server.child.on('exit', resolve));
+      try {
+        // A setting PostgreSQL refuses, which the running server never reads again: every restart fails on it.
+        fs.appendFileSync(path.join(crashDataDir, 'postgres', 'postgresql.conf'), "\nmax_connections = 'none'\n");
+        process.kill(postmasterPid(crashDataDir), 'SIGKILL');
+        const stillRunning = sleep((RESTART_WITHIN_S + 15) * 1000, 'still running', { ref: false });
+        expect(await Promise.race([exited, stillRunning])).toBe(1);
+      } finally {
+        server.child.kill('SIGKILL'); // when it did not exit (a no-op when it did)
+      }
+      expect(server.stderr()).toMatch(
+        new RegExp(`^The embedded PostgreSQL stopped and could not be restarted within ${RESTART_WITHIN_S} s: The embedded PostgreSQL in \\S+ did not start: [^\\n]*FATAL: [^\\n]*postgresql.conf[^\\n]* contains errors \\(its log: [^\\n]+\\)\\n$`),
+      );
+    }, (RESTART_WITHIN_S + 30) * 1000);
+  });
 });

