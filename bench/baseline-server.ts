@@ -148,7 +148,7 @@ function agentFields(caller: Caller, body: unknown): Partial<AgentFields> {
     if (!valid(value)) throw badRequest(`${key} is not valid`);
     fields[key] = key === 'name' ? (value as string).trim() : value;
   }
-  if (fields.voice !== undefined && !mayUseVoice(fields.voice as string, caller)) {
+  if (typeof fields.voice === 'string' && !mayUseVoice(fields.voice, caller)) {
     throw new HttpError(403, 'Forbidden', `Voice ${fields.voice} is reserved for the platform account`);
   }
   return fields;

@@ -97,7 +97,7 @@ async function startProvider() {
     const receivedAt = now();
     const parts: Buffer[] = [];
     request.on('data', (part: Buffer) => parts.push(part));
-    request.on('end', async () => {
+    const answer = async () => {
       const body = JSON.parse(Buffer.concat(parts).toString('utf8')) as { messages: { role: string; content: string }[]; stream?: boolean };
       // A request that does not stream is a post-call analysis: answered at once, as the API answers it.
       if (!body.stream) return void response.writeHead(200, { 'Content-Type': 'application/json' }).end(completion(ANALYSIS));
@@ -113,6 +113,14 @@ async function startProvider() {
       }
       response.write(chunk({}, 'stop'));
       response.end('data: [DONE]\n\n', () => spans.set(key, { receivedAt, firstTokenAt, endedAt: now() }));
+    };
+    request.on('end', () => {
+      // A failure of the stand-in (a request it cannot read) cuts the answer, which the round counts as an error,
+      // rather than ending the whole run without its clean-up.
+      answer().catch((error: unknown) => {
+        log(`provider stand-in: ${error instanceof Error ? error.message : String(error)}`);
+        response.destroy();
+      });
     });
   });
   server.keepAliveTimeout = 60_000;

@@ -218,6 +218,14 @@ async function benchPaging(service: RunningServer, database: BenchDatabase) {
   };
 }
 
+/** GET /usage's times, in milliseconds, for one groupBy. */
+interface UsageTimes {
+  requests: number;
+  httpMedianMs: number;
+  httpP95Ms: number;
+  httpMaxMs: number;
+}
+
 async function benchUsage(service: RunningServer, database: BenchDatabase) {
   const { hotApiKey, hotAccountId } = database.manifest;
   const to = new Date().toISOString().slice(0, 10);
@@ -225,8 +233,8 @@ async function benchUsage(service: RunningServer, database: BenchDatabase) {
   const calls = await withClient(database.url, async (client) =>
     Number((await client.query(`SELECT count(*) AS n FROM calls WHERE account_id = $1 AND NOT is_test AND call_date >= $2 AND call_date < $3::date + 1`, [hotAccountId, from, to])).rows[0].n),
   );
-  const results: Record<string, unknown> = { from, to, days: 366, calls };
-  for (const groupBy of ['day', 'agent']) {
+  const results: { from: string; to: string; days: number; calls: number } & Partial<Record<'day' | 'agent', UsageTimes>> = { from, to, days: 366, calls };
+  for (const groupBy of ['day', 'agent'] as const) {
     const url = `${service.baseUrl}/usage?from=${from}&to=${to}&groupBy=${groupBy}`;
     for (let i = 0; i < 3; i++) await timedGet(url, hotApiKey);
     const times: number[] = [];
@@ -253,7 +261,7 @@ async function main(): Promise<void> {
   const started = Date.now();
   log('compiling the service (tsc, as npm start does)');
   const serviceMain = buildService();
-  const result: Record<string, unknown> = {
+  const result: Record<string, unknown> & Figures = {
     date: new Date().toISOString(),
     commit: execFileSync('git', ['rev-parse', 'HEAD'], { cwd: path.join(__dirname, '..'), encoding: 'utf8' }).trim(),
     machine: { cores: os.cpus().length, cpuModel: os.cpus()[0]?.model, node: process.version },
@@ -279,11 +287,21 @@ async function main(): Promise<void> {
   process.stdout.write(`${summary(result)}\n`);
 }
 
+/** The load averages before and after a part of the run. */
+type Loaded<T> = T & { loadBefore: number[]; loadAfter: number[] };
+
+/** What each part of the run measured (the parts run). */
+interface Figures {
+  export?: Loaded<Awaited<ReturnType<typeof benchExport>>>;
+  paging?: Loaded<Awaited<ReturnType<typeof benchPaging>>>;
+  usage?: Loaded<Awaited<ReturnType<typeof benchUsage>>>;
+}
+
 /** The figures against the targets, as Markdown. */
-function summary(result: Record<string, any>): string {
+function summary(result: Figures): string {
   const lines = ['| Target | Measured | Met |', '|---|---|---|'];
   if (result.export) {
-    const runs = result.export.runs as { format: string; rowsPerSecond: number; rssGrowthMiB: number }[];
+    const runs = result.export.runs;
     for (const format of ['csv', 'ndjson']) {
       const mine = runs.filter((run) => run.format === format);
       const slowest = Math.min(...mine.map((run) => run.rowsPerSecond));
@@ -298,8 +316,8 @@ function summary(result: Record<string, any>): string {
     lines.push(`| Last page as fast as the first | database: first ${database.firstMs} ms, last full ${database.lastFullMs} ms, last ${database.lastMs} ms; HTTP: first ${http.firstMs} ms, last ${http.lastMs} ms | ${database.lastFullMs <= Math.max(database.firstMs * 1.5, database.firstMs + 0.5) ? 'yes' : 'NO'} |`);
   }
   if (result.usage) {
-    for (const groupBy of ['day', 'agent']) {
-      const figures = result.usage[groupBy];
+    for (const groupBy of ['day', 'agent'] as const) {
+      const figures = result.usage[groupBy]!;
       const db = result.usage.database[groupBy === 'day' ? 'byDay' : 'byAgent'];
       lines.push(`| GET /usage 366 days (${result.usage.calls.toLocaleString('en')} calls), groupBy=${groupBy} < 50 ms | HTTP median ${figures.httpMedianMs} ms, p95 ${figures.httpP95Ms} ms, max ${figures.httpMaxMs} ms; database median ${db.medianMs} ms | ${figures.httpP95Ms < 50 ? 'yes' : 'NO'} |`);
     }

@@ -82,8 +82,16 @@ async function seedAccount(pool: Pool, repository: KnowledgeBasesRepository, tex
   return { accountId, knowledgeBaseIds, passages, sources };
 }
 
-function planNodes(plan: Record<string, unknown>): string[] {
-  const children = (plan.Plans as Record<string, unknown>[] | undefined) ?? [];
+/** A node of EXPLAIN (FORMAT JSON)'s plan, as far as it is read here. */
+interface PlanNode {
+  'Node Type': string;
+  'Index Name'?: string;
+  'Relation Name'?: string;
+  Plans?: PlanNode[];
+}
+
+function planNodes(plan: PlanNode): string[] {
+  const children = plan.Plans ?? [];
   const own = `${plan['Node Type']}${plan['Index Name'] ? ` on ${plan['Index Name']}` : plan['Relation Name'] ? ` on ${plan['Relation Name']}` : ''}`;
   return [own, ...children.flatMap(planNodes)];
 }

@@ -3,32 +3,9 @@
  * latency of every response kept at full precision (autocannon's own histogram rounds to whole ms,
  * too coarse for sub-millisecond responses at low load).
  */
+import autocannon from 'autocannon'; // typed in scripts/autocannon.d.ts
 import { Scenario } from './scenarios';
 import { percentileOfSorted, round } from './stats';
-
-// autocannon ships no types: the part of its API used here.
-interface AutocannonRequest {
-  method?: string;
-  path?: string;
-  headers?: Record<string, string>;
-  body?: string;
-  setupRequest?: (request: AutocannonRequest, context: Record<string, unknown>) => AutocannonRequest;
-  onResponse?: (status: number, body: string, context: Record<string, unknown>) => void;
-}
-interface AutocannonResult {
-  requests: { average: number; total: number };
-  throughput: { average: number };
-  non2xx: number;
-  errors: number;
-  timeouts: number;
-  duration: number;
-  statusCodeStats: Record<string, { count: number }>;
-}
-interface AutocannonInstance extends PromiseLike<AutocannonResult> {
-  stop(): void;
-  on(event: 'response', listener: (client: unknown, status: number, bytes: number, responseTimeMs: number) => void): void;
-}
-const autocannon = require('autocannon') as (options: Record<string, unknown>) => AutocannonInstance;
 
 export interface LoadFigures {
   connections: number;
@@ -61,7 +38,7 @@ export interface LoadSample {
 
 
 /** The autocannon requests of a scenario: reads draw their path from the scenario, the write pairs POST and PATCH. */
-function requestsOf(scenario: Scenario, apiKey: string, agentPrefix: string): AutocannonRequest[] {
+function requestsOf(scenario: Scenario, apiKey: string, agentPrefix: string): autocannon.Request[] {
   const headers = { 'x-api-key': apiKey };
   if (scenario.paths) {
     const next = scenario.paths();
@@ -82,7 +59,7 @@ function requestsOf(scenario: Scenario, apiKey: string, agentPrefix: string): Au
       method: 'PATCH',
       headers: jsonHeaders,
       body: JSON.stringify({ description: 'Patched by the benchmark', systemPrompt: 'Be brief.' }),
-      setupRequest: (request, context) => ({ ...request, path: `/agents/${context.agentId}` }),
+      setupRequest: (request, context) => ({ ...request, path: `/agents/${String(context.agentId)}` }),
     },
   ];
 }

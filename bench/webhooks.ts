@@ -24,6 +24,7 @@ import * as fs from 'node:fs';
 import * as http from 'node:http';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import autocannon from 'autocannon'; // typed in scripts/autocannon.d.ts
 import { Client } from 'pg';
 import PgBoss from 'pg-boss';
 import { loadConfig } from '../src/config/config';
@@ -33,7 +34,6 @@ import { buildService, RunningServer, startService } from './servers';
 import { median, percentileOfSorted, round } from './stats';
 
 const ROOT = path.resolve(__dirname, '..');
-const autocannon = require('autocannon') as (options: Record<string, unknown>) => PromiseLike<{ requests: { total: number }; duration: number; non2xx: number; errors: number; '2xx': number }> & { stop(): void };
 
 function option(name: string, fallback: number): number {
   const index = process.argv.indexOf(`--${name}`);
@@ -137,7 +137,8 @@ class ReceiverProcess {
   }
 }
 
-async function api(baseUrl: string, apiKey: string, method: string, urlPath: string, body?: object): Promise<{ status: number; body: any }> {
+/** The API's answer, its body taken for a `T` (the benchmark reads a few fields of what it created). */
+async function api<T = unknown>(baseUrl: string, apiKey: string, method: string, urlPath: string, body?: object): Promise<{ status: number; body: T }> {
   const response = await fetch(`${baseUrl}${urlPath}`, { method, headers: { 'X-Api-Key': apiKey, 'Content-Type': 'application/json' }, body: body && JSON.stringify(body) });
   const text = await response.text();
   return { status: response.status, body: text ? JSON.parse(text) : undefined };
@@ -154,8 +155,8 @@ function createAccount(env: Record<string, string>, name: string): { accountId: 
 
 /** 1. A backlog of `size` events written at once to the outbox, relayed and delivered to the receiver: deliveries per second. */
 async function deliveryThroughput(databaseUrl: string, baseUrl: string, receiver: ReceiverProcess, account: { accountId: number; apiKey: string }, size: number) {
-  const webhook = (await api(baseUrl, account.apiKey, 'POST', '/webhooks', { url: `http://127.0.0.1:${receiver.port}/hooks`, events: ['call.created'] })).body;
-  const call = (await api(baseUrl, account.apiKey, 'GET', '/calls?limit=1')).body[0] ?? (await api(baseUrl, account.apiKey, 'POST', '/calls', { ...CALL, isTest: true })).body;
+  const webhook = (await api<{ id: number }>(baseUrl, account.apiKey, 'POST', '/webhooks', { url: `http://127.0.0.1:${receiver.port}/hooks`, events: ['call.created'] })).body;
+  const call = (await api<{ id: number }[]>(baseUrl, account.apiKey, 'GET', '/calls?limit=1')).body[0] ?? (await api<{ id: number }>(baseUrl, account.apiKey, 'POST', '/calls', { ...CALL, isTest: true })).body;
   const client = new Client({ connectionString: databaseUrl });
   await client.connect();
   const boss = new PgBoss({ connectionString: databaseUrl, schema: 'pgboss', supervise: false, schedule: false, migrate: false });
@@ -235,7 +236,7 @@ async function outboxCost(
   rounds: number,
   connections: number,
 ) {
-  const webhook = (await api(baseUrl, subscribed.apiKey, 'POST', '/webhooks', { url: `http://127.0.0.1:${receiver.port}/hooks`, events: ['call.created'] })).body;
+  const webhook = (await api<{ id: number }>(baseUrl, subscribed.apiKey, 'POST', '/webhooks', { url: `http://127.0.0.1:${receiver.port}/hooks`, events: ['call.created'] })).body;
   const client = new Client({ connectionString: databaseUrl });
   await client.connect();
   // Warm-up of both paths (JIT, pool, the receiver's connections).
@@ -316,7 +317,7 @@ async function outboxCost(
 
 /** 3. POST /calls paced at `rate` per second for `seconds`; each event's latency from its POST to its delivery. */
 async function latency(baseUrl: string, receiver: ReceiverProcess, account: { apiKey: string }, rate: number, seconds: number) {
-  const webhook = (await api(baseUrl, account.apiKey, 'POST', '/webhooks', { url: `http://127.0.0.1:${receiver.port}/hooks`, events: ['call.created'] })).body;
+  const webhook = (await api<{ id: number }>(baseUrl, account.apiKey, 'POST', '/webhooks', { url: `http://127.0.0.1:${receiver.port}/hooks`, events: ['call.created'] })).body;
   const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
   const body = JSON.stringify(CALL);
   const sentAt = new Map<string, number>();

@@ -10,6 +10,7 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import autocannon from 'autocannon'; // typed in scripts/autocannon.d.ts
 import { DataSource } from 'typeorm';
 import { standaloneAuthServices } from '../src/auth/accounts.service';
 import { Database } from '../src/database/database';
@@ -18,18 +19,6 @@ import { V8_FLAGS } from '../src/v8-flags';
 import { dataSourceOptions } from '../src/database/data-source-options';
 import { runMigrations } from '../src/database/migrate';
 import { freePort, startThrowawayPostgres } from './throwaway-postgres';
-
-// eslint-disable-next-line @typescript-eslint/no-require-imports
-const autocannon = require('autocannon') as (options: object) => Promise<AutocannonResult> & { on(event: string, listener: (...args: unknown[]) => void): void };
-
-interface AutocannonResult {
-  requests: { total: number; average: number };
-  latency: { p50: number; p99: number; max: number };
-  errors: number;
-  timeouts: number;
-  non2xx: number;
-  statusCodeStats: Record<string, { count: number }>;
-}
 
 const ROOT = path.join(__dirname, '..');
 
@@ -45,10 +34,10 @@ function rssMiB(pid: number): number {
 
 function startService(env: Record<string, string>): Promise<ChildProcess> {
   const child = spawn(process.execPath, [...V8_FLAGS, path.join(ROOT, 'dist', 'src', 'main.js')], { cwd: ROOT, env: { ...process.env, ...env } });
-  child.stderr!.pipe(process.stderr);
+  child.stderr.pipe(process.stderr);
   return new Promise((resolve, reject) => {
     let output = '';
-    child.stdout!.on('data', (chunk) => {
+    child.stdout.on('data', (chunk) => {
       output += chunk;
       if (output.includes('listening on port')) resolve(child);
     });

@@ -32,6 +32,7 @@ export function repositoryClasses(): { file: string; classes: (new (database: Sq
   };
   walk(path.join(ROOT, 'src'));
   return files.sort().map((file) => {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- files found at run time, loaded synchronously by the caller's module loader (the register hook, or Jest's, which an import() would leave)
     const exports = require(file) as Record<string, unknown>;
     const classes = Object.entries(exports)
       .filter(([name, value]) => typeof value === 'function' && name.endsWith('Repository'))

@@ -14,17 +14,30 @@ function findProjectRoot(dir: string): string {
 export const ROOT = findProjectRoot(__dirname);
 export const METADATA_FILE = path.join(ROOT, 'src', 'metadata.ts');
 
-function pluginOptions(): Record<string, unknown> {
-  const nestCli = JSON.parse(fs.readFileSync(path.join(ROOT, 'nest-cli.json'), 'utf8'));
-  const plugin = nestCli.compilerOptions.plugins.find((p: { name: string }) => p.name === '@nestjs/swagger');
+// The types of the build tools loaded below (type positions only: nothing is loaded for them).
+type MetadataGeneratorModule = typeof import('@nestjs/cli/lib/compiler/plugins/plugin-metadata-generator');
+type SwaggerPluginModule = typeof import('@nestjs/swagger/plugin');
+type SwaggerPluginOptions = ConstructorParameters<SwaggerPluginModule['ReadonlyVisitor']>[0];
+
+/** What is read of nest-cli.json: the plugins' entries. */
+interface NestCliJson {
+  compilerOptions: { plugins: { name: string; options: SwaggerPluginOptions }[] };
+}
+
+function pluginOptions(): SwaggerPluginOptions {
+  const nestCli = JSON.parse(fs.readFileSync(path.join(ROOT, 'nest-cli.json'), 'utf8')) as NestCliJson;
+  const plugin = nestCli.compilerOptions.plugins.find((p) => p.name === '@nestjs/swagger');
+  if (!plugin) throw new Error('nest-cli.json lists no @nestjs/swagger plugin');
   return plugin.options;
 }
 
 /** Generates the metadata file's text (slow: type-checks the project, a few seconds). */
 export function generatePluginMetadata(): string {
   // Loaded lazily: these are build tools, not run-time dependencies.
-  const { PluginMetadataGenerator } = require('@nestjs/cli/lib/compiler/plugins/plugin-metadata-generator');
-  const { ReadonlyVisitor } = require('@nestjs/swagger/plugin');
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- that lazy load, synchronous (so is this function)
+  const { PluginMetadataGenerator } = require('@nestjs/cli/lib/compiler/plugins/plugin-metadata-generator') as MetadataGeneratorModule;
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- that lazy load, synchronous (so is this function)
+  const { ReadonlyVisitor } = require('@nestjs/swagger/plugin') as SwaggerPluginModule;
   const outputDir = fs.mkdtempSync(path.join(os.tmpdir(), 'openapi-metadata-'));
   try {
     new PluginMetadataGenerator().generate({

@@ -22,7 +22,7 @@ function answerWithoutTheBody(port: number, head: string, start: Buffer | string
     const socket = connect(port, '127.0.0.1');
     let received = '';
     socket.on('data', (data) => {
-      received += data;
+      received += data.toString();
       const end = received.indexOf('\r\n\r\n');
       const length = /\r\ncontent-length: (\d+)/i.exec(received.slice(0, end));
       if (end < 0 || !length || received.length < end + 4 + Number(length[1])) return;
@@ -122,7 +122,7 @@ describe('bodies, once read', () => {
 
   it(`refuses a body of more than ${JSON_MAX_VALUES} values (400) before any validation walks it, and takes the largest valid bodies`, async () => {
     const owner = await context.createAccount();
-    const many = await context.as(owner).post('/calls').set('Content-Type', 'application/json').send(`{"feedback":${ZEROS}}`);
+    const many = await context.as(owner).post('/calls').set('Content-Type', 'application/json').send(`{"feedback":${ZEROS.toString()}}`);
     expect(many.body).toEqual({ statusCode: 400, error: 'Bad Request', message: `Request body has more than ${JSON_MAX_VALUES} values (objects, arrays, strings, numbers, booleans and nulls)` });
     // 500 turns of transcript (the most a call has) and 2,000 fields of extracted data: about 4,000 values.
     const transcript = Array.from({ length: 500 }, (_, index) => ({ speaker: index % 2 ? 'user' : 'agent', text: `Turn ${index}` }));

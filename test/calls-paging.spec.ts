@@ -98,7 +98,7 @@ describe('GET /calls paging (before= and Link)', () => {
       expect(everything.length).toBeGreaterThan(3);
       for (const limit of [1, 4, 5, everything.length, everything.length + 1]) {
         const search = new URLSearchParams({ ...Object.fromEntries(Object.entries(filter).map(([key, value]) => [key, String(value)])), limit: String(limit) });
-        const pages = await walk(account, `/calls?${search}`);
+        const pages = await walk(account, `/calls?${search.toString()}`);
         expect(ids(pages.flat())).toEqual(ids(everything));
         // Every page but the last is full; the last is not (it may be empty when the total is a multiple of limit).
         expect(pages.slice(0, -1).every((page) => page.length === limit)).toBe(true);

@@ -287,10 +287,10 @@ describe('conversations answered by a Chat Completions provider', () => {
       expect(Object.keys(analysis.body).sort()).toEqual(['max_tokens', 'messages', 'model']);
     });
 
-    it.each([
-      ['an invalid answer', { kind: 'completion', content: '{"sentiment": "ecstatic", "status": "callback", "summary": "x"}' } as Behaviour, 'completed'],
-      ['an answer that is not JSON', { kind: 'completion', content: `I think it went well. ${PROVIDER_SECRET}` } as Behaviour, 'completed'],
-      ['a provider failure', { kind: 'status', status: 503, message: PROVIDER_SECRET } as Behaviour, 'retry'],
+    it.each<[string, Behaviour, string]>([
+      ['an invalid answer', { kind: 'completion', content: '{"sentiment": "ecstatic", "status": "callback", "summary": "x"}' }, 'completed'],
+      ['an answer that is not JSON', { kind: 'completion', content: `I think it went well. ${PROVIDER_SECRET}` }, 'completed'],
+      ['a provider failure', { kind: 'status', status: 503, message: PROVIDER_SECRET }, 'retry'],
     ])('leaves the defaults after %s', async (_name, behaviour, state) => {
       const callId = await endedCall(behaviour);
       expect(await analysisSettled(callId)).toBe(state);

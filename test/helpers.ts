@@ -131,7 +131,7 @@ export async function eventually<T>(check: () => Promise<T | undefined>, timeout
 
 /** The pool of Database.stream (private: only tests that watch a stream's client have a use for it). */
 export function streamPoolOf(app: INestApplication): Pool {
-  return (app.get(Database) as unknown as { streamPool: Pool }).streamPool;
+  return app.get<unknown, { streamPool: Pool }>(Database).streamPool;
 }
 
 /** One statement on a connection of its own to `url` (another database, or a second session beside the application's). */

@@ -52,7 +52,7 @@ describe('HTTP server timeouts', () => {
       return new Promise((resolve) => {
         const socket: Socket = connect(port, '127.0.0.1');
         let answer = '';
-        socket.on('data', (data) => (answer += data));
+        socket.on('data', (data) => (answer += data.toString()));
         socket.on('close', () => resolve(answer));
         socket.on('error', () => undefined);
         socket.write(`POST / HTTP/1.1\r\nHost: test\r\nContent-Length: ${contentLength}\r\nConnection: close\r\n\r\n`);
@@ -89,7 +89,7 @@ describe('HTTP server timeouts', () => {
       const answer = await new Promise<string>((resolve) => {
         const socket = connect(port, '127.0.0.1');
         let received = '';
-        socket.on('data', (data) => (received += data));
+        socket.on('data', (data) => (received += data.toString()));
         socket.on('close', () => resolve(received));
         socket.write('GET / HTTP/1.1\r\nHost: test\r\n');
         const timer = setInterval(() => (socket.destroyed ? clearInterval(timer) : socket.write('X-Slow: 1\r\n')), 100);
@@ -115,7 +115,7 @@ function trickle(port: number, head: string, length: number, intervalMs: number,
     const socket = connect(port, '127.0.0.1');
     let answer = '';
     let sent = 0;
-    socket.on('data', (data) => (answer += data));
+    socket.on('data', (data) => (answer += data.toString()));
     socket.on('error', () => undefined);
     socket.on('close', () => {
       clearInterval(timer);
@@ -214,7 +214,7 @@ describe('the cap on connections (HTTP_MAX_CONNECTIONS)', () => {
     const socket = connect(port, '127.0.0.1');
     let received = '';
     let wake: () => void = () => undefined;
-    socket.on('data', (data) => ((received += data), wake()));
+    socket.on('data', (data) => ((received += data.toString()), wake()));
     socket.on('close', () => wake());
     socket.on('error', () => undefined);
     const status = async () => {
@@ -232,7 +232,7 @@ describe('the cap on connections (HTTP_MAX_CONNECTIONS)', () => {
     expect([await first.status(), await second.status()]).toEqual(['HTTP/1.1 200', 'HTTP/1.1 200']); // both accepted
     const third = connect(port, '127.0.0.1');
     let answered = '';
-    third.on('data', (data) => (answered += data));
+    third.on('data', (data) => (answered += data.toString()));
     third.on('error', () => undefined);
     third.write('GET /health/live HTTP/1.1\r\nHost: test\r\n\r\n');
     await new Promise((resolve) => third.on('close', resolve));

@@ -285,7 +285,7 @@ describe('Idempotency-Key', () => {
   });
 
   it('cleans expired keys up with a cron job', async () => {
-    const boss = (context.app.get(Jobs) as unknown as { boss: PgBoss }).boss;
+    const boss = context.app.get<unknown, { boss: PgBoss }>(Jobs).boss;
     expect(await boss.getSchedules()).toEqual(expect.arrayContaining([expect.objectContaining({ name: 'idempotency.expire', cron: '*/10 * * * *', timezone: 'UTC' })]));
   });
 });

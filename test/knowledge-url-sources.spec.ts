@@ -176,7 +176,7 @@ describe('url sources', () => {
         `INSERT INTO knowledge_base_sources (account_id, knowledge_base_id, name, type, content, status) VALUES ($1, $2, 'Old', 'text', 'Written before passages existed.', 'pending') RETURNING id`,
         [owner.id, kbId],
       );
-      await (context.app.get(SourceIndexing) as unknown as { sweep(): Promise<void> }).sweep();
+      await context.app.get<unknown, { sweep(): Promise<void> }>(SourceIndexing).sweep();
       expect(await settled(kbId, id)).toMatchObject({ status: 'ready' });
       expect((await search(kbId, 'passages'))[0].sourceId).toBe(id);
     });

@@ -15,6 +15,17 @@ import { createLogger, PinoLoggerService, requestLogger, serializeError } from '
 import { loadConfig } from '../src/config/config';
 import { localTestStorage, s3TestStorage } from './recordings-helpers';
 
+/** A line the logger wrote, parsed: pino's fields, and those of the request logger and the error serializer. */
+interface LogEntry {
+  [field: string]: unknown;
+  level: number;
+  msg: string;
+  req?: { id: string; method: string; path: string };
+  res?: { statusCode: number };
+  err?: { type: string; message: string };
+  responseTime?: number;
+}
+
 /** A logger writing its lines into an array (parsed). */
 function capturedLogger(level: 'info' | 'debug' = 'info') {
   const lines: string[] = [];
@@ -25,7 +36,7 @@ function capturedLogger(level: 'info' | 'debug' = 'info') {
     },
   });
   const logger = createLogger({ logLevel: level }, sink);
-  return { logger, lines, entries: () => lines.map((line) => JSON.parse(line) as Record<string, any>) };
+  return { logger, lines, entries: () => lines.map((line) => JSON.parse(line) as LogEntry) };
 }
 
 const until = async (condition: () => boolean) => {
@@ -59,7 +70,7 @@ describe('request logs', () => {
     await request(server).get(`/recordings/${token}?expires=1&signature=abc`).expect(200);
     await request(server).get('/calls/5f0c2a7e-8d3b-4c1e-9a6f-2b7d4e8c1a90/recording').expect(200);
     await until(() => lines.length > 1);
-    expect(entries().map((entry) => entry.req.path)).toEqual(['/recordings/:token', '/calls/5f0c2a7e-8d3b-4c1e-9a6f-2b7d4e8c1a90/recording']);
+    expect(entries().map((entry) => entry.req?.path)).toEqual(['/recordings/:token', '/calls/5f0c2a7e-8d3b-4c1e-9a6f-2b7d4e8c1a90/recording']);
     expect(lines.join('\n')).not.toContain(token);
   });
 
@@ -75,9 +86,9 @@ describe('request logs', () => {
     await request(server).get('/agents?x=1').expect(200);
     await request(server).get('/broken').expect(200);
     await until(() => lines.length >= 2);
-    const [completed, broken] = lines.map((line) => JSON.parse(line) as Record<string, any>);
+    const [completed, broken] = lines.map((line) => JSON.parse(line) as LogEntry);
     expect(Object.keys(completed)).toEqual(['level', 'time', 'pid', 'hostname', 'req', 'res', 'responseTime', 'msg']);
-    expect(Object.keys(completed.req)).toEqual(['id', 'method', 'path']);
+    expect(Object.keys(completed.req!)).toEqual(['id', 'method', 'path']);
     expect(Object.keys(broken)).toEqual(['level', 'time', 'pid', 'hostname', 'req', 'res', 'err', 'responseTime', 'msg']);
     expect(broken).toMatchObject({ level: 50, msg: 'request aborted', req: { path: '/broken' }, res: { statusCode: 200 }, err: { type: 'Error', code: 'EPIPE', syscall: 'write' } });
     expect(lines).toHaveLength(2); // one line per request, whichever of finish, close and error came first
@@ -90,7 +101,7 @@ describe('request logs', () => {
     const response = await request(server).get('/agents').set('X-Request-Id', 'not a valid id!').expect(200);
     await until(() => lines.length > 0);
     expect(response.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
-    expect(entries()[0].req.id).toBe(response.headers['x-request-id']);
+    expect(entries()[0].req?.id).toBe(response.headers['x-request-id']);
   });
 
   it('logs a 5xx and a request the client abandoned at error level', async () => {

@@ -99,7 +99,7 @@ describe('ProviderHttp: the fetch the provider client is given', () => {
     });
     const response = await provider.fetch(server.url, { method: 'POST', body: '{}' });
     const reader = response.body!.getReader();
-    expect(Buffer.from((await reader.read()).value!).toString()).toBe('data: first\n\n');
+    expect(Buffer.from((await reader.read()).value).toString()).toBe('data: first\n\n');
     finish();
     let rest = '';
     for (let part = await reader.read(); !part.done; part = await reader.read()) rest += Buffer.from(part.value).toString();

@@ -2,7 +2,7 @@ import { RATE_LIMIT_STORAGE } from '../src/rate-limit/rate-limit-storage';
 import { createTestContext, TestAccount, TestContext } from './helpers';
 
 /** The counters of the in-memory storage, by key. */
-const countersOf = (context: TestContext) => (context.app.get(RATE_LIMIT_STORAGE) as unknown as { windows: Map<string, unknown> }).windows;
+const countersOf = (context: TestContext) => context.app.get<unknown, { windows: Map<string, unknown> }>(RATE_LIMIT_STORAGE).windows;
 
 /** The longest key a counter may have: a throttler's name, a bounded credential or hash, an address. */
 const MAX_KEY_LENGTH = 120;

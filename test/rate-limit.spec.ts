@@ -209,7 +209,7 @@ function startRedis(port: number, extra: string[] = []): Promise<ChildProcess> {
   const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, ...extra]);
   child.on('exit', () => fs.rmSync(dir, { recursive: true, force: true }));
   return new Promise((resolve, reject) => {
-    child.stdout!.on('data', (chunk) => String(chunk).includes('Ready to accept connections') && resolve(child));
+    child.stdout.on('data', (chunk) => String(chunk).includes('Ready to accept connections') && resolve(child));
     child.on('error', reject);
     child.on('exit', (code) => reject(new Error(`redis-server exited with ${code}`)));
   });
@@ -264,7 +264,7 @@ describe('rate limit through Redis when Redis fails', () => {
   let redis: ChildProcess;
   let app: INestApplication;
   let logs: { level: number; msg: string }[];
-  const storageStatus = () => (app.get(RATE_LIMIT_STORAGE) as unknown as { redis: { status: string } }).redis.status;
+  const storageStatus = () => app.get<unknown, { redis: { status: string } }>(RATE_LIMIT_STORAGE).redis.status;
   const newAccount = async (): Promise<string> => (await app.get(AccountsService).create('Outage')).key.apiKey;
   const get = (apiKey: string) => request(app.getHttpServer()).get('/agents').set('X-Api-Key', apiKey);
 

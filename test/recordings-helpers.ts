@@ -4,16 +4,9 @@ import { mkdir, mkdtemp, readdir, rm } from 'node:fs/promises';
 import { ClientRequest, request as httpRequest, IncomingMessage } from 'node:http';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
+import S3rver from 's3rver'; // typed in test/s3rver.d.ts
 import { AppConfig, MAX_RECORDING_BYTES, StorageConfig } from '../src/config/config';
 import { createS3Client } from '../src/recordings/s3-recording-storage';
-
-/** s3rver ships no types: the little of it the tests use. */
-interface S3rverServer {
-  run(): Promise<{ port: number }>;
-  close(): Promise<void>;
-}
-// eslint-disable-next-line @typescript-eslint/no-require-imports
-const S3rver = require('s3rver') as new (options: object) => S3rverServer;
 
 /** A storage driver for the tests: its configuration, and a way to list what it holds. */
 export interface TestStorage {
@@ -75,7 +68,7 @@ export async function s3TestStorage(maxRecordingBytes = MAX_RECORDING_BYTES): Pr
   const directory = await mkdtemp(path.join(tmpdir(), 'recordings-s3-'));
   const dataDir = await mkdtemp(path.join(tmpdir(), 'recordings-test-'));
   const start = (port: number) => new S3rver({ port, address: '127.0.0.1', silent: true, directory, configureBuckets: [{ name: 'recordings' }] });
-  let server: S3rverServer | undefined = start(0);
+  let server: S3rver | undefined = start(0);
   const { port } = await server.run();
   const s3 = {
     bucket: 'recordings',

@@ -43,13 +43,17 @@ export async function startReceiver(respond: Responder = answerOk, tls?: { key: 
     const receivedAtMs = Date.now();
     const chunks: Buffer[] = [];
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
-    request.on('end', async () => {
+    const reply = async () => {
       const delivery = { headers: request.headers, body: Buffer.concat(chunks).toString('utf8'), receivedAt, receivedAtMs };
       const index = receiver.deliveries.push(delivery) - 1;
       const answer = await receiver.respond(delivery, index);
       if (answer === 'hang') return;
       response.writeHead(answer.status, answer.headers);
       response.end(answer.body);
+    };
+    // A responder that fails (a test's mistake) cuts the connection, a failed delivery, rather than leaving its rejection unhandled.
+    request.on('end', () => {
+      reply().catch(() => response.destroy());
     });
   };
   const server = tls ? https.createServer(tls, handler) : http.createServer(handler);

@@ -29,11 +29,11 @@ async function startServer(env: Record<string, string>): Promise<{ child: ChildP
     });
     let output = '';
     await new Promise<void>((resolve, reject) => {
-      child.stdout!.on('data', (chunk) => {
+      child.stdout.on('data', (chunk) => {
         output += chunk;
         if (output.includes('listening on port')) resolve();
       });
-      child.stderr!.on('data', (chunk) => (output += chunk));
+      child.stderr.on('data', (chunk) => (output += chunk));
       child.on('exit', (code) => reject(new Error(`server exited with ${code}:\n${output}`)));
     });
     return { child, port, output: () => output };

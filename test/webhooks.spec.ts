@@ -88,7 +88,7 @@ describe('webhooks', () => {
       .as(who)
       .get(`/webhooks/${webhookId}/deliveries`)
       .expect(200)
-      .then((response) => response.body as Record<string, unknown>[]);
+      .then((response) => response.body as (Record<string, unknown> & { id: string })[]);
 
   describe('management', () => {
     it('creates a webhook with a secret shown once, then lists, reads, changes and deletes it', async () => {
@@ -303,7 +303,7 @@ describe('webhooks', () => {
       expect(JSON.stringify(stored)).not.toContain('2BHK');
       // The cancelled delivery is not attempted again (its queued retry finds nothing to do), and cannot be retried.
       await context.as(account).post(`/webhooks/${webhookId}/deliveries/${created.id}/retry`).expect(409);
-      await jobsSettled(created.id as string);
+      await jobsSettled(created.id);
       expect(receiver.deliveries).toHaveLength(2);
       expect((await deliveries(webhookId))[1]).toMatchObject({ status: 'failed', attempts: 1 });
     });

@@ -9,6 +9,7 @@ import { ApiKeyResponse, CreatedApiKeyResponse, toApiKeyResponse, toCreatedApiKe
 import { CreateApiKeyDto } from './dto/create-api-key.dto';
 import { RequiresScope } from './scope.guard';
 
+// eslint-disable-next-line no-useless-assignment -- read by the parameter decorator below, which the rule does not see (eslint/eslint#20947)
 const KeyId = () => IntIdParam('keyId', 'API key');
 
 /** The account's API keys (contract section 13). Managing keys needs the `write` scope, listing them included. */

@@ -139,17 +139,20 @@ export class VerifiedKeys implements OnModuleInit, OnApplicationShutdown {
 
   /** Every HEARTBEAT_MS, a `SELECT 1` on the listening connection: no answer within HEARTBEAT_TIMEOUT_MS, it is lost. */
   private heartbeat(client: Client): void {
-    this.heartbeatTimer = setTimeout(async () => {
-      try {
-        // pg takes a per-query `query_timeout` (client.js), which its types do not list.
-        await client.query({ text: 'SELECT 1', query_timeout: HEARTBEAT_TIMEOUT_MS } as QueryConfig);
-        if (this.listener !== client) return;
-        this.confirmedAt = Date.now();
-        this.heartbeat(client);
-      } catch {
-        this.lost(client);
-      }
-    }, HEARTBEAT_MS).unref();
+    this.heartbeatTimer = setTimeout(() => void this.beat(client), HEARTBEAT_MS).unref();
+  }
+
+  /** One heartbeat: the next one scheduled once it is answered, the connection lost if it is not (never rejects). */
+  private async beat(client: Client): Promise<void> {
+    try {
+      // pg takes a per-query `query_timeout` (client.js), which its types do not list.
+      await client.query({ text: 'SELECT 1', query_timeout: HEARTBEAT_TIMEOUT_MS } as QueryConfig);
+      if (this.listener !== client) return;
+      this.confirmedAt = Date.now();
+      this.heartbeat(client);
+    } catch {
+      this.lost(client);
+    }
   }
 
   private lost(client: Client): void {

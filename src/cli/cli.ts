@@ -39,7 +39,7 @@ const COMMAND_OPTIONS: Record<string, ParseArgsConfig['options']> = {
 /** Options parsed strictly by node:util's parseArgs (only those listed, no stray arguments); a UsageError naming `what` otherwise. */
 export function parseStrictOptions(args: string[], options: ParseArgsConfig['options'], what: string): Flags {
   try {
-    return { ...parseOptions({ args, options, strict: true, allowPositionals: false }).values } as Flags;
+    return { ...parseOptions({ args, options, strict: true, allowPositionals: false }).values };
   } catch (error) {
     throw new UsageError(`${what}: ${(error as Error).message.split('. ')[0]}`);
   }

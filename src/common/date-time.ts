@@ -54,7 +54,7 @@ export const RFC3339_MESSAGE = 'must be an RFC 3339 date-time with an offset (Z 
  */
 export const Rfc3339DateTime = () =>
   applyDecorators(
-    Transform(({ value }) => (typeof value === 'string' ? (parseRfc3339DateTime(value) ?? value) : value)),
+    Transform(({ value }: { value: unknown }) => (typeof value === 'string' ? (parseRfc3339DateTime(value) ?? value) : value)),
     ValidateBy({
       name: 'isRfc3339DateTime',
       validator: {

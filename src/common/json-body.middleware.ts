@@ -99,11 +99,12 @@ async function readBody(request: JsonRequest, response: Response): Promise<void>
   if (!isJsonContentType(request.headers['content-type'])) {
     throw new UnsupportedMediaTypeException('Content-Type must be application/json');
   }
-  await new Promise<void>((resolve, reject) => parseJson(request, response, (error?: unknown) => (error ? reject(error) : resolve())));
-  if (request.body === null || typeof request.body !== 'object' || Array.isArray(request.body)) {
+  await new Promise<void>((resolve, reject) => parseJson(request, response, (error?: Error) => (error ? reject(error) : resolve())));
+  const body: unknown = request.body;
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) {
     throw new BadRequestException('Request body must be a JSON object');
   }
-  checkJsonBody(request.body);
+  checkJsonBody(body);
 }
 
 /**

@@ -146,7 +146,7 @@ export function requestLogger(logger: Logger): HttpLogger {
     customSuccessMessage: (_request, response) => (aborted(response) ? 'request aborted' : 'request completed'),
     customErrorMessage: (_request, response) => (aborted(response) ? 'request aborted' : 'request completed'),
     // A 5xx is logged where it happened (the exception filter, with the error): not a made-up error here.
-    customErrorObject: (_request, _response, error, fields) => (isStatusError(error) ? { res: fields.res, responseTime: fields.responseTime } : fields),
+    customErrorObject: (_request, _response, error, fields: Record<string, unknown>) => (isStatusError(error) ? { res: fields.res, responseTime: fields.responseTime } : fields),
   });
 }
 

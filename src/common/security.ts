@@ -34,7 +34,7 @@ export function recordHelmetHeaders(options: HelmetOptions = HELMET_OPTIONS): Se
   };
   let finished = false;
   helmet(options)({ headers: {} } as Request, recorder as unknown as Response, (error?: unknown) => {
-    if (error) throw error;
+    if (error) throw error instanceof Error ? error : new Error('helmet failed', { cause: error });
     finished = true;
   });
   if (!finished) throw new Error('helmet did not finish synchronously: its headers can no longer be recorded once');

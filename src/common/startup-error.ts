@@ -1,3 +1,5 @@
+import { inspect } from 'node:util';
+
 /**
  * A failure at start-up that the operator can fix (configuration, data directory, port, database unreachable,
  * a migration that cannot run): reported as one readable line, without a stack trace.
@@ -19,6 +21,9 @@ const DEBUG_LEVELS = new Set(['debug', 'trace']);
 export function describeStartupFailure(error: unknown, env: Record<string, string | undefined> = process.env): string {
   if (!(error instanceof StartupError)) return error instanceof Error ? (error.stack ?? error.message) : String(error);
   if (!DEBUG_LEVELS.has(env.LOG_LEVEL?.trim() ?? '')) return error.message;
-  const cause = error.cause instanceof Error ? `\nCaused by: ${error.cause.stack ?? error.cause.message}` : error.cause ? `\nCaused by: ${String(error.cause)}` : '';
+  const cause = error.cause instanceof Error ? `\nCaused by: ${error.cause.stack ?? error.cause.message}` : error.cause ? `\nCaused by: ${describeCause(error.cause)}` : '';
   return `${error.stack}${cause}`;
 }
+
+/** A cause that is not an Error: a string as it is, anything else inspected (not `[object Object]`). */
+const describeCause = (cause: unknown): string => (typeof cause === 'string' ? cause : inspect(cause));

@@ -1,6 +1,7 @@
 import { ValidateBy } from 'class-validator';
 
 /** NUL, or a UTF-16 surrogate without its pair: text that PostgreSQL refuses (or that UTF-8 cannot carry). */
+// eslint-disable-next-line no-control-regex -- NUL is what this looks for
 export const UNSTORABLE = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
 /** Whether every string in the value (object keys included, at any depth) can be stored in PostgreSQL. */

@@ -13,7 +13,7 @@ export { codePointLength };
 export const IsOmittable = () => ValidateIf((_object, value) => value !== undefined);
 
 /** Trims surrounding white space of a string value; other types are left for the validators to refuse. */
-export const Trim = () => Transform(({ value }) => (typeof value === 'string' ? value.trim() : value));
+export const Trim = () => Transform(({ value }: { value: unknown }) => (typeof value === 'string' ? value.trim() : value));
 
 /** One of a fixed list (`{ each: true }`: every item of an array); the message lists the allowed values. */
 export const IsOneOf = (values: readonly unknown[], options: { each?: boolean } = {}) =>

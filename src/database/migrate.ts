@@ -54,7 +54,7 @@ function unreachable(url: string, error: unknown): StartupError {
 
 /** The first migration not recorded as applied: the one that failed. */
 async function firstPending(dataSource: DataSource): Promise<string> {
-  const rows: { name: string }[] = await dataSource.query('SELECT name FROM migrations').catch(() => []);
+  const rows = await dataSource.query<{ name: string }[]>('SELECT name FROM migrations').catch(() => []);
   const applied = new Set(rows.map((row) => row.name));
   const pending = dataSource.migrations.map((migration) => migration.name ?? migration.constructor.name).filter((name) => !applied.has(name));
   return pending.sort((a, b) => Number(a.slice(-13)) - Number(b.slice(-13)))[0] ?? 'unknown'; // names end in their timestamp
@@ -112,10 +112,10 @@ export async function runMigrations(url: string, settings: MigrationSettings, op
  */
 export async function createIndexConcurrently(queryRunner: QueryRunner, name: string, definition: string): Promise<void> {
   if (queryRunner.isTransactionActive) throw new Error(`Index ${name}: CREATE INDEX CONCURRENTLY needs a migration with transaction = false`);
-  const [existing]: { valid: boolean }[] = await queryRunner.query(
+  const [existing] = (await queryRunner.query(
     'SELECT i.indisvalid AS valid FROM pg_index i WHERE i.indexrelid = to_regclass($1)',
     [`"${name}"`],
-  );
+  )) as { valid: boolean }[];
   if (existing?.valid) return;
   if (existing) await queryRunner.query(`DROP INDEX CONCURRENTLY "${name}"`);
   await queryRunner.query('SET lock_timeout = 0');

@@ -27,7 +27,7 @@ const toExample = (example: Example): QueryExample => (Array.isArray(example) ? 
 const isAccountId = (value: unknown) => typeof value === 'number' && Number.isSafeInteger(value) && value > 0;
 
 function mark(metadata: QueryMetadata, guard: ((name: string, args: unknown[]) => void) | undefined): MethodDecorator {
-  return (target, key, descriptor: TypedPropertyDescriptor<any>) => {
+  return <T>(target: object, key: string | symbol, descriptor: TypedPropertyDescriptor<T>) => {
     const method = descriptor.value as (...args: unknown[]) => unknown;
     const name = `${target.constructor.name}.${String(key)}`;
     const marked = guard
@@ -37,7 +37,7 @@ function mark(metadata: QueryMetadata, guard: ((name: string, args: unknown[]) =
         }
       : method;
     Reflect.defineMetadata(QUERY_METADATA, metadata, marked);
-    descriptor.value = marked;
+    descriptor.value = marked as T;
   };
 }
 

@@ -20,7 +20,10 @@ const toBuffer = (chunk: unknown, encoding: unknown) =>
  */
 export function captureResponse(response: ServerResponse, beforeEnd: (captured: CapturedResponse) => Promise<void>): void {
   const chunks: Buffer[] = [];
+  // The methods as they are, unbound: put back as they were once the response ends, and called on this response.
+  // eslint-disable-next-line @typescript-eslint/unbound-method -- kept to be restored, and only called with .call/.apply(response)
   const write = response.write;
+  // eslint-disable-next-line @typescript-eslint/unbound-method -- kept to be restored, and only called with .call/.apply(response)
   const end = response.end;
   response.write = function (this: ServerResponse, chunk: unknown, ...rest: unknown[]) {
     chunks.push(toBuffer(chunk, rest[0]));

@@ -123,7 +123,8 @@ const RECONNECT_MS = 1_000;
 @Injectable()
 export class Jobs implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger(Jobs.name);
-  private readonly definitions = new Map<string, JobDefinition<any>>();
+  /** Each queue's, whatever its data (a definition takes its data only as an argument: `never` admits them all). */
+  private readonly definitions = new Map<string, JobDefinition<never>>();
   private readonly workerIds = new Map<string, string[]>();
   private readonly boss: PgBoss;
   private readonly schema: string;

@@ -13,14 +13,22 @@ import { parseHTML } from 'linkedom';
  * CPU-heavy on large pages (seconds for 5 MiB): the service runs it in a worker thread (readable-text.worker.ts).
  */
 export function readableText(html: string): string {
-  const { document } = parseHTML(html);
+  const { document } = parseHTML(html) as { document: ParsedDocument };
   const title = document.querySelector('title')?.textContent?.trim() ?? '';
-  const dom = document as unknown as Parameters<typeof isProbablyReaderable>[0];
-  const article = isProbablyReaderable(dom) ? new Readability(dom).parse() : null;
+  const article = isProbablyReaderable(document) ? new Readability(document).parse() : null;
   const text = article?.content ? convert(article.content, CONVERT_OPTIONS) : convert(html, WHOLE_PAGE_OPTIONS);
   const heading = (article?.title || title).trim();
+  // eslint-disable-next-line no-control-regex -- NUL is what this removes (PostgreSQL text cannot hold it)
   const body = text.replace(/\u0000/g, '').trim();
   return heading && !body.startsWith(heading) ? `${heading}\n\n${body}` : body;
+}
+
+/**
+ * What is read here of linkedom's document. Its types (and Readability's) name the DOM library's Window and
+ * Document, which this project does not load (lib: ES2023): unresolved, they would make the document untyped.
+ */
+interface ParsedDocument {
+  querySelector(selector: string): { textContent: string | null } | null;
 }
 
 const CONVERT_OPTIONS: HtmlToTextOptions = {

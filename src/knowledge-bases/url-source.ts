@@ -53,6 +53,7 @@ export async function fetchUrlSourceText(url: string, options: UrlFetchOptions):
   const isHtml = HTML_TYPES.has(mediaType);
   const body = decode(response.body, charset ?? (isHtml ? metaCharset(response.body) : undefined));
   const text = isHtml ? await htmlToText(body, limits.extractTimeoutMs) : body;
+  // eslint-disable-next-line no-control-regex -- NUL is what this removes (PostgreSQL text cannot hold it)
   return text.replace(/\u0000/g, '');
 }
 

@@ -3,6 +3,7 @@ import type { ServerResponse } from 'node:http';
 import { ExecutionContext, Injectable } from '@nestjs/common';
 import { normalizeIp, ThrottlerException, ThrottlerGuard, ThrottlerLimitDetail, ThrottlerModuleOptions, ThrottlerOptions, ThrottlerRequest } from '@nestjs/throttler';
 import type { ThrottlerStorageRecord } from '@nestjs/throttler/dist/throttler-storage-record.interface';
+import type { Response } from 'express';
 import { IS_PUBLIC } from '../auth/public.decorator';
 import { isUuid } from '../common/id.pipes';
 import { AppConfig } from '../config/config';
@@ -18,7 +19,16 @@ import { isSiteKeyShaped } from '../widget-sites/site-key';
  */
 export const WIDGET_RATE_LIMITED = 'rateLimit:widget';
 
-type TrackedRequest = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any -- the throttler's own type
+/** What the trackers read of a request (the throttler passes it as `Record<string, any>`): Express's, with the account the API-key guard put on it. */
+interface TrackedRequest {
+  method?: string;
+  route?: { path?: string };
+  params?: Record<string, unknown>;
+  body?: unknown;
+  account?: { id: number };
+  ip?: string;
+  socket?: { remoteAddress?: string };
+}
 
 /** The state of a counter after this request (the account's, or the address's without a valid key), for the rate-limit headers. */
 export interface RateLimitState {
@@ -71,7 +81,10 @@ const isPublicRoute = (context: ExecutionContext) =>
 
 /** What a public widget request names: its site key (in the path, or the body of POST /widget/sessions) or conversation; none for the script. */
 export const widgetCredentialOf = (request: TrackedRequest): string | undefined =>
-  [request.params?.siteKey, request.params?.conversationId, request.body?.siteKey].find((value) => typeof value === 'string');
+  [request.params?.siteKey, request.params?.conversationId, bodySiteKey(request.body)].find((value) => typeof value === 'string');
+
+/** The `siteKey` of a JSON object body (POST /widget/sessions). */
+const bodySiteKey = (body: unknown): unknown => (typeof body === 'object' && body !== null && 'siteKey' in body ? body.siteKey : undefined);
 
 /** The longest part of a counter's key taken as the client sent it: an IP address is at most 45 characters. */
 const MAX_KEY_PART = 45;
@@ -110,7 +123,7 @@ function accountThrottler(config: AppConfig): ThrottlerOptions {
     ttl: config.rateLimitWindowSeconds * 1000,
     setHeaders: false,
     skipIf: (context) => config.rateLimit === 0 || isPublicRoute(context),
-    getTracker: (request: TrackedRequest) => `account:${request.account.id}`,
+    getTracker: (request: TrackedRequest) => `account:${request.account!.id}`,
   };
 }
 
@@ -170,7 +183,7 @@ export class RateLimitGuard extends ThrottlerGuard {
   }
 
   protected async throwThrottlingException(context: ExecutionContext, detail: ThrottlerLimitDetail): Promise<void> {
-    const response = context.switchToHttp().getResponse();
+    const response = context.switchToHttp().getResponse<Response>();
     this.setResponseHeader(response, 'Retry-After', retryAfterSeconds(detail.timeToBlockExpire));
     if (isWidgetRateLimited(context)) makeReadableByAnyPage(response);
     throw new ThrottlerException(await this.getErrorMessage(context, detail));

@@ -9,7 +9,7 @@ import { encodeExtended } from 'content-disposition';
 const MAX_STEM_LENGTH = 100;
 
 /** Control and invisible format characters (bidi overrides, zero-width), quotes, slashes, backslashes. */
-const REMOVED = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}"'`\/\\]/gu;
+const REMOVED = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}"'`/\\]/gu;
 
 /**
  * The caller's name made safe for a file name: whitespace runs (newlines too) become one space; other control

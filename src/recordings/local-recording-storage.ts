@@ -90,7 +90,7 @@ export class LocalRecordingStorage extends RecordingStorage {
   /** Removes half-written uploads left by a process that stopped mid-upload. */
   async removeStaleUploads(now = Date.now()): Promise<number> {
     const directory = path.join(this.dataDir, INCOMING_DIR);
-    const names = await readdir(directory).catch((error) => (isMissing(error) ? [] : Promise.reject(error)));
+    const names = await readdir(directory).catch((error: NodeJS.ErrnoException) => (isMissing(error) ? [] : Promise.reject(error)));
     let removed = 0;
     for (const name of names) {
       const file = path.join(directory, name);

@@ -72,5 +72,5 @@ export class PlaybackUrlSigner {
 /** The playback URL for a signed token under the service's public address. */
 export function playbackUrl(publicBaseUrl: string, signed: SignedPlayback): string {
   const query = new URLSearchParams({ expires: String(signed.expires), signature: signed.signature });
-  return `${publicBaseUrl}/recordings/${signed.token}?${query}`;
+  return `${publicBaseUrl}/recordings/${signed.token}?${query.toString()}`;
 }

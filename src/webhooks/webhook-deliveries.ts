@@ -197,7 +197,7 @@ interface RecordedOutcome {
 class OutcomeWriter {
   private queued: RecordedOutcome[] = [];
   private writing: Promise<void> | null = null;
-  private failure: unknown;
+  private failure: Error | undefined;
 
   constructor(private readonly write: (outcomes: RecordedOutcome[]) => Promise<void>) {}
 
@@ -217,7 +217,7 @@ class OutcomeWriter {
     try {
       while (this.queued.length) await this.write(this.queued.splice(0));
     } catch (error) {
-      this.failure ??= error;
+      this.failure ??= error instanceof Error ? error : new Error('Recording delivery outcomes failed', { cause: error });
       this.queued = [];
     } finally {
       this.writing = null;

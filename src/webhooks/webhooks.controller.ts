@@ -20,6 +20,7 @@ import {
 import { WebhooksService } from './webhooks.service';
 
 const WebhookId = () => IntIdParam('webhookId', 'Webhook');
+// eslint-disable-next-line no-useless-assignment -- read by the parameter decorator below, which the rule does not see (eslint/eslint#20947)
 const DeliveryId = () => Param('deliveryId', new UuidPipe('Delivery'));
 
 const DELIVERY_DESCRIPTION =

@@ -70,7 +70,7 @@ describe('the widget\'s chat in Chromium', () => {
   /** The transcript the widget shows. */
   const shown = (page: Page) =>
     page.locator('voice-agent-widget .messages .message').evaluateAll((items) =>
-      items.map((item) => ({ speaker: (item.className.includes('user') ? 'user' : 'agent') as Speaker, text: item.querySelector('.text')!.textContent })),
+      items.map((item): { speaker: Speaker; text: string | null } => ({ speaker: item.className.includes('user') ? 'user' : 'agent', text: item.querySelector('.text')!.textContent })),
     );
 
   /** Waits until the live region announces this reply (announced once complete, so the reply is whole). */

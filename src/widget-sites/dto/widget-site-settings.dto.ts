@@ -15,7 +15,7 @@ import {
 
 /** A pasted URL or a mixed-case host becomes its stored form; an invalid value is left for @IsAllowedDomain to refuse. */
 const NormaliseDomain = () =>
-  Transform(({ value }) => {
+  Transform(({ value }: { value: unknown }) => {
     if (typeof value !== 'string') return value;
     const result = normaliseAllowedDomain(value);
     return result.ok ? result.domain : value;
