@@ -1,5 +1,6 @@
 import './runtime-flags';
 import 'reflect-metadata';
+import type { Server } from 'node:http';
 import { INestApplication } from '@nestjs/common';
 import type { Logger } from 'pino';
 import { DataSource } from 'typeorm';
@@ -51,7 +52,7 @@ function stopGracefully(app: INestApplication, database: OpenDatabase, logger: L
     stopping = true;
     announce(`${signal} received: finishing in-flight requests`, { signal });
     try {
-      await drainHttpServer(app.getHttpServer());
+      await drainHttpServer(app.getHttpServer() as Server);
       await app.close();
       await database.stop();
       announce('Stopped', { signal });

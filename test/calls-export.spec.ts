@@ -89,7 +89,7 @@ describe('GET /calls/export', () => {
     const response = await context.as(account).get('/calls/export').query(query).buffer(true).parse(text).expect(200);
     return { response, body: response.body as string };
   };
-  const csvRecords = (body: string) => parse(body, { relax_column_count: false }) as string[][];
+  const csvRecords = (body: string): string[][] => parse(body, { relax_column_count: false });
   const ndjson = (body: string) =>
     body === ''
       ? []
@@ -225,7 +225,7 @@ describe('GET /calls/export', () => {
       const exported = ndjson((await exportText(account, { ...filter, format: 'ndjson' })).body);
       // The same rows as walking GET /calls page by page (its limit is 1000).
       const walked: Item[] = [];
-      let next: string | undefined = `/calls?${new URLSearchParams({ ...Object.fromEntries(Object.entries(filter).map(([k, v]) => [k, String(v)])), limit: '1000' })}`;
+      let next: string | undefined = `/calls?${new URLSearchParams({ ...Object.fromEntries(Object.entries(filter).map(([k, v]) => [k, String(v)])), limit: '1000' }).toString()}`;
       while (next) {
         const page: { body: Item[]; headers: Record<string, string> } = await context.as(account).get(next).expect(200);
         walked.push(...page.body);

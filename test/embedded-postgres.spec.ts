@@ -93,7 +93,9 @@ function embeddedPostgresProcess(dataDir: string) {
     output += chunk;
     for (const waiter of [...waiters]) {
       const line = output.split('\n').find((candidate) => waiter.pattern.test(candidate));
-      if (line) waiters.splice(waiters.indexOf(waiter), 1) && waiter.resolve(line);
+      if (!line) continue;
+      waiters.splice(waiters.indexOf(waiter), 1);
+      waiter.resolve(line);
     }
   });
   const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));

@@ -25,12 +25,12 @@ function startServer(env: Record<string, string>) {
   let stdout = '';
   let stderr = '';
   const ready = new Promise<void>((resolve, reject) => {
-    child.stdout!.on('data', (chunk) => {
+    child.stdout.on('data', (chunk) => {
       output += chunk;
       stdout += chunk;
       if (output.includes('listening on port')) resolve();
     });
-    child.stderr!.on('data', (chunk) => {
+    child.stderr.on('data', (chunk) => {
       output += chunk;
       stderr += chunk;
     });

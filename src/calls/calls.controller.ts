@@ -27,7 +27,7 @@ export function nextPageUrl(publicBaseUrl: string, query: ListCallsQuery, cursor
   if (query.agentId !== undefined) params.set('agentId', String(query.agentId));
   if (query.days) params.set('days', String(query.days));
   params.set('before', cursor);
-  return `${publicBaseUrl}/calls?${params}`;
+  return `${publicBaseUrl}/calls?${params.toString()}`;
 }
 
 @ApiTags('calls')

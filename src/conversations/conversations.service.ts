@@ -414,10 +414,11 @@ export class ConversationsService implements OnModuleInit, BeforeApplicationShut
     if (!call || !agent) return;
     let analysis;
     try {
-      analysis = await this.analyser!.analyse(agent.model, call.transcript);
+      analysis = await this.analyser.analyse(agent.model, call.transcript);
     } catch (error) {
       this.logFailure(error, 'The call analysis failed; it will be retried');
-      throw new Error('The call analysis failed; it is retried'); // the provider's error is not passed on
+      // eslint-disable-next-line preserve-caught-error -- the provider's error is not passed on (it may quote the transcript)
+      throw new Error('The call analysis failed; it is retried');
     }
     if (!analysis) {
       this.logger.warn('The provider\'s call analysis was not valid; the call keeps its defaults');

@@ -160,7 +160,7 @@ function sharedBinaries(packageDir: string, user: RunAs, sharedRoot: string, log
 function hydrateSymlinks(nativeDir: string): void {
   const listFile = path.join(nativeDir, 'pg-symlinks.json');
   if (!fs.existsSync(listFile)) return;
-  const links: { source: string; target: string }[] = JSON.parse(fs.readFileSync(listFile, 'utf8'));
+  const links = JSON.parse(fs.readFileSync(listFile, 'utf8')) as { source: string; target: string }[];
   for (const { source, target } of links) {
     const linkPath = path.resolve(nativeDir, '..', target);
     if (fs.existsSync(linkPath)) continue;
@@ -297,7 +297,7 @@ function readOrCreatePassword(dataDir: string, clusterExists: boolean): string {
       fs.rmSync(candidate, { force: true });
     }
   }
-  return JSON.parse(fs.readFileSync(file, 'utf8')).password;
+  return (JSON.parse(fs.readFileSync(file, 'utf8')) as { password: string }).password;
 }
 
 /** Removes clusters (or copies of the binaries: `prefix`) whose creation was abandoned (the process creating them died). */
@@ -344,8 +344,8 @@ async function initCluster(bin: string, clusterDir: string, password: string, us
         '--no-instructions',
       ],
       { ...user, env: { ...process.env, LC_ALL: 'C' } },
-    ).catch((error) => {
-      const reason = lastLine(String(error.stderr ?? '')) || (error as Error).message;
+    ).catch((error: Error & { stderr?: string }) => {
+      const reason = lastLine(error.stderr ?? '') || error.message;
       throw new StartupError(`Cannot create the PostgreSQL cluster in ${clusterDir}: ${reason}`, { cause: error });
     });
     fs.rmSync(pwFile);
@@ -468,7 +468,7 @@ async function clientCount(url: string): Promise<number> {
   const client = new Client({ connectionString: url });
   await client.connect();
   try {
-    const { rows } = await client.query(
+    const { rows } = await client.query<{ n: number }>(
       "SELECT count(*)::int AS n FROM pg_stat_activity WHERE backend_type = 'client backend' AND pid <> pg_backend_pid()",
     );
     return rows[0].n;

@@ -12,6 +12,7 @@ const SILENT_LOGGER = { error: silent, warn: silent, info: silent, debug: silent
  * The SDK, loaded only when a provider is configured (as the S3 driver is): it costs about 11 MiB of memory that
  * the built-in answerer does not need.
  */
+// eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded on first use only, for the memory above
 const sdk = (): typeof OpenAI => (require('openai') as { default: typeof OpenAI }).default;
 
 /**
@@ -63,7 +64,8 @@ export function toFailure(error: unknown): AnswererFailure {
   if (error instanceof OpenAI.APIConnectionError || error instanceof OpenAI.APIUserAbortError) return new AnswererFailure('connection');
   if (error instanceof OpenAI.APIError) {
     // No status: an error object inside a 200 stream.
-    return error.status ? new AnswererFailure('http-status', error.status) : new AnswererFailure('invalid-response');
+    const status: unknown = error.status;
+    return typeof status === 'number' && status > 0 ? new AnswererFailure('http-status', status) : new AnswererFailure('invalid-response');
   }
   if (error instanceof SyntaxError) return new AnswererFailure('invalid-response'); // a chunk that is not JSON
   return new AnswererFailure('connection'); // the body cut mid-stream (fetch's "terminated"), a socket error
