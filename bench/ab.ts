@@ -71,7 +71,9 @@ async function main(): Promise<void> {
         }
       }
       const fmt = (values: number[]) => values.map((value) => value.toFixed(3)).join(' ');
-      log(`${scenario.name}: a ${median(cpu.a).toFixed(3)} ms/req [${fmt(cpu.a)}] ${Math.round(median(rps.a))} req/s | b ${median(cpu.b).toFixed(3)} ms/req [${fmt(cpu.b)}] ${Math.round(median(rps.b))} req/s | b/a ${(median(cpu.b) / median(cpu.a)).toFixed(3)} | RSS peak a ${rssPeak.a} MiB, b ${rssPeak.b} MiB`);
+      log(
+        `${scenario.name}: a ${median(cpu.a).toFixed(3)} ms/req [${fmt(cpu.a)}] ${Math.round(median(rps.a))} req/s | b ${median(cpu.b).toFixed(3)} ms/req [${fmt(cpu.b)}] ${Math.round(median(rps.b))} req/s | b/a ${(median(cpu.b) / median(cpu.a)).toFixed(3)} | RSS peak a ${rssPeak.a} MiB, b ${rssPeak.b} MiB`,
+      );
     }
   } finally {
     for (const server of servers) await server.stop();

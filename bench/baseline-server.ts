@@ -118,7 +118,8 @@ async function admit(caller: Caller, request: http.IncomingMessage, response: ht
     response.setHeader('Retry-After', retryAfter);
     throw new HttpError(429, 'Too Many Requests', tooManyRequestsMessage(retryAfter));
   }
-  if (!caller.scopes.includes(scopeForMethod(request.method ?? 'GET'))) throw new HttpError(403, 'Forbidden', 'This API key lacks the scope');
+  if (!caller.scopes.includes(scopeForMethod(request.method ?? 'GET')))
+    throw new HttpError(403, 'Forbidden', 'This API key lacks the scope');
 }
 
 // ---------------------------------------------------------------- validation (what the scenarios send)
@@ -136,7 +137,14 @@ const AGENT_FIELDS: Record<string, (value: unknown) => boolean> = {
   language: (v) => (REPLY_LANGUAGES as readonly unknown[]).includes(v),
   systemPrompt: text(0, 50_000),
 };
-const AGENT_DEFAULTS: AgentFields = { name: 'Unnamed agent', description: '', model: 'gpt-4.1', voice: 'shubh', language: 'hi-IN', systemPrompt: '' };
+const AGENT_DEFAULTS: AgentFields = {
+  name: 'Unnamed agent',
+  description: '',
+  model: 'gpt-4.1',
+  voice: 'shubh',
+  language: 'hi-IN',
+  systemPrompt: '',
+};
 
 /** The given agent fields, checked (unknown fields refused), names trimmed. */
 function agentFields(caller: Caller, body: unknown): Partial<AgentFields> {
@@ -277,7 +285,8 @@ const server = http.createServer((request, response) => {
   route(request, response, url).then(
     ([status, body]) => send(response, status, body),
     (error: unknown) => {
-      if (error instanceof HttpError) return send(response, error.statusCode, { statusCode: error.statusCode, error: error.error, message: error.message });
+      if (error instanceof HttpError)
+        return send(response, error.statusCode, { statusCode: error.statusCode, error: error.error, message: error.message });
       console.error(error);
       send(response, 500, { statusCode: 500, error: 'Internal Server Error', message: 'Internal server error' });
     },

@@ -66,7 +66,11 @@ async function withClient<T>(url: string, work: (client: Client) => Promise<T>):
 }
 
 /** Runs scripts/seed.ts against the database; returns its JSON summary (the last line of its stdout). */
-function runSeed(url: string, shape: DataShape, log: (line: string) => void): Promise<{ accounts: { accountId: number; apiKey: string; calls: number }[] }> {
+function runSeed(
+  url: string,
+  shape: DataShape,
+  log: (line: string) => void,
+): Promise<{ accounts: { accountId: number; apiKey: string; calls: number }[] }> {
   const args = [
     '-r',
     './scripts/register.js',
@@ -82,7 +86,11 @@ function runSeed(url: string, shape: DataShape, log: (line: string) => void): Pr
   ];
   log(`seeding: node ${args.slice(2).join(' ')}`);
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, args, { cwd: ROOT, env: { ...process.env, DATABASE_URL: url }, stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, args, {
+      cwd: ROOT,
+      env: { ...process.env, DATABASE_URL: url },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     let stdout = '';
     child.stdout.on('data', (chunk) => (stdout += chunk));
     child.on('error', reject);

@@ -34,7 +34,6 @@ async function explain(client: Client, sql: string, parameters: unknown[]): Prom
   return { plan, times };
 }
 
-
 async function main(): Promise<void> {
   const config = loadConfig();
   const database = await openDatabase(config);
@@ -46,8 +45,12 @@ async function main(): Promise<void> {
       `SELECT account_id AS "accountId", count(*)::int AS calls FROM calls GROUP BY account_id ORDER BY calls DESC, account_id LIMIT 2`,
     );
     const { rows: totals } = await client.query('SELECT count(*)::int AS calls, count(DISTINCT account_id)::int AS accounts FROM calls');
-    const { rows: agents } = await client.query('SELECT id FROM agents WHERE account_id = $1 ORDER BY id DESC LIMIT 1', [accounts[0].accountId]);
-    const { rows: sample } = await client.query('SELECT id FROM calls WHERE account_id = $1 ORDER BY id LIMIT 1 OFFSET 5000', [accounts[0].accountId]);
+    const { rows: agents } = await client.query('SELECT id FROM agents WHERE account_id = $1 ORDER BY id DESC LIMIT 1', [
+      accounts[0].accountId,
+    ]);
+    const { rows: sample } = await client.query('SELECT id FROM calls WHERE account_id = $1 ORDER BY id LIMIT 1 OFFSET 5000', [
+      accounts[0].accountId,
+    ]);
     const hot = accounts[0].accountId as number;
     const small = accounts[1].accountId as number;
     const listCase = (title: string, accountId: number, filters: CallFilters & { limit?: number }): Case => {
@@ -105,14 +108,29 @@ async function main(): Promise<void> {
       const nodes = plan
         .split('\n')
         .filter((line) => /(Scan|Sort|Limit|BitmapOr|BitmapAnd)/.test(line) && !/Sort Key|Sort Method|Buffers|Heap Blocks/.test(line))
-        .map((line) => line.replace(/^[\s->]+/, '').replace(/\s*\(actual.*$/, '').replace(/ on calls call$| on calls$/, ''))
+        .map((line) =>
+          line
+            .replace(/^[\s->]+/, '')
+            .replace(/\s*\(actual.*$/, '')
+            .replace(/ on calls call$| on calls$/, ''),
+        )
         .slice(0, 5)
         .join(' → ');
       const account = testCase.parameters.includes(hot) ? 'hot' : 'small';
-      out.push(`| ${testCase.title}: \`${testCase.request}\` | ${account} | ${rows} | ${median(times).toFixed(2)} ms | ${nodes.replace(/\|/g, '\\|')} |`);
+      out.push(
+        `| ${testCase.title}: \`${testCase.request}\` | ${account} | ${rows} | ${median(times).toFixed(2)} ms | ${nodes.replace(/\|/g, '\\|')} |`,
+      );
       details.push(`#### ${testCase.title}: \`${testCase.request}\``, '', '```', plan, '```', '');
     }
-    out.push('', `Sequential scans: ${seqScans.length ? seqScans.join(', ') : 'none'}.`, '', '<details><summary>Full plans</summary>', '', ...details, '</details>');
+    out.push(
+      '',
+      `Sequential scans: ${seqScans.length ? seqScans.join(', ') : 'none'}.`,
+      '',
+      '<details><summary>Full plans</summary>',
+      '',
+      ...details,
+      '</details>',
+    );
     process.stdout.write(`${out.join('\n')}\n`);
     if (seqScans.length) process.exitCode = 1;
   } finally {

@@ -227,7 +227,9 @@ async function settle(context: Context): Promise<void> {
 
 /** The visitor leaves: the conversation ends (and becomes a call, analysed in the background). */
 async function endConversation(context: Context, conversation: Conversation): Promise<void> {
-  await jsonRequest(`${context.baseUrl}/conversations/${conversation.conversationId}/end`, 'POST', { Authorization: `Bearer ${conversation.token}` });
+  await jsonRequest(`${context.baseUrl}/conversations/${conversation.conversationId}/end`, 'POST', {
+    Authorization: `Bearer ${conversation.token}`,
+  });
 }
 
 async function endAll(context: Context, conversations: Conversation[]): Promise<void> {
@@ -295,7 +297,14 @@ async function talk(context: Context, conversations: number, seconds: number, th
         }
         const timing = await streamMessage(context.baseUrl, conversation, `Bench message ${++messageSerial}`);
         conversation.messages++;
-        const failure = timing.status !== 200 ? `status ${timing.status}` : timing.doneText !== expected ? 'another reply' : context.provider.spans.has(timing.key) ? '' : 'no provider request';
+        const failure =
+          timing.status !== 200
+            ? `status ${timing.status}`
+            : timing.doneText !== expected
+              ? 'another reply'
+              : context.provider.spans.has(timing.key)
+                ? ''
+                : 'no provider request';
         if (failure) errorKinds[failure] = (errorKinds[failure] ?? 0) + 1;
         else timings.push(timing);
         if (thinkMs) await sleep(Math.random() * 2 * thinkMs);
@@ -311,7 +320,12 @@ async function talk(context: Context, conversations: number, seconds: number, th
   const totals = timings.map((timing) => timing.doneAt - timing.sentAt);
   const providers = timings.map((timing) => span(timing).endedAt - span(timing).receivedAt);
   await endAll(context, current);
-  const figures = (values: number[]) => ({ p50: round(percentile(values, 0.5)), p90: round(percentile(values, 0.9)), p99: round(percentile(values, 0.99)), max: round(Math.max(...values)) });
+  const figures = (values: number[]) => ({
+    p50: round(percentile(values, 0.5)),
+    p90: round(percentile(values, 0.9)),
+    p99: round(percentile(values, 0.99)),
+    max: round(Math.max(...values)),
+  });
   return {
     messages: timings.length,
     errors: Object.values(errorKinds).reduce((sum, count) => sum + count, 0),
@@ -358,7 +372,9 @@ async function streamAtOnce(context: Context, count: number): Promise<StreamsFig
   const sampler = setInterval(() => (rssPeakMiB = Math.max(rssPeakMiB, service.rssMiB())), 50);
   const started = now();
   const expected = context.provider.replyOf();
-  const timings = await Promise.all(conversations.map((conversation) => streamMessage(context.baseUrl, conversation, `Bench stream ${++messageSerial}`)));
+  const timings = await Promise.all(
+    conversations.map((conversation) => streamMessage(context.baseUrl, conversation, `Bench stream ${++messageSerial}`)),
+  );
   clearInterval(sampler);
   rssPeakMiB = Math.max(rssPeakMiB, service.rssMiB());
   const errors = timings.filter((timing) => timing.status !== 200 || timing.doneText !== expected).length;
@@ -397,7 +413,9 @@ async function main(): Promise<void> {
       encoding: 'utf8',
     });
     const { apiKey } = JSON.parse(created.trim().split('\n').at(-1)!);
-    const profileArgs = process.argv.includes('--profile') ? ['--cpu-prof', `--cpu-prof-dir=${os.tmpdir()}`, '--cpu-prof-name=conversations-service.cpuprofile'] : [];
+    const profileArgs = process.argv.includes('--profile')
+      ? ['--cpu-prof', `--cpu-prof-dir=${os.tmpdir()}`, '--cpu-prof-name=conversations-service.cpuprofile']
+      : [];
     if (profileArgs.length) log(`profile: ${path.join(os.tmpdir(), 'conversations-service.cpuprofile')}`);
     service = await startService({
       name: 'service',
@@ -414,7 +432,12 @@ async function main(): Promise<void> {
       readyPath: '/health',
       logFile: path.join(work, 'service.log'),
     });
-    const { body: agentBody } = await jsonRequest<{ id: number }>(`${service.baseUrl}/agents`, 'POST', { 'X-Api-Key': apiKey }, { name: 'Bench agent', model: 'bench-model' });
+    const { body: agentBody } = await jsonRequest<{ id: number }>(
+      `${service.baseUrl}/agents`,
+      'POST',
+      { 'X-Api-Key': apiKey },
+      { name: 'Bench agent', model: 'bench-model' },
+    );
     jobs = new Client({ connectionString: postgres.url });
     await jobs.connect();
     const context: Context = { service, baseUrl: service.baseUrl, apiKey, agentId: agentBody.id, provider, jobs };

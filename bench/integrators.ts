@@ -101,7 +101,9 @@ async function benchExport(main: string) {
   const service = await serviceOn(main, database);
   try {
     const { hotApiKey } = database.manifest;
-    const expected = await withClient(database.url, async (client) => Number((await client.query('SELECT count(*) AS n FROM calls WHERE NOT is_test')).rows[0].n));
+    const expected = await withClient(database.url, async (client) =>
+      Number((await client.query('SELECT count(*) AS n FROM calls WHERE NOT is_test')).rows[0].n),
+    );
     // Warm-up: the code paths, and the start RSS after them.
     await download(`${service.baseUrl}/calls/export?days=1`, hotApiKey);
     const runs = [];
@@ -122,7 +124,8 @@ async function benchExport(main: string) {
         const firstHalfPeakMiB = Math.max(startRssMiB, ...samples.slice(0, half));
         const secondHalfPeakMiB = Math.max(startRssMiB, ...samples.slice(half));
         const rows = format === 'csv' ? result.lineFeeds - 1 : result.lineFeeds;
-        if (result.status !== 200 || rows !== expected) throw new Error(`export ${format}: status ${result.status}, ${rows} rows (expected ${expected})`);
+        if (result.status !== 200 || rows !== expected)
+          throw new Error(`export ${format}: status ${result.status}, ${rows} rows (expected ${expected})`);
         const run = {
           format,
           round,
@@ -208,12 +211,27 @@ async function benchPaging(service: RunningServer, database: BenchDatabase) {
   const pageHttp = cursors.map((_, index) => median(walks.map((walk) => walk.httpMs[index])));
   const [firstSql, firstValues] = listCallsStatement(hotAccountId, {}, 1000);
   const [lastSql, lastValues] = listCallsStatement(hotAccountId, {}, 1000, decodeListCursor(cursors.at(-1)!));
-  const plans = await withClient(database.url, async (client) => ({ first: await explainPlan(client, firstSql, firstValues), last: await explainPlan(client, lastSql, lastValues) }));
+  const plans = await withClient(database.url, async (client) => ({
+    first: await explainPlan(client, firstSql, firstValues),
+    last: await explainPlan(client, lastSql, lastValues),
+  }));
   return {
     pages: cursors.length,
     rows: walks[0].rows,
-    database: { firstMs: pageDb[0], lastMs: pageDb.at(-1)!, lastFullMs: pageDb.at(-2)!, medianMs: median(pageDb), maxMs: Math.max(...pageDb), perPageMs: pageDb },
-    http: { firstMs: round2(pageHttp[0]), lastMs: round2(pageHttp.at(-1)!), medianMs: round2(median(pageHttp)), maxMs: round2(Math.max(...pageHttp)) },
+    database: {
+      firstMs: pageDb[0],
+      lastMs: pageDb.at(-1)!,
+      lastFullMs: pageDb.at(-2)!,
+      medianMs: median(pageDb),
+      maxMs: Math.max(...pageDb),
+      perPageMs: pageDb,
+    },
+    http: {
+      firstMs: round2(pageHttp[0]),
+      lastMs: round2(pageHttp.at(-1)!),
+      medianMs: round2(median(pageHttp)),
+      maxMs: round2(Math.max(...pageHttp)),
+    },
     plans,
   };
 }
@@ -231,19 +249,39 @@ async function benchUsage(service: RunningServer, database: BenchDatabase) {
   const to = new Date().toISOString().slice(0, 10);
   const from = new Date(Date.parse(`${to}T00:00:00Z`) - 365 * 86_400_000).toISOString().slice(0, 10);
   const calls = await withClient(database.url, async (client) =>
-    Number((await client.query(`SELECT count(*) AS n FROM calls WHERE account_id = $1 AND NOT is_test AND call_date >= $2 AND call_date < $3::date + 1`, [hotAccountId, from, to])).rows[0].n),
+    Number(
+      (
+        await client.query(
+          `SELECT count(*) AS n FROM calls WHERE account_id = $1 AND NOT is_test AND call_date >= $2 AND call_date < $3::date + 1`,
+          [hotAccountId, from, to],
+        )
+      ).rows[0].n,
+    ),
   );
-  const results: { from: string; to: string; days: number; calls: number } & Partial<Record<'day' | 'agent', UsageTimes>> = { from, to, days: 366, calls };
+  const results: { from: string; to: string; days: number; calls: number } & Partial<Record<'day' | 'agent', UsageTimes>> = {
+    from,
+    to,
+    days: 366,
+    calls,
+  };
   for (const groupBy of ['day', 'agent'] as const) {
     const url = `${service.baseUrl}/usage?from=${from}&to=${to}&groupBy=${groupBy}`;
     for (let i = 0; i < 3; i++) await timedGet(url, hotApiKey);
     const times: number[] = [];
     for (let i = 0; i < 20 * ROUNDS; i++) times.push((await timedGet(url, hotApiKey)).ms);
-    results[groupBy] = { requests: times.length, httpMedianMs: round2(median(times)), httpP95Ms: round2(percentile(times, 0.95)), httpMaxMs: round2(Math.max(...times)) };
+    results[groupBy] = {
+      requests: times.length,
+      httpMedianMs: round2(median(times)),
+      httpP95Ms: round2(percentile(times, 0.95)),
+      httpMaxMs: round2(Math.max(...times)),
+    };
   }
   // The database's share: the very statements the API runs, under EXPLAIN ANALYZE.
   const queries = await withClient(database.url, async (client) => {
-    const statements = { byDay: usageByDayStatement(hotAccountId, { from, to }, 1), byAgent: usageByAgentStatement(hotAccountId, { from, to }, 1) };
+    const statements = {
+      byDay: usageByDayStatement(hotAccountId, { from, to }, 1),
+      byAgent: usageByAgentStatement(hotAccountId, { from, to }, 1),
+    };
     const figures: Record<string, { medianMs: number; maxMs: number; plan: string }> = {};
     for (const [name, [sql, values]] of Object.entries(statements)) {
       const times: number[] = [];
@@ -306,20 +344,30 @@ function summary(result: Figures): string {
       const mine = runs.filter((run) => run.format === format);
       const slowest = Math.min(...mine.map((run) => run.rowsPerSecond));
       const growth = Math.max(...mine.map((run) => run.rssGrowthMiB));
-      lines.push(`| Export ${format} of ${result.export.calls.toLocaleString('en')} calls ≥ 50,000 rows/s | ${mine.map((run) => run.rowsPerSecond.toLocaleString('en')).join(', ')} rows/s | ${slowest >= 50_000 ? 'yes' : 'NO'} |`);
-      lines.push(`| Export ${format}: RSS growth < 64 MiB | ${mine.map((run) => run.rssGrowthMiB).join(', ')} MiB | ${growth < 64 ? 'yes' : 'NO'} |`);
+      lines.push(
+        `| Export ${format} of ${result.export.calls.toLocaleString('en')} calls ≥ 50,000 rows/s | ${mine.map((run) => run.rowsPerSecond.toLocaleString('en')).join(', ')} rows/s | ${slowest >= 50_000 ? 'yes' : 'NO'} |`,
+      );
+      lines.push(
+        `| Export ${format}: RSS growth < 64 MiB | ${mine.map((run) => run.rssGrowthMiB).join(', ')} MiB | ${growth < 64 ? 'yes' : 'NO'} |`,
+      );
     }
   }
   if (result.paging) {
     const { database, http, pages, rows } = result.paging;
-    lines.push(`| Paging ${rows.toLocaleString('en')} calls, ${pages} pages of 1,000: every page's database time < 5 ms | max ${database.maxMs} ms, median ${database.medianMs} ms | ${database.maxMs < 5 ? 'yes' : 'NO'} |`);
-    lines.push(`| Last page as fast as the first | database: first ${database.firstMs} ms, last full ${database.lastFullMs} ms, last ${database.lastMs} ms; HTTP: first ${http.firstMs} ms, last ${http.lastMs} ms | ${database.lastFullMs <= Math.max(database.firstMs * 1.5, database.firstMs + 0.5) ? 'yes' : 'NO'} |`);
+    lines.push(
+      `| Paging ${rows.toLocaleString('en')} calls, ${pages} pages of 1,000: every page's database time < 5 ms | max ${database.maxMs} ms, median ${database.medianMs} ms | ${database.maxMs < 5 ? 'yes' : 'NO'} |`,
+    );
+    lines.push(
+      `| Last page as fast as the first | database: first ${database.firstMs} ms, last full ${database.lastFullMs} ms, last ${database.lastMs} ms; HTTP: first ${http.firstMs} ms, last ${http.lastMs} ms | ${database.lastFullMs <= Math.max(database.firstMs * 1.5, database.firstMs + 0.5) ? 'yes' : 'NO'} |`,
+    );
   }
   if (result.usage) {
     for (const groupBy of ['day', 'agent'] as const) {
       const figures = result.usage[groupBy]!;
       const db = result.usage.database[groupBy === 'day' ? 'byDay' : 'byAgent'];
-      lines.push(`| GET /usage 366 days (${result.usage.calls.toLocaleString('en')} calls), groupBy=${groupBy} < 50 ms | HTTP median ${figures.httpMedianMs} ms, p95 ${figures.httpP95Ms} ms, max ${figures.httpMaxMs} ms; database median ${db.medianMs} ms | ${figures.httpP95Ms < 50 ? 'yes' : 'NO'} |`);
+      lines.push(
+        `| GET /usage 366 days (${result.usage.calls.toLocaleString('en')} calls), groupBy=${groupBy} < 50 ms | HTTP median ${figures.httpMedianMs} ms, p95 ${figures.httpP95Ms} ms, max ${figures.httpMaxMs} ms; database median ${db.medianMs} ms | ${figures.httpP95Ms < 50 ? 'yes' : 'NO'} |`,
+      );
     }
   }
   return lines.join('\n');

@@ -49,7 +49,9 @@ class TimedDatabase implements Sql {
     const client = await this.pool.connect();
     try {
       await client.query('BEGIN');
-      const result = await work({ query: async <R>(text: string, values: readonly unknown[] = []) => (await client.query(text, values as unknown[])).rows as R[] });
+      const result = await work({
+        query: async <R>(text: string, values: readonly unknown[] = []) => (await client.query(text, values as unknown[])).rows as R[],
+      });
       await client.query('COMMIT');
       return result;
     } catch (error) {
@@ -61,11 +63,11 @@ class TimedDatabase implements Sql {
   }
 }
 
-
 async function seedAccount(pool: Pool, repository: KnowledgeBasesRepository, text: ReturnType<typeof textGenerator>, index: number) {
   const [{ id: accountId }] = (await pool.query(`INSERT INTO accounts (name) VALUES ($1) RETURNING id`, [`Knowledge bench ${index}`])).rows;
   const knowledgeBaseIds: number[] = [];
-  for (let kb = 0; kb < KNOWLEDGE_BASES_PER_ACCOUNT; kb++) knowledgeBaseIds.push((await repository.insertKnowledgeBase(accountId, `Handbook ${kb + 1}`)).id);
+  for (let kb = 0; kb < KNOWLEDGE_BASES_PER_ACCOUNT; kb++)
+    knowledgeBaseIds.push((await repository.insertKnowledgeBase(accountId, `Handbook ${kb + 1}`)).id);
   let passages = 0;
   let sources = 0;
   while (passages < PASSAGES_PER_ACCOUNT) {
@@ -74,8 +76,18 @@ async function seedAccount(pool: Pool, repository: KnowledgeBasesRepository, tex
     const content = Array.from({ length: text.int(5, 40) }, () => text.passage(script)).join('\n\n');
     const split = splitIntoPassages(content).slice(0, PASSAGES_PER_ACCOUNT - passages);
     const knowledgeBaseId = knowledgeBaseIds[sources % knowledgeBaseIds.length];
-    const source = await repository.insertSource(accountId, knowledgeBaseId, { name: `${script} guide ${sources + 1}`, type: 'text', content, status: 'ready' });
-    await repository.insertPassages(accountId, knowledgeBaseId, source.id, split.map((passage) => ({ text: passage, tokens: distinctSearchTokens(passage) })));
+    const source = await repository.insertSource(accountId, knowledgeBaseId, {
+      name: `${script} guide ${sources + 1}`,
+      type: 'text',
+      content,
+      status: 'ready',
+    });
+    await repository.insertPassages(
+      accountId,
+      knowledgeBaseId,
+      source.id,
+      split.map((passage) => ({ text: passage, tokens: distinctSearchTokens(passage) })),
+    );
     passages += split.length;
     sources++;
   }
@@ -112,7 +124,9 @@ async function main(): Promise<void> {
     const accounts = [];
     for (let index = 0; index < ACCOUNTS; index++) {
       accounts.push(await seedAccount(pool, repository, text, index));
-      process.stderr.write(`account ${index + 1}/${ACCOUNTS}: ${accounts[index].passages} passages in ${accounts[index].sources} sources\n`);
+      process.stderr.write(
+        `account ${index + 1}/${ACCOUNTS}: ${accounts[index].passages} passages in ${accounts[index].sources} sources\n`,
+      );
     }
     await pool.query('VACUUM ANALYZE');
     const seedSeconds = (Date.now() - seedStarted) / 1000;
@@ -147,8 +161,16 @@ async function main(): Promise<void> {
         answered,
         // The same question ranked exhaustively (every token looked up, every match a candidate): how often the
         // bounded search gives the same best passage, and how much of the same top 5.
-        agreementWithExhaustive: { top1: round(agreement.top1 / agreement.compared), overlap5: round(agreement.overlap5 / agreement.compared) },
-        databaseMs: { p50: round(percentileOfSorted(times, 0.5)), p95: round(percentileOfSorted(times, 0.95)), p99: round(percentileOfSorted(times, 0.99)), max: round(times[times.length - 1]) },
+        agreementWithExhaustive: {
+          top1: round(agreement.top1 / agreement.compared),
+          overlap5: round(agreement.overlap5 / agreement.compared),
+        },
+        databaseMs: {
+          p50: round(percentileOfSorted(times, 0.5)),
+          p95: round(percentileOfSorted(times, 0.95)),
+          p99: round(percentileOfSorted(times, 0.99)),
+          max: round(times[times.length - 1]),
+        },
         sequentialScans: explained.sequentialScans,
         examplePlan: explained.example,
         exampleQuestion: questions[0],
@@ -164,13 +186,24 @@ async function main(): Promise<void> {
       node: process.version,
       // The machine is shared: its load average during the run says how much the times are inflated.
       loadAverage: os.loadavg().map(round),
-      shape: { accounts: ACCOUNTS, passagesPerAccount: PASSAGES_PER_ACCOUNT, totalPassages: total, hotAccountSources: hot.sources, knowledgeBasesPerAccount: KNOWLEDGE_BASES_PER_ACCOUNT, seed: SEED },
+      shape: {
+        accounts: ACCOUNTS,
+        passagesPerAccount: PASSAGES_PER_ACCOUNT,
+        totalPassages: total,
+        hotAccountSources: hot.sources,
+        knowledgeBasesPerAccount: KNOWLEDGE_BASES_PER_ACCOUNT,
+        seed: SEED,
+      },
       seedSeconds,
       targetP99Ms: TARGET_P99_MS,
       met: results.every((result) => (result.databaseMs as { p99: number }).p99 < TARGET_P99_MS && result.sequentialScans === 0),
       results,
     };
-    const file = path.join(__dirname, 'results', `knowledge-search-${new Date().toISOString().slice(0, 19).replace(/[-:]/g, '').replace('T', '-')}.json`);
+    const file = path.join(
+      __dirname,
+      'results',
+      `knowledge-search-${new Date().toISOString().slice(0, 19).replace(/[-:]/g, '').replace('T', '-')}.json`,
+    );
     fs.writeFileSync(file, `${JSON.stringify(document, null, 2)}\n`);
     process.stderr.write(`${document.met ? 'Every target met' : 'A target was missed'}; wrote ${path.relative(process.cwd(), file)}\n`);
   } finally {
@@ -189,7 +222,12 @@ async function exhaustive(repository: KnowledgeBasesRepository, hot: { accountId
 }
 
 /** EXPLAIN ANALYZE of the search statement for these questions: sequential scans counted, one plan kept. */
-async function explainScript(pool: Pool, repository: KnowledgeBasesRepository, hot: { accountId: number; knowledgeBaseIds: number[] }, questions: string[]) {
+async function explainScript(
+  pool: Pool,
+  repository: KnowledgeBasesRepository,
+  hot: { accountId: number; knowledgeBaseIds: number[] },
+  questions: string[],
+) {
   let sequentialScans = 0;
   let example: unknown;
   const capture = new (class implements Sql {
@@ -207,7 +245,11 @@ async function explainScript(pool: Pool, repository: KnowledgeBasesRepository, h
     if (!statistics || !plan || plan.terms.length === 0) continue;
     await capturing.searchPassages(hot.accountId, hot.knowledgeBaseIds, plan, statistics.tokens / statistics.passages, 5, MATCH_BUDGET);
     const { text, values } = capture.statement!;
-    const [{ 'QUERY PLAN': [explained] }] = (await pool.query(`EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${text}`, values as unknown[])).rows;
+    const [
+      {
+        'QUERY PLAN': [explained],
+      },
+    ] = (await pool.query(`EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${text}`, values as unknown[])).rows;
     const nodes = planNodes(explained.Plan);
     sequentialScans += nodes.filter((node) => node.startsWith('Seq Scan')).length;
     example ??= { question, terms: plan.terms.length, lookedUp: plan.lookUp, executionMs: explained['Execution Time'], nodes };

@@ -36,7 +36,6 @@ export interface LoadSample {
   errors: number;
 }
 
-
 /** The autocannon requests of a scenario: reads draw their path from the scenario, the write pairs POST and PATCH. */
 function requestsOf(scenario: Scenario, apiKey: string, agentPrefix: string): autocannon.Request[] {
   const headers = { 'x-api-key': apiKey };
@@ -78,7 +77,13 @@ const WARMUP_RESPONSES_PER_CONNECTION = 10;
 export async function runLoad(
   target: LoadTarget,
   scenario: Scenario,
-  options: { connections: number; warmupSeconds: number; seconds: number; agentPrefix: string; onMeasure?: (phase: 'start' | 'end') => void },
+  options: {
+    connections: number;
+    warmupSeconds: number;
+    seconds: number;
+    agentPrefix: string;
+    onMeasure?: (phase: 'start' | 'end') => void;
+  },
 ): Promise<LoadSample> {
   const sample: LoadSample = { seconds: 0, latencies: [], bytes: 0, non2xx: 0, errors: 0 };
   const launchedAt = performance.now();

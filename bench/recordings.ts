@@ -61,7 +61,10 @@ function upload(url: string, file: string, headers: Record<string, string> = {})
 }
 
 /** Samples the server's RSS every 25 ms while `work` runs; returns the wall time and the peak. */
-async function measured<T>(server: RunningServer, work: () => Promise<T>): Promise<{ seconds: number; peakRssMiB: number; startRssMiB: number }> {
+async function measured<T>(
+  server: RunningServer,
+  work: () => Promise<T>,
+): Promise<{ seconds: number; peakRssMiB: number; startRssMiB: number }> {
   const startRssMiB = server.rssMiB();
   let peakRssMiB = startRssMiB;
   const timer = setInterval(() => (peakRssMiB = Math.max(peakRssMiB, server.rssMiB())), 25);
@@ -78,7 +81,6 @@ async function measured<T>(server: RunningServer, work: () => Promise<T>): Promi
 const round1 = (value: number) => round(value, 1);
 
 type Measured = Awaited<ReturnType<typeof measured>>;
-
 
 interface Target {
   server: RunningServer;
@@ -104,7 +106,12 @@ const ROUNDS = 3;
  * Runs one scenario ROUNDS times on each server, alternating which goes first, so that drift in the machine's
  * load (it is shared) weighs on both alike. Throughput: the median round; memory: the worst round.
  */
-async function scenario(what: string, transferredMiB: number, targets: [Target, Target], run: (target: Target) => Promise<unknown>): Promise<Row> {
+async function scenario(
+  what: string,
+  transferredMiB: number,
+  targets: [Target, Target],
+  run: (target: Target) => Promise<unknown>,
+): Promise<Row> {
   const results: Measured[][] = [[], []];
   for (let round = 0; round < ROUNDS; round++) {
     const order = round % 2 === 0 ? [0, 1] : [1, 0];
@@ -116,7 +123,9 @@ async function scenario(what: string, transferredMiB: number, targets: [Target, 
     return { start: worst.startRssMiB, growth: round1(worst.peakRssMiB - worst.startRssMiB) };
   };
   const row = { what, service: speed(results[0]), baseline: speed(results[1]), serviceRss: rss(results[0]), baselineRss: rss(results[1]) };
-  log(`${what}: service ${row.service} MiB/s (RSS +${row.serviceRss.growth}), baseline ${row.baseline} MiB/s (RSS +${row.baselineRss.growth})`);
+  log(
+    `${what}: service ${row.service} MiB/s (RSS +${row.serviceRss.growth}), baseline ${row.baseline} MiB/s (RSS +${row.baselineRss.growth})`,
+  );
   return row;
 }
 
@@ -130,9 +139,13 @@ async function runScenarios(targets: [Target, Target], file: string, sizeMiB: nu
     await Promise.all(Array.from({ length: clients }, () => download(url, target.downloadHeaders)));
   };
   return [
-    await scenario(`download ${sizeMiB} MiB, 1 client`, sizeMiB, targets, async (target) => download(await target.downloadUrl(), target.downloadHeaders)),
+    await scenario(`download ${sizeMiB} MiB, 1 client`, sizeMiB, targets, async (target) =>
+      download(await target.downloadUrl(), target.downloadHeaders),
+    ),
     await scenario(`download ${sizeMiB} MiB, ${clients} clients at once`, sizeMiB * clients, targets, downloadAll),
-    await scenario(`upload ${sizeMiB} MiB, 1 client`, sizeMiB, targets, (target) => upload(target.uploadUrl(0), file, target.uploadHeaders)),
+    await scenario(`upload ${sizeMiB} MiB, 1 client`, sizeMiB, targets, (target) =>
+      upload(target.uploadUrl(0), file, target.uploadHeaders),
+    ),
     await scenario(`upload ${sizeMiB} MiB, ${clients} clients at once`, sizeMiB * clients, targets, (target) =>
       Promise.all(Array.from({ length: clients }, (_, client) => upload(target.uploadUrl(client), file, target.uploadHeaders))),
     ),
@@ -150,7 +163,11 @@ async function writeRandomFile(file: string, sizeMiB: number): Promise<void> {
 }
 
 async function jsonRequest(url: string, method: string, apiKey: string, body?: object): Promise<{ id: string; url: string }> {
-  const response = await fetch(url, { method, headers: { 'X-Api-Key': apiKey, 'Content-Type': 'application/json' }, body: body && JSON.stringify(body) });
+  const response = await fetch(url, {
+    method,
+    headers: { 'X-Api-Key': apiKey, 'Content-Type': 'application/json' },
+    body: body && JSON.stringify(body),
+  });
   if (!response.ok) throw new Error(`${method} ${url} answered ${response.status}`);
   return response.json() as Promise<{ id: string; url: string }>;
 }
@@ -196,7 +213,8 @@ async function main(): Promise<void> {
     servers.push(baseline);
 
     const calls: string[] = [];
-    for (let client = 0; client < clients; client++) calls.push((await jsonRequest(`${service.baseUrl}/calls`, 'POST', apiKey, { name: `Bench caller ${client}` })).id);
+    for (let client = 0; client < clients; client++)
+      calls.push((await jsonRequest(`${service.baseUrl}/calls`, 'POST', apiKey, { name: `Bench caller ${client}` })).id);
     await upload(`${service.baseUrl}/calls/${calls[0]}/recording`, file, { 'X-Api-Key': apiKey });
     const playbackUrl = async () => (await jsonRequest(`${service.baseUrl}/calls/${calls[0]}/recording`, 'GET', apiKey)).url;
     const serviceTarget: Target = {
@@ -216,8 +234,11 @@ async function main(): Promise<void> {
     const rows = await runScenarios([serviceTarget, baselineTarget], file, sizeMiB, clients);
     // The signed playback URL (what a browser's <audio> fetches) against the same baseline.
     rows.push(
-      await scenario(`signed playback URL, ${sizeMiB} MiB, 1 client`, sizeMiB, [{ ...serviceTarget, downloadUrl: playbackUrl, downloadHeaders: {} }, baselineTarget], async (target) =>
-        download(await target.downloadUrl(), target.downloadHeaders),
+      await scenario(
+        `signed playback URL, ${sizeMiB} MiB, 1 client`,
+        sizeMiB,
+        [{ ...serviceTarget, downloadUrl: playbackUrl, downloadHeaders: {} }, baselineTarget],
+        async (target) => download(await target.downloadUrl(), target.downloadHeaders),
       ),
     );
 

@@ -143,7 +143,13 @@ function fetchAnswer(server: RunningServer, apiKey: string, urlPath: string): Pr
  * (but for the date and the request id) and byte-identical bodies. Unless the baseline runs without the
  * service's duties (`BASELINE_DUTIES=off`): then the bodies only.
  */
-async function checkSameAnswers(scenarios: Scenario[], service: RunningServer, baseline: RunningServer, apiKey: string, compareHeaders: boolean) {
+async function checkSameAnswers(
+  scenarios: Scenario[],
+  service: RunningServer,
+  baseline: RunningServer,
+  apiKey: string,
+  compareHeaders: boolean,
+) {
   const checks: { scenario: string; requests: number; identical: boolean; headersCompared: boolean }[] = [];
   for (const scenario of scenarios) {
     const next = scenario.paths!();
@@ -386,18 +392,35 @@ function markdownTable(results: ScenarioResult[]): string {
 function targets(results: ScenarioResult[], explained: Record<string, ExplainFigures>, rssPeak: number) {
   const checks: { target: string; pass: boolean; value: string }[] = [];
   for (const r of results.filter((result) => result.read)) {
-    checks.push({ target: `${r.scenario} @${r.connections}: throughput ≥ 0.8 × baseline`, pass: r.throughputRatio >= 0.8, value: String(r.throughputRatio) });
+    checks.push({
+      target: `${r.scenario} @${r.connections}: throughput ≥ 0.8 × baseline`,
+      pass: r.throughputRatio >= 0.8,
+      value: String(r.throughputRatio),
+    });
     checks.push({ target: `${r.scenario} @${r.connections}: p99 ≤ 1.25 × baseline`, pass: r.p99Ratio <= 1.25, value: String(r.p99Ratio) });
   }
   for (const r of results.filter((result) => result.scenario === WRITE_SCENARIO.name)) {
-    checks.push({ target: `${r.scenario} @${r.connections}: throughput ≥ 0.7 × baseline`, pass: r.throughputRatio >= 0.7, value: String(r.throughputRatio) });
+    checks.push({
+      target: `${r.scenario} @${r.connections}: throughput ≥ 0.7 × baseline`,
+      pass: r.throughputRatio >= 0.7,
+      value: String(r.throughputRatio),
+    });
   }
-  if (explained.list) checks.push({ target: 'GET /calls database time < 3 ms', pass: explained.list.maxMs < 3, value: `median ${explained.list.medianMs} ms, max ${explained.list.maxMs} ms` });
+  if (explained.list)
+    checks.push({
+      target: 'GET /calls database time < 3 ms',
+      pass: explained.list.maxMs < 3,
+      value: `median ${explained.list.medianMs} ms, max ${explained.list.maxMs} ms`,
+    });
   for (const name of ['search-name', 'search-phone', 'search']) {
     const figures = explained[name];
     if (!figures) continue;
     checks.push({ target: `${name}: no sequential scan`, pass: !figures.sequentialScan, value: figures.nodes.join(', ') });
-    checks.push({ target: `${name}: database time < 20 ms`, pass: figures.maxMs < 20, value: `median ${figures.medianMs} ms, max ${figures.maxMs} ms, ${figures.slowerThan20Ms} of ${figures.samples} terms ≥ 20 ms` });
+    checks.push({
+      target: `${name}: database time < 20 ms`,
+      pass: figures.maxMs < 20,
+      value: `median ${figures.medianMs} ms, max ${figures.maxMs} ms, ${figures.slowerThan20Ms} of ${figures.samples} terms ≥ 20 ms`,
+    });
   }
   checks.push({ target: 'service RSS under load < 300 MiB', pass: rssPeak < 300, value: `${rssPeak} MiB` });
   return checks;
@@ -409,7 +432,10 @@ function targets(results: ScenarioResult[], explained: Record<string, ExplainFig
 function codeVersion(): { commit: string; uncommittedSourceFiles: string[] } {
   const git = (...args: string[]) => execFileSync('git', args, { cwd: path.join(__dirname, '..'), encoding: 'utf8' }).trim();
   try {
-    return { commit: git('rev-parse', 'HEAD'), uncommittedSourceFiles: git('status', '--porcelain', '--', 'src').split('\n').filter(Boolean) };
+    return {
+      commit: git('rev-parse', 'HEAD'),
+      uncommittedSourceFiles: git('status', '--porcelain', '--', 'src').split('\n').filter(Boolean),
+    };
   } catch {
     return { commit: 'unknown', uncommittedSourceFiles: [] };
   }
@@ -430,7 +456,8 @@ async function main(): Promise<void> {
   const { hotAccountId, hotApiKey } = database.manifest;
   const servers: RunningServer[] = [];
   // Ctrl-C: stop both servers (and the database if this run started it) before leaving.
-  const interrupted = () => void Promise.all(servers.map((server) => server.stop())).finally(() => database.stop().finally(() => process.exit(130)));
+  const interrupted = () =>
+    void Promise.all(servers.map((server) => server.stop())).finally(() => database.stop().finally(() => process.exit(130)));
   process.once('SIGINT', interrupted);
   process.once('SIGTERM', interrupted);
   try {
@@ -445,7 +472,8 @@ async function main(): Promise<void> {
     if (options.profile) fs.mkdirSync(profileDir, { recursive: true });
     // --profile: both servers write a .cpuprofile (service-<time>, baseline-<time>) to compare their flame graphs.
     const stamp = new Date().toISOString().replace(/[-:]/g, '').slice(0, 15);
-    const profileArgs = (name: string) => (options.profile ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`, `--cpu-prof-name=${name}-${stamp}.cpuprofile`] : []);
+    const profileArgs = (name: string) =>
+      options.profile ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`, `--cpu-prof-name=${name}-${stamp}.cpuprofile`] : [];
     // One public address for both, so that the next page's Link is the same text from either.
     const env = { DATABASE_URL: database.url, PUBLIC_BASE_URL: 'http://localhost:3000' };
     // The baseline does the service's duties per response (its log line, headers, rate limit) unless told not to.
@@ -475,7 +503,13 @@ async function main(): Promise<void> {
     servers.push(baseline);
     log(`service ${service.baseUrl} (pid ${service.pid}), baseline ${baseline.baseUrl} (pid ${baseline.pid})`);
 
-    const sameAnswers = await checkSameAnswers(scenarios.filter((scenario) => scenario.paths), service, baseline, hotApiKey, baselineDuties);
+    const sameAnswers = await checkSameAnswers(
+      scenarios.filter((scenario) => scenario.paths),
+      service,
+      baseline,
+      hotApiKey,
+      baselineDuties,
+    );
     const explained = await explainScenarios(client, reads, hotAccountId, hotApiKey);
     const idleRssMiB = service.rssMiB();
 
@@ -485,7 +519,8 @@ async function main(): Promise<void> {
       if (!scenario.read) await deleteBenchAgents(client, hotAccountId);
     }
     if (options.lowLoad) {
-      for (const scenario of reads) results.push(await measure(scenario, { service, baseline }, hotApiKey, options, options.lowConnections));
+      for (const scenario of reads)
+        results.push(await measure(scenario, { service, baseline }, hotApiKey, options, options.lowConnections));
     }
     const auth = options.only || options.quick ? null : await authCost(baseline, hotApiKey, options);
     const rssPeak = Math.max(...results.map((result) => result.service.rss?.peakMiB ?? 0));
@@ -496,8 +531,17 @@ async function main(): Promise<void> {
       mode: options.quick ? 'quick' : 'full',
       code: codeVersion(),
       options,
-      machine: { ...(await machine(client)), loadAverageBefore: loadBefore.map((v) => Math.round(v * 100) / 100), loadAverageAfter: os.loadavg().map((v) => Math.round(v * 100) / 100) },
-      data: { ...shape, seededAt: database.manifest.seededAt, seedSeconds: database.manifest.seedSeconds, samples: { callIds: samples.callIds.length, nameTerms: samples.nameTerms.length, phoneTerms: samples.phoneTerms.length } },
+      machine: {
+        ...(await machine(client)),
+        loadAverageBefore: loadBefore.map((v) => Math.round(v * 100) / 100),
+        loadAverageAfter: os.loadavg().map((v) => Math.round(v * 100) / 100),
+      },
+      data: {
+        ...shape,
+        seededAt: database.manifest.seededAt,
+        seedSeconds: database.manifest.seedSeconds,
+        samples: { callIds: samples.callIds.length, nameTerms: samples.nameTerms.length, phoneTerms: samples.phoneTerms.length },
+      },
       baseline: { duties: baselineDuties },
       sameAnswers,
       scenarios: results,
@@ -508,7 +552,10 @@ async function main(): Promise<void> {
       seconds: Math.round((Date.now() - started) / 1000),
     };
     fs.mkdirSync(RESULTS_DIR, { recursive: true });
-    const file = path.join(RESULTS_DIR, `${report.date.slice(0, 10)}${options.quick ? '-quick' : ''}${options.only ? '-partial' : ''}.json`);
+    const file = path.join(
+      RESULTS_DIR,
+      `${report.date.slice(0, 10)}${options.quick ? '-quick' : ''}${options.only ? '-partial' : ''}.json`,
+    );
     fs.writeFileSync(file, `${JSON.stringify(report, null, 2)}\n`);
 
     process.stdout.write(`\n${markdownTable(results)}\n\n`);

@@ -112,7 +112,12 @@ export function readScenarios(samples: Samples, { mergeSearch = false } = {}): S
       read: true,
       paths: constant(`/calls?days=7&status=${samples.status}`),
     },
-    { name: 'get-by-id', description: 'GET /calls/{id} (random ids of the hot account)', read: true, paths: from(samples.callIds, 1, (id) => `/calls/${id}`) },
+    {
+      name: 'get-by-id',
+      description: 'GET /calls/{id} (random ids of the hot account)',
+      read: true,
+      paths: from(samples.callIds, 1, (id) => `/calls/${id}`),
+    },
     { name: 'agents-list', description: 'GET /agents (50 agents)', read: true, paths: constant('/agents') },
   ];
 }

@@ -18,7 +18,15 @@ export function buildService(): string {
   try {
     execFileSync(
       process.execPath,
-      [require.resolve('typescript/bin/tsc'), '-p', 'tsconfig.build.json', '--outDir', outDir, '--tsBuildInfoFile', path.join(outDir, '.tsbuildinfo')],
+      [
+        require.resolve('typescript/bin/tsc'),
+        '-p',
+        'tsconfig.build.json',
+        '--outDir',
+        outDir,
+        '--tsBuildInfoFile',
+        path.join(outDir, '.tsbuildinfo'),
+      ],
       { cwd: ROOT, stdio: 'inherit' },
     );
   } catch (error) {

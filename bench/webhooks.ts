@@ -68,7 +68,11 @@ function procStat(pid: number): { ppid: number; own: number; children: number } 
   try {
     const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return { ppid: Number(fields[1]), own: (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS_PER_SECOND, children: (Number(fields[13]) + Number(fields[14])) / CLOCK_TICKS_PER_SECOND };
+    return {
+      ppid: Number(fields[1]),
+      own: (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS_PER_SECOND,
+      children: (Number(fields[13]) + Number(fields[14])) / CLOCK_TICKS_PER_SECOND,
+    };
   } catch {
     return undefined;
   }
@@ -138,8 +142,18 @@ class ReceiverProcess {
 }
 
 /** The API's answer, its body taken for a `T` (the benchmark reads a few fields of what it created). */
-async function api<T = unknown>(baseUrl: string, apiKey: string, method: string, urlPath: string, body?: object): Promise<{ status: number; body: T }> {
-  const response = await fetch(`${baseUrl}${urlPath}`, { method, headers: { 'X-Api-Key': apiKey, 'Content-Type': 'application/json' }, body: body && JSON.stringify(body) });
+async function api<T = unknown>(
+  baseUrl: string,
+  apiKey: string,
+  method: string,
+  urlPath: string,
+  body?: object,
+): Promise<{ status: number; body: T }> {
+  const response = await fetch(`${baseUrl}${urlPath}`, {
+    method,
+    headers: { 'X-Api-Key': apiKey, 'Content-Type': 'application/json' },
+    body: body && JSON.stringify(body),
+  });
   const text = await response.text();
   return { status: response.status, body: text ? JSON.parse(text) : undefined };
 }
@@ -154,9 +168,22 @@ function createAccount(env: Record<string, string>, name: string): { accountId: 
 }
 
 /** 1. A backlog of `size` events written at once to the outbox, relayed and delivered to the receiver: deliveries per second. */
-async function deliveryThroughput(databaseUrl: string, baseUrl: string, receiver: ReceiverProcess, account: { accountId: number; apiKey: string }, size: number) {
-  const webhook = (await api<{ id: number }>(baseUrl, account.apiKey, 'POST', '/webhooks', { url: `http://127.0.0.1:${receiver.port}/hooks`, events: ['call.created'] })).body;
-  const call = (await api<{ id: number }[]>(baseUrl, account.apiKey, 'GET', '/calls?limit=1')).body[0] ?? (await api<{ id: number }>(baseUrl, account.apiKey, 'POST', '/calls', { ...CALL, isTest: true })).body;
+async function deliveryThroughput(
+  databaseUrl: string,
+  baseUrl: string,
+  receiver: ReceiverProcess,
+  account: { accountId: number; apiKey: string },
+  size: number,
+) {
+  const webhook = (
+    await api<{ id: number }>(baseUrl, account.apiKey, 'POST', '/webhooks', {
+      url: `http://127.0.0.1:${receiver.port}/hooks`,
+      events: ['call.created'],
+    })
+  ).body;
+  const call =
+    (await api<{ id: number }[]>(baseUrl, account.apiKey, 'GET', '/calls?limit=1')).body[0] ??
+    (await api<{ id: number }>(baseUrl, account.apiKey, 'POST', '/calls', { ...CALL, isTest: true })).body;
   const client = new Client({ connectionString: databaseUrl });
   await client.connect();
   const boss = new PgBoss({ connectionString: databaseUrl, schema: 'pgboss', supervise: false, schedule: false, migrate: false });
@@ -181,7 +208,10 @@ async function deliveryThroughput(databaseUrl: string, baseUrl: string, receiver
       deliveriesPerSecond: Math.round((size - 1) / seconds),
       secondsFromQueuedToLast: round((report.last! - queuedAt) / 1000, 2),
     };
-    const { rows: statuses } = await client.query(`SELECT status, count(*)::int AS n FROM webhook_deliveries WHERE account_id = $1 GROUP BY status`, [account.accountId]);
+    const { rows: statuses } = await client.query(
+      `SELECT status, count(*)::int AS n FROM webhook_deliveries WHERE account_id = $1 GROUP BY status`,
+      [account.accountId],
+    );
     await api(baseUrl, account.apiKey, 'DELETE', `/webhooks/${webhook.id}`);
     log(`delivery throughput: ${JSON.stringify(result)}; statuses ${JSON.stringify(statuses)}`);
     return result;
@@ -192,7 +222,12 @@ async function deliveryThroughput(databaseUrl: string, baseUrl: string, receiver
 }
 
 /** POST /calls for `seconds` with autocannon; returns 201s per second. */
-async function postCalls(baseUrl: string, apiKey: string, seconds: number, connections: number): Promise<{ created: number; perSecond: number }> {
+async function postCalls(
+  baseUrl: string,
+  apiKey: string,
+  seconds: number,
+  connections: number,
+): Promise<{ created: number; perSecond: number }> {
   const result = await autocannon({
     url: `${baseUrl}/calls`,
     method: 'POST',
@@ -210,7 +245,10 @@ async function drained(client: Client, receiver: ReceiverProcess, count: number,
   // The receiver first (no query while deliveries are still coming), then the database to be sure.
   await receiver.waitFor(count);
   for (;;) {
-    const { rows } = await client.query<{ n: number }>(`SELECT count(*)::int AS n FROM webhook_deliveries WHERE account_id = $1 AND status = 'pending'`, [accountId]);
+    const { rows } = await client.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM webhook_deliveries WHERE account_id = $1 AND status = 'pending'`,
+      [accountId],
+    );
     if (rows[0].n === 0) return now();
     await sleep(250);
   }
@@ -236,7 +274,12 @@ async function outboxCost(
   rounds: number,
   connections: number,
 ) {
-  const webhook = (await api<{ id: number }>(baseUrl, subscribed.apiKey, 'POST', '/webhooks', { url: `http://127.0.0.1:${receiver.port}/hooks`, events: ['call.created'] })).body;
+  const webhook = (
+    await api<{ id: number }>(baseUrl, subscribed.apiKey, 'POST', '/webhooks', {
+      url: `http://127.0.0.1:${receiver.port}/hooks`,
+      events: ['call.created'],
+    })
+  ).body;
   const client = new Client({ connectionString: databaseUrl });
   await client.connect();
   // Warm-up of both paths (JIT, pool, the receiver's connections).
@@ -280,7 +323,8 @@ async function outboxCost(
         drainSeconds[variant].push(round(((await drained(client, receiver, run.created, subscribed.accountId)) - endedAt) / 1000, 1));
       }
       const afterDrain = cpu();
-      const perCall = (from: typeof before, to: typeof before) => round(((to.service - from.service + to.postgres - from.postgres) * 1000) / created, 3);
+      const perCall = (from: typeof before, to: typeof before) =>
+        round(((to.service - from.service + to.postgres - from.postgres) * 1000) / created, 3);
       cpuPerCall[variant].push(perCall(before, afterRun));
       cpuPerCallDrained[variant].push(perCall(before, afterDrain));
       log(
@@ -317,22 +361,31 @@ async function outboxCost(
 
 /** 3. POST /calls paced at `rate` per second for `seconds`; each event's latency from its POST to its delivery. */
 async function latency(baseUrl: string, receiver: ReceiverProcess, account: { apiKey: string }, rate: number, seconds: number) {
-  const webhook = (await api<{ id: number }>(baseUrl, account.apiKey, 'POST', '/webhooks', { url: `http://127.0.0.1:${receiver.port}/hooks`, events: ['call.created'] })).body;
+  const webhook = (
+    await api<{ id: number }>(baseUrl, account.apiKey, 'POST', '/webhooks', {
+      url: `http://127.0.0.1:${receiver.port}/hooks`,
+      events: ['call.created'],
+    })
+  ).body;
   const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
   const body = JSON.stringify(CALL);
   const sentAt = new Map<string, number>();
   const post = () =>
     new Promise<void>((resolve, reject) => {
       const started = now();
-      const request = http.request(`${baseUrl}/calls`, { method: 'POST', agent, headers: { 'x-api-key': account.apiKey, 'content-type': 'application/json' } }, (response) => {
-        const chunks: Buffer[] = [];
-        response.on('data', (chunk: Buffer) => chunks.push(chunk));
-        response.on('end', () => {
-          if (response.statusCode !== 201) return reject(new Error(`POST /calls answered ${response.statusCode}`));
-          sentAt.set(JSON.parse(Buffer.concat(chunks).toString('utf8')).id, started);
-          resolve();
-        });
-      });
+      const request = http.request(
+        `${baseUrl}/calls`,
+        { method: 'POST', agent, headers: { 'x-api-key': account.apiKey, 'content-type': 'application/json' } },
+        (response) => {
+          const chunks: Buffer[] = [];
+          response.on('data', (chunk: Buffer) => chunks.push(chunk));
+          response.on('end', () => {
+            if (response.statusCode !== 201) return reject(new Error(`POST /calls answered ${response.statusCode}`));
+            sentAt.set(JSON.parse(Buffer.concat(chunks).toString('utf8')).id, started);
+            resolve();
+          });
+        },
+      );
       request.on('error', reject);
       request.end(body);
     });
@@ -395,7 +448,13 @@ async function main(): Promise<void> {
     const serverSpec = (name: string, jobWorkers: boolean) => ({
       name,
       script: main,
-      env: { ...env, RATE_LIMIT: '0', DATA_DIR: path.join(work, 'data'), WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', JOB_WORKERS: String(jobWorkers) },
+      env: {
+        ...env,
+        RATE_LIMIT: '0',
+        DATA_DIR: path.join(work, 'data'),
+        WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+        JOB_WORKERS: String(jobWorkers),
+      },
       readyPath: '/health',
       logFile: path.join(work, `${name}.log`),
       // --profile: CPU profiles, written to /tmp/webhooks-bench-profile at exit.
@@ -405,11 +464,16 @@ async function main(): Promise<void> {
     worker = await startService(serverSpec('worker', true));
     // --only cost (or throughput, latency): one measurement, for experiments; results are written only for all three.
     const only = process.argv.includes('--only') ? process.argv[process.argv.indexOf('--only') + 1] : undefined;
-    const throughput = !only || only === 'throughput' ? await deliveryThroughput(postgres.url, service.baseUrl, receiver, accounts[0], backlog) : undefined;
+    const throughput =
+      !only || only === 'throughput' ? await deliveryThroughput(postgres.url, service.baseUrl, receiver, accounts[0], backlog) : undefined;
     const postmasterPid = Number(fs.readFileSync(path.join(postgres.dataDir, 'postgres', 'postmaster.pid'), 'utf8').split('\n')[0]);
     const cpu = cpuMeter([service.pid, worker.pid], postmasterPid);
-    const cost = !only || only === 'cost' ? await outboxCost(postgres.url, cpu, service.baseUrl, receiver, worker, accounts[1], accounts[2], seconds, rounds, connections) : undefined;
-    const latencyResult = !only || only === 'latency' ? await latency(service.baseUrl, receiver, accounts[3], rate, latencySeconds) : undefined;
+    const cost =
+      !only || only === 'cost'
+        ? await outboxCost(postgres.url, cpu, service.baseUrl, receiver, worker, accounts[1], accounts[2], seconds, rounds, connections)
+        : undefined;
+    const latencyResult =
+      !only || only === 'latency' ? await latency(service.baseUrl, receiver, accounts[3], rate, latencySeconds) : undefined;
     if (!throughput || !cost || !latencyResult) return;
     const loadAtEnd = loadAverage();
     const commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT, encoding: 'utf8' }).trim();
@@ -421,7 +485,15 @@ async function main(): Promise<void> {
       outboxCostOnPostCalls: { ...cost, target: '>= 0.9' },
       commitToFirstByteLatency: { ...latencyResult, target: 'p99 < 1000 ms', met: latencyResult.p99Ms < 1000 },
     };
-    const file = path.join(ROOT, 'bench', 'results', `webhooks-${results.date.slice(0, 16).replace(/[-:T]/g, '').replace(/^(\d{8})/, '$1-')}.json`);
+    const file = path.join(
+      ROOT,
+      'bench',
+      'results',
+      `webhooks-${results.date
+        .slice(0, 16)
+        .replace(/[-:T]/g, '')
+        .replace(/^(\d{8})/, '$1-')}.json`,
+    );
     fs.writeFileSync(file, `${JSON.stringify(results, null, 2)}\n`);
     log(`load average at end: ${loadAtEnd.join(' ')}; wrote ${path.relative(ROOT, file)}`);
     process.stdout.write(`${JSON.stringify(results, null, 2)}\n`);

@@ -18,7 +18,6 @@ import { percentile } from '../bench/stats';
 
 const ROUNDS = Number(process.env.ROUNDS ?? 2000);
 
-
 async function main(): Promise<void> {
   const postgres = await startThrowawayPostgres();
   const config = loadConfig({ LOG_LEVEL: 'silent', RATE_LIMIT: '0', UNAUTHENTICATED_RATE_LIMIT: '0' });

@@ -38,7 +38,14 @@ interface SeedOptions {
   randomSeed: number;
 }
 
-function numberFlag(flags: Record<string, string | true>, name: string, fallback: number, min: number, max: number, integer = true): number {
+function numberFlag(
+  flags: Record<string, string | true>,
+  name: string,
+  fallback: number,
+  min: number,
+  max: number,
+  integer = true,
+): number {
   const raw = flags[name];
   if (raw === undefined) return fallback;
   const value = Number(raw);
@@ -48,7 +55,12 @@ function numberFlag(flags: Record<string, string | true>, name: string, fallback
   return value;
 }
 
-const SEED_OPTIONS = { accounts: { type: 'string' }, calls: { type: 'string' }, 'hot-share': { type: 'string' }, 'random-seed': { type: 'string' } } as const;
+const SEED_OPTIONS = {
+  accounts: { type: 'string' },
+  calls: { type: 'string' },
+  'hot-share': { type: 'string' },
+  'random-seed': { type: 'string' },
+} as const;
 
 function readOptions(argv: string[]): SeedOptions {
   const flags = parseStrictOptions(argv, SEED_OPTIONS, 'seed');
@@ -101,8 +113,48 @@ export const NAMES: { script: string; first: string[]; last: string[]; ascii: bo
   {
     script: 'latin-indian',
     ascii: true,
-    first: ['Priya', 'Rahul', 'Ananya', 'Arjun', 'Kavya', 'Vikram', 'Sneha', 'Rohan', 'Aditi', 'Karthik', 'Meera', 'Suresh', 'Lakshmi', 'Imran', 'Fatima', 'Harpreet', 'Gurpreet', 'Deepika', 'Sanjay', 'Pooja'],
-    last: ['Sharma', 'Verma', 'Iyer', 'Nair', 'Reddy', 'Patel', 'Gupta', 'Das', 'Singh', 'Khan', 'Menon', 'Mukherjee', 'Joshi', 'Kulkarni', 'Rao', 'Chatterjee', 'Pillai', 'Desai'],
+    first: [
+      'Priya',
+      'Rahul',
+      'Ananya',
+      'Arjun',
+      'Kavya',
+      'Vikram',
+      'Sneha',
+      'Rohan',
+      'Aditi',
+      'Karthik',
+      'Meera',
+      'Suresh',
+      'Lakshmi',
+      'Imran',
+      'Fatima',
+      'Harpreet',
+      'Gurpreet',
+      'Deepika',
+      'Sanjay',
+      'Pooja',
+    ],
+    last: [
+      'Sharma',
+      'Verma',
+      'Iyer',
+      'Nair',
+      'Reddy',
+      'Patel',
+      'Gupta',
+      'Das',
+      'Singh',
+      'Khan',
+      'Menon',
+      'Mukherjee',
+      'Joshi',
+      'Kulkarni',
+      'Rao',
+      'Chatterjee',
+      'Pillai',
+      'Desai',
+    ],
   },
   {
     script: 'devanagari',
@@ -125,7 +177,24 @@ export const NAMES: { script: string; first: string[]; last: string[]; ascii: bo
   {
     script: 'international',
     ascii: true,
-    first: ['John', 'Emma', 'Olivia', 'Liam', 'María', 'José', 'Sophie', 'Lukas', 'Chloé', 'Ahmed', 'Yuki', 'Wei', 'Fatou', 'Noah', 'Zoë', 'Björn'],
+    first: [
+      'John',
+      'Emma',
+      'Olivia',
+      'Liam',
+      'María',
+      'José',
+      'Sophie',
+      'Lukas',
+      'Chloé',
+      'Ahmed',
+      'Yuki',
+      'Wei',
+      'Fatou',
+      'Noah',
+      'Zoë',
+      'Björn',
+    ],
     last: ['Smith', 'García', 'Müller', 'Dubois', 'Rossi', 'Tanaka', 'Kim', 'Okafor', 'Nguyen', "O'Brien", 'Johnson', 'Silva', 'Andersson'],
   },
   { script: 'cjk', ascii: false, first: ['伟', '芳', '娜', '秀英', '敏'], last: ['张', '王', '李', '刘', '陈'] },
@@ -175,12 +244,52 @@ function phoneNumber(random: Random): string {
 }
 
 const EMAIL_DOMAINS = ['gmail.com', 'yahoo.co.in', 'outlook.com', 'rediffmail.com', 'example.com', 'hotmail.com'];
-const STATUSES = [['new', 25], ['qualified', 20], ['interested', 18], ['not-interested', 15], ['callback', 14], ['converted', 8]] as const;
-const CALL_STATUSES = [['completed', 78], ['missed', 8], ['no-answer', 5], ['busy', 3], ['failed', 3], ['voicemail', 3]] as const;
-const SENTIMENTS = [['positive', 45], ['neutral', 38], ['negative', 17]] as const;
-const CHANNELS = [['phone', 60], ['web-widget', 30], ['whatsapp', 10]] as const;
-const WEBSITES = ['https://shop.example.in/contact', 'https://www.example-realty.in/', 'https://clinic.example.com/book', 'https://example.co.uk/support'];
-const CITIES = ['Mumbai', 'Delhi', 'Bengaluru', 'Chennai', 'Kolkata', 'Pune', 'Hyderabad', 'Ahmedabad', 'Jaipur', 'Kochi', 'London', 'Dubai'];
+const STATUSES = [
+  ['new', 25],
+  ['qualified', 20],
+  ['interested', 18],
+  ['not-interested', 15],
+  ['callback', 14],
+  ['converted', 8],
+] as const;
+const CALL_STATUSES = [
+  ['completed', 78],
+  ['missed', 8],
+  ['no-answer', 5],
+  ['busy', 3],
+  ['failed', 3],
+  ['voicemail', 3],
+] as const;
+const SENTIMENTS = [
+  ['positive', 45],
+  ['neutral', 38],
+  ['negative', 17],
+] as const;
+const CHANNELS = [
+  ['phone', 60],
+  ['web-widget', 30],
+  ['whatsapp', 10],
+] as const;
+const WEBSITES = [
+  'https://shop.example.in/contact',
+  'https://www.example-realty.in/',
+  'https://clinic.example.com/book',
+  'https://example.co.uk/support',
+];
+const CITIES = [
+  'Mumbai',
+  'Delhi',
+  'Bengaluru',
+  'Chennai',
+  'Kolkata',
+  'Pune',
+  'Hyderabad',
+  'Ahmedabad',
+  'Jaipur',
+  'Kochi',
+  'London',
+  'Dubai',
+];
 const INTENTS = ['book-appointment', 'pricing', 'order-status', 'support', 'site-visit', 'refund', 'general-enquiry'];
 
 const AGENT_LINES = [
@@ -251,11 +360,20 @@ function callRow(random: Random, accountId: number, agents: SeedAgent[], now: nu
   const callStatus = random.weighted(CALL_STATUSES);
   const answered = callStatus === 'completed';
   const channel = random.weighted(CHANNELS);
-  const callType = channel === 'web-widget' ? 'web' : random.weighted([['inbound', 70], ['outbound', 30]] as const);
+  const callType =
+    channel === 'web-widget'
+      ? 'web'
+      : random.weighted([
+          ['inbound', 70],
+          ['outbound', 30],
+        ] as const);
   // Skewed towards recent calls, spread over two years.
   const callDate = new Date(now - Math.floor(random.next() ** 1.6 * TWO_YEARS_MS));
   const duration = answered ? Math.round(Math.min(3600, 15 + -Math.log(1 - random.next()) * 150) * 10) / 10 : random.int(0, 20);
-  const feedback = answered && random.next() < 0.2 ? JSON.stringify({ rating: random.int(1, 5), comment: random.pick(['Very helpful', 'बहुत अच्छा', 'Too slow', 'Solved my problem']) }) : null;
+  const feedback =
+    answered && random.next() < 0.2
+      ? JSON.stringify({ rating: random.int(1, 5), comment: random.pick(['Very helpful', 'बहुत अच्छा', 'Too slow', 'Solved my problem']) })
+      : null;
   const extracted: Record<string, unknown> = { intent: random.pick(INTENTS), city: random.pick(CITIES) };
   if (random.next() < 0.3) extracted.budget = `${random.int(10, 200)} lakh`;
   return [
@@ -400,9 +518,13 @@ async function main(): Promise<void> {
     const started = Date.now();
     await insertCalls(database.url, plan, random);
     const seconds = (Date.now() - started) / 1000;
-    process.stderr.write(`Inserted ${options.calls.toLocaleString('en')} calls in ${seconds.toFixed(1)} s (random seed ${options.randomSeed}).\n`);
+    process.stderr.write(
+      `Inserted ${options.calls.toLocaleString('en')} calls in ${seconds.toFixed(1)} s (random seed ${options.randomSeed}).\n`,
+    );
     for (const account of created.slice(0, 10)) {
-      process.stderr.write(`  account ${account.accountId}  ${account.calls.toLocaleString('en').padStart(9)} calls  X-Api-Key: ${account.apiKey}\n`);
+      process.stderr.write(
+        `  account ${account.accountId}  ${account.calls.toLocaleString('en').padStart(9)} calls  X-Api-Key: ${account.apiKey}\n`,
+      );
     }
     if (created.length > 10) process.stderr.write(`  … and ${created.length - 10} more accounts (all keys in the JSON below)\n`);
     process.stdout.write(`${JSON.stringify({ randomSeed: options.randomSeed, seconds, accounts: created })}\n`);
@@ -413,7 +535,9 @@ async function main(): Promise<void> {
 
 if (require.main === module) {
   main().catch((error: Error) => {
-    process.stderr.write(`${error.message}\n${error instanceof UsageError ? 'Usage: npm run seed -- --accounts N --calls M [--hot-share 0.1] [--random-seed S]\n' : ''}`);
+    process.stderr.write(
+      `${error.message}\n${error instanceof UsageError ? 'Usage: npm run seed -- --accounts N --calls M [--hot-share 0.1] [--random-seed S]\n' : ''}`,
+    );
     process.exit(error instanceof UsageError ? 2 : 1);
   });
 }

@@ -33,7 +33,10 @@ function rssMiB(pid: number): number {
 }
 
 function startService(env: Record<string, string>): Promise<ChildProcess> {
-  const child = spawn(process.execPath, [...V8_FLAGS, path.join(ROOT, 'dist', 'src', 'main.js')], { cwd: ROOT, env: { ...process.env, ...env } });
+  const child = spawn(process.execPath, [...V8_FLAGS, path.join(ROOT, 'dist', 'src', 'main.js')], {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+  });
   child.stderr.pipe(process.stderr);
   return new Promise((resolve, reject) => {
     let output = '';
@@ -71,10 +74,21 @@ async function main(): Promise<void> {
     });
     // Fixed data to read, and one agent the writer keeps patching.
     const post = (apiKey: string, url: string, body: object) =>
-      fetch(`${base}${url}`, { method: 'POST', headers: { 'X-Api-Key': apiKey, 'Content-Type': 'application/json' }, body: JSON.stringify(body) }).then((r) => r.json() as Promise<{ id: string }>);
+      fetch(`${base}${url}`, {
+        method: 'POST',
+        headers: { 'X-Api-Key': apiKey, 'Content-Type': 'application/json' },
+        body: JSON.stringify(body),
+      }).then((r) => r.json() as Promise<{ id: string }>);
     const readAgent = await post(reader, '/agents', { name: 'Reader agent' });
-    const call = await post(reader, '/calls', { name: 'Soak caller', phone: '+91-98765-43210', agentId: readAgent.id, durationSeconds: 120, transcript: [{ speaker: 'agent', text: 'नमस्ते' }] });
-    for (let i = 0; i < 50; i++) await post(reader, '/calls', { name: `Caller ${i}`, phone: `98765${String(i).padStart(5, '0')}`, durationSeconds: i });
+    const call = await post(reader, '/calls', {
+      name: 'Soak caller',
+      phone: '+91-98765-43210',
+      agentId: readAgent.id,
+      durationSeconds: 120,
+      transcript: [{ speaker: 'agent', text: 'नमस्ते' }],
+    });
+    for (let i = 0; i < 50; i++)
+      await post(reader, '/calls', { name: `Caller ${i}`, phone: `98765${String(i).padStart(5, '0')}`, durationSeconds: i });
     const patched = await post(writer, '/agents', { name: 'Patched' });
     const kb = await post(reader, '/knowledge-bases', { name: 'Soak KB' });
 

@@ -69,7 +69,10 @@ class RecordingDatabase implements Sql {
     const name = `tx${++this.savepoints}`;
     await this.sql.query(`SAVEPOINT ${name}`);
     try {
-      const result = await work({ query: <R>(text: string, values?: readonly unknown[]) => this.query<R>(text, values), afterCommit: () => undefined });
+      const result = await work({
+        query: <R>(text: string, values?: readonly unknown[]) => this.query<R>(text, values),
+        afterCommit: () => undefined,
+      });
       await this.sql.query(`RELEASE SAVEPOINT ${name}`);
       return result;
     } catch (error) {

@@ -1,7 +1,13 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { EmbeddedPostgres, EmbeddedPostgresOptions, freePort, PortTakenError, startEmbeddedPostgres } from '../src/database/embedded-postgres';
+import {
+  EmbeddedPostgres,
+  EmbeddedPostgresOptions,
+  freePort,
+  PortTakenError,
+  startEmbeddedPostgres,
+} from '../src/database/embedded-postgres';
 
 /**
  * Tooling around the embedded PostgreSQL for the tests, the scripts and the benchmarks (not the service: it
@@ -45,7 +51,8 @@ export function startOnFreePort(
 ): Promise<EmbeddedPostgres> {
   return retryWhenPortTaken(async () => startEmbeddedPostgres({ ...options, port: await choosePort() }), {
     attempts,
-    onRetry: (attempt) => options.log?.(`The port was taken before PostgreSQL could bind it; trying another (attempt ${attempt} of ${attempts})`),
+    onRetry: (attempt) =>
+      options.log?.(`The port was taken before PostgreSQL could bind it; trying another (attempt ${attempt} of ${attempts})`),
   });
 }
 

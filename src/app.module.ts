@@ -24,7 +24,17 @@ import { UsageModule } from './usage/usage.module';
 import { WebhooksModule } from './webhooks/webhooks.module';
 
 /** The domain modules, each with its controller, service and entities. */
-const DOMAIN_MODULES = [HealthModule, AgentsModule, KnowledgeBasesModule, CallsModule, RecordingsModule, WidgetSitesModule, WebhooksModule, UsageModule, ConversationsModule];
+const DOMAIN_MODULES = [
+  HealthModule,
+  AgentsModule,
+  KnowledgeBasesModule,
+  CallsModule,
+  RecordingsModule,
+  WidgetSitesModule,
+  WebhooksModule,
+  UsageModule,
+  ConversationsModule,
+];
 
 /** The methods whose requests carry a body: other requests never go through the JSON middleware. */
 const BODY_METHODS = [RequestMethod.POST, RequestMethod.PUT, RequestMethod.PATCH];

@@ -32,7 +32,17 @@ function announceReady(announce: Announce, config: AppConfig, database: OpenData
   const createKey = 'npm run cli -- account:create --name "Acme"';
   announce(
     `Voice Agent API listening on port ${config.port} (ready in ${startedInMs} ms)`,
-    { port: config.port, readyInMs: startedInMs, api: base, docs: `${base}/docs`, openapi: `${base}/openapi.json`, health: `${base}/health`, database: database.description, migrationsApplied: migrations, createApiKey: createKey },
+    {
+      port: config.port,
+      readyInMs: startedInMs,
+      api: base,
+      docs: `${base}/docs`,
+      openapi: `${base}/openapi.json`,
+      health: `${base}/health`,
+      database: database.description,
+      migrationsApplied: migrations,
+      createApiKey: createKey,
+    },
     [
       `  API:               ${base}`,
       `  API docs:          ${base}/docs   (OpenAPI document: ${base}/openapi.json)`,

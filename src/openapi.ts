@@ -29,7 +29,8 @@ function sortKeys(value: unknown): unknown {
 }
 
 /** @Public() marks an operation with an empty security requirement (`{}`): it needs no API key. */
-const isPublicOperation = (security: unknown) => Array.isArray(security) && security.some((requirement: object) => Object.keys(requirement).length === 0);
+const isPublicOperation = (security: unknown) =>
+  Array.isArray(security) && security.some((requirement: object) => Object.keys(requirement).length === 0);
 
 const errorContent = { 'application/json': { schema: { $ref: '#/components/schemas/ErrorResponse' } } };
 
@@ -60,7 +61,7 @@ function operationsOf(document: OpenAPIObject): { method: string; operation: Ope
 const HEADERS = {
   RateLimit: {
     description:
-      'The account\'s budget after this request (the address\'s, for a request without a valid key): `limit=<requests per window>, remaining=<n>, reset=<seconds until it is whole again>`. Absent when `RATE_LIMIT=0`.',
+      "The account's budget after this request (the address's, for a request without a valid key): `limit=<requests per window>, remaining=<n>, reset=<seconds until it is whole again>`. Absent when `RATE_LIMIT=0`.",
     schema: { type: 'string', example: 'limit=600, remaining=599, reset=60' },
   },
   'RateLimit-Policy': {
@@ -91,7 +92,8 @@ const IDEMPOTENCY_KEY_PARAMETER = {
 function documentError(responses: Responses, status: string, text: string): void {
   const existing = responses[status];
   if (!existing) responses[status] = { description: text, content: errorContent };
-  else if (!existing.description?.includes(text)) existing.description = existing.description ? `${existing.description}; or: ${text}` : text;
+  else if (!existing.description?.includes(text))
+    existing.description = existing.description ? `${existing.description}; or: ${text}` : text;
 }
 
 const SCOPE_403 = 'The API key does not have the scope this needs (`read` for GET, `write` for the others)';
@@ -114,11 +116,16 @@ function documentCommonResponses(document: OpenAPIObject): void {
       operation.security = (operation.security as object[]).filter((requirement) => Object.keys(requirement).length > 0);
     } else {
       responses['401'] ??= { description: 'Missing, unknown, revoked or expired API key', content: errorContent };
-      responses['429'] ??= { description: 'Over the rate limit of this account (all its keys together), or too many requests without a valid key from this address; see `Retry-After`', content: errorContent };
+      responses['429'] ??= {
+        description:
+          'Over the rate limit of this account (all its keys together), or too many requests without a valid key from this address; see `Retry-After`',
+        content: errorContent,
+      };
       responses['429'].headers = { ...responses['429'].headers, 'Retry-After': header('Retry-After') };
       if (!responses['403']?.description?.includes('scope')) documentError(responses, '403', SCOPE_403); // @RequiresScope documents its own
       if (method === 'post') documentIdempotency(operation);
-      for (const response of Object.values(responses)) response.headers = { ...response.headers, RateLimit: header('RateLimit'), 'RateLimit-Policy': header('RateLimit-Policy') };
+      for (const response of Object.values(responses))
+        response.headers = { ...response.headers, RateLimit: header('RateLimit'), 'RateLimit-Policy': header('RateLimit-Policy') };
     }
     responses['503'] ??= { description: 'The database (or recording storage) is unavailable; try again shortly', content: errorContent };
   }
@@ -146,7 +153,11 @@ function documentIdempotency(operation: Operation): void {
   (operation.parameters ??= []).push({ $ref: '#/components/parameters/Idempotency-Key' });
   documentError(responses, '400', 'An `Idempotency-Key` that is not 1–255 printable ASCII characters');
   documentError(responses, '409', 'A request with this `Idempotency-Key` is still in progress');
-  documentError(responses, '422', 'This `Idempotency-Key` was used with another request (API key, method, path or body) in the last 24 hours');
+  documentError(
+    responses,
+    '422',
+    'This `Idempotency-Key` was used with another request (API key, method, path or body) in the last 24 hours',
+  );
   for (const [status, response] of Object.entries(responses)) {
     if (status.startsWith('2')) response.headers = { ...response.headers, 'Idempotent-Replayed': header('Idempotent-Replayed') };
   }
@@ -158,10 +169,14 @@ function documentIdempotency(operation: Operation): void {
  */
 function documentWebhooks(document: OpenAPIObject): void {
   const signatureHeaders = {
-    'webhook-id': { description: 'The event id (the body\'s `id`), the same on every attempt: deduplicate on it.', schema: { type: 'string' } },
+    'webhook-id': {
+      description: "The event id (the body's `id`), the same on every attempt: deduplicate on it.",
+      schema: { type: 'string' },
+    },
     'webhook-timestamp': { description: 'When this attempt was made, in seconds since the Unix epoch.', schema: { type: 'string' } },
     'webhook-signature': {
-      description: '`v1,<base64 HMAC-SHA256 of id.timestamp.body>` with each active secret, space-separated (two for 24 hours after a rotation). Verify with any Standard Webhooks library.',
+      description:
+        '`v1,<base64 HMAC-SHA256 of id.timestamp.body>` with each active secret, space-separated (two for 24 hours after a rotation). Verify with any Standard Webhooks library.',
       schema: { type: 'string' },
     },
   };
@@ -174,7 +189,9 @@ function documentWebhooks(document: OpenAPIObject): void {
           parameters: Object.entries(signatureHeaders).map(([name, header]) => ({ name, in: 'header', required: true, ...header })),
           requestBody: { required: true, content: { 'application/json': { schema: { $ref: `#/components/schemas/${schema.name}` } } } },
           responses: {
-            '2XX': { description: 'Received. Anything else (or no answer within WEBHOOK_TIMEOUT_MS) is retried; 410 disables the webhook.' },
+            '2XX': {
+              description: 'Received. Anything else (or no answer within WEBHOOK_TIMEOUT_MS) is retried; 410 disables the webhook.',
+            },
           },
         },
       },
@@ -191,7 +208,12 @@ export async function buildOpenApiDocument(app: INestApplication): Promise<OpenA
     .addApiKey({ type: 'apiKey', in: 'header', name: 'X-Api-Key' }, API_KEY_SCHEME)
     .addSecurityRequirements(API_KEY_SCHEME)
     .addBearerAuth(
-      { type: 'http', scheme: 'bearer', bearerFormat: 'opaque (vac_…)', description: 'The `token` a conversation was started with (routes under /conversations/{conversationId})' },
+      {
+        type: 'http',
+        scheme: 'bearer',
+        bearerFormat: 'opaque (vac_…)',
+        description: 'The `token` a conversation was started with (routes under /conversations/{conversationId})',
+      },
       CONVERSATION_TOKEN_SCHEME,
     )
     .build();

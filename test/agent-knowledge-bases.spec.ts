@@ -15,8 +15,10 @@ describe("agents' knowledge bases", () => {
   });
   afterAll(() => context.close());
 
-  const knowledgeBase = async (account: TestAccount = owner) => (await context.as(account).post('/knowledge-bases').send({}).expect(201)).body.id as number;
-  const createAgent = async (body: object, account: TestAccount = owner) => (await context.as(account).post('/agents').send(body).expect(201)).body;
+  const knowledgeBase = async (account: TestAccount = owner) =>
+    (await context.as(account).post('/knowledge-bases').send({}).expect(201)).body.id as number;
+  const createAgent = async (body: object, account: TestAccount = owner) =>
+    (await context.as(account).post('/agents').send(body).expect(201)).body;
   const getAgent = async (id: number) => (await context.as(owner).get(`/agents/${id}`).expect(200)).body;
 
   it('defaults to [] and is returned by every route', async () => {
@@ -39,7 +41,13 @@ describe("agents' knowledge bases", () => {
   it('PATCH replaces the list, [] clears it, and other changes keep it', async () => {
     const [first, second, third] = [await knowledgeBase(), await knowledgeBase(), await knowledgeBase()];
     const agent = await createAgent({ knowledgeBaseIds: [first, second] });
-    const replaced = (await context.as(owner).patch(`/agents/${agent.id}`).send({ knowledgeBaseIds: [third, first] }).expect(200)).body;
+    const replaced = (
+      await context
+        .as(owner)
+        .patch(`/agents/${agent.id}`)
+        .send({ knowledgeBaseIds: [third, first] })
+        .expect(200)
+    ).body;
     expect(replaced.knowledgeBaseIds).toEqual([first, third]);
     expect(replaced.updatedAt >= agent.updatedAt).toBe(true);
     expect(await getAgent(agent.id)).toEqual(replaced);
@@ -57,7 +65,11 @@ describe("agents' knowledge bases", () => {
     const before = await getAgent(agent.id);
     const agentsBefore = (await context.as(owner).get('/agents').expect(200)).body.length;
 
-    const refused = await context.as(owner).patch(`/agents/${agent.id}`).send({ name: 'Changed', knowledgeBaseIds: [own, foreign, 2_000_000_000] }).expect(400);
+    const refused = await context
+      .as(owner)
+      .patch(`/agents/${agent.id}`)
+      .send({ name: 'Changed', knowledgeBaseIds: [own, foreign, 2_000_000_000] })
+      .expect(400);
     expect(refused.body).toEqual({
       statusCode: 400,
       error: 'Bad Request',
@@ -66,7 +78,11 @@ describe("agents' knowledge bases", () => {
     });
     expect(await getAgent(agent.id)).toEqual(before);
 
-    await context.as(owner).post('/agents').send({ name: 'Never created', knowledgeBaseIds: [foreign] }).expect(400);
+    await context
+      .as(owner)
+      .post('/agents')
+      .send({ name: 'Never created', knowledgeBaseIds: [foreign] })
+      .expect(400);
     expect((await context.as(owner).get('/agents').expect(200)).body).toHaveLength(agentsBefore);
   });
 
@@ -99,9 +115,17 @@ describe("agents' knowledge bases", () => {
 
   it('PATCH on an unknown agent is a 404, with or without knowledge bases', async () => {
     const kb = await knowledgeBase();
-    await context.as(owner).patch('/agents/2000000000').send({ knowledgeBaseIds: [kb] }).expect(404);
+    await context
+      .as(owner)
+      .patch('/agents/2000000000')
+      .send({ knowledgeBaseIds: [kb] })
+      .expect(404);
     const foreignAgent = await createAgent({}, other);
-    await context.as(owner).patch(`/agents/${foreignAgent.id}`).send({ knowledgeBaseIds: [kb] }).expect(404);
+    await context
+      .as(owner)
+      .patch(`/agents/${foreignAgent.id}`)
+      .send({ knowledgeBaseIds: [kb] })
+      .expect(404);
     expect((await context.as(other).get(`/agents/${foreignAgent.id}`).expect(200)).body.knowledgeBaseIds).toEqual([]);
   });
 
@@ -129,12 +153,18 @@ describe("agents' knowledge bases", () => {
       await client.query('BEGIN');
       await client.query('DELETE FROM knowledge_bases WHERE id = $1', [kb]);
       // The PATCH still sees the knowledge base (the delete is not committed), and its foreign key check waits on the row.
-      const patch = context.as(owner).patch(`/agents/${agent.id}`).send({ knowledgeBaseIds: [kb] }).then((response) => response);
+      const patch = context
+        .as(owner)
+        .patch(`/agents/${agent.id}`)
+        .send({ knowledgeBaseIds: [kb] })
+        .then((response) => response);
       await untilBlockedBy(pid);
       await client.query('COMMIT');
       const response = await patch;
       expect(response.status).toBe(400);
-      expect(response.body.details).toEqual([{ field: 'knowledgeBaseIds', message: 'knowledgeBaseIds names a knowledge base that was just deleted' }]);
+      expect(response.body.details).toEqual([
+        { field: 'knowledgeBaseIds', message: 'knowledgeBaseIds names a knowledge base that was just deleted' },
+      ]);
       expect(await getAgent(agent.id)).toEqual(agent);
     });
 
@@ -143,9 +173,16 @@ describe("agents' knowledge bases", () => {
       const agent = await createAgent({});
       // A link written and not yet committed, as the PATCH's transaction holds it.
       await client.query('BEGIN');
-      await client.query('INSERT INTO agent_knowledge_bases (account_id, agent_id, knowledge_base_id) VALUES ($1, $2, $3)', [owner.id, agent.id, kb]);
+      await client.query('INSERT INTO agent_knowledge_bases (account_id, agent_id, knowledge_base_id) VALUES ($1, $2, $3)', [
+        owner.id,
+        agent.id,
+        kb,
+      ]);
       const [{ pid }] = (await client.query('SELECT pg_backend_pid() AS pid')).rows;
-      const deletion = context.as(owner).delete(`/knowledge-bases/${kb}`).then((response) => response);
+      const deletion = context
+        .as(owner)
+        .delete(`/knowledge-bases/${kb}`)
+        .then((response) => response);
       await untilBlockedBy(pid);
       await client.query('COMMIT');
       expect((await deletion).status).toBe(204);
@@ -160,10 +197,18 @@ describe("agents' knowledge bases", () => {
     await client.connect();
     try {
       await expect(
-        client.query('INSERT INTO agent_knowledge_bases (account_id, agent_id, knowledge_base_id) VALUES ($1, $2, $3)', [owner.id, agent.id, foreign]),
+        client.query('INSERT INTO agent_knowledge_bases (account_id, agent_id, knowledge_base_id) VALUES ($1, $2, $3)', [
+          owner.id,
+          agent.id,
+          foreign,
+        ]),
       ).rejects.toMatchObject({ code: '23503' });
       await expect(
-        client.query('INSERT INTO agent_knowledge_bases (account_id, agent_id, knowledge_base_id) VALUES ($1, $2, $3)', [other.id, agent.id, foreign]),
+        client.query('INSERT INTO agent_knowledge_bases (account_id, agent_id, knowledge_base_id) VALUES ($1, $2, $3)', [
+          other.id,
+          agent.id,
+          foreign,
+        ]),
       ).rejects.toMatchObject({ code: '23503' });
     } finally {
       await client.end();

@@ -103,13 +103,16 @@ describe('agents', () => {
   });
 
   describe('voices', () => {
-    it.each(['ritu-preview', 'aditya-preview', 'shubh-ng', 'anushka-ng'])('refuses %s to a normal account (403) on create and PATCH', async (voice) => {
-      const response = await context.as(owner).post('/agents').send({ voice }).expect(403);
-      expect(response.body).toEqual({ statusCode: 403, error: 'Forbidden', message: expect.stringContaining(voice) });
-      const agent = await createAgent(owner);
-      await context.as(owner).patch(`/agents/${agent.id}`).send({ voice }).expect(403);
-      expect((await context.as(owner).get(`/agents/${agent.id}`)).body.voice).toBe('shubh');
-    });
+    it.each(['ritu-preview', 'aditya-preview', 'shubh-ng', 'anushka-ng'])(
+      'refuses %s to a normal account (403) on create and PATCH',
+      async (voice) => {
+        const response = await context.as(owner).post('/agents').send({ voice }).expect(403);
+        expect(response.body).toEqual({ statusCode: 403, error: 'Forbidden', message: expect.stringContaining(voice) });
+        const agent = await createAgent(owner);
+        await context.as(owner).patch(`/agents/${agent.id}`).send({ voice }).expect(403);
+        expect((await context.as(owner).get(`/agents/${agent.id}`)).body.voice).toBe('shubh');
+      },
+    );
 
     it('lets the platform account use every voice', async () => {
       const agent = await createAgent(platform, { voice: 'shubh-ng' });

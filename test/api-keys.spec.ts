@@ -77,7 +77,16 @@ describe('API keys through the API', () => {
       const { apiKey, ...withoutKey } = created;
       // Its use just now is recorded off the request: lastUsedAt may not be written yet.
       expect(listed[1]).toEqual({ ...withoutKey, lastUsedAt: listed[1].lastUsedAt === null ? null : expect.stringMatching(ISO) });
-      expect(Object.keys(listed[1]).sort()).toEqual(['createdAt', 'expiresAt', 'id', 'lastUsedAt', 'name', 'prefix', 'revokedAt', 'scopes']);
+      expect(Object.keys(listed[1]).sort()).toEqual([
+        'createdAt',
+        'expiresAt',
+        'id',
+        'lastUsedAt',
+        'name',
+        'prefix',
+        'revokedAt',
+        'scopes',
+      ]);
       const text = JSON.stringify(listed);
       expect(text).not.toContain(apiKey);
       expect(text).not.toContain(hashApiKey(apiKey));
@@ -112,7 +121,12 @@ describe('API keys through the API', () => {
       const account = await context.createAccount();
       const before = await accountFingerprint(dataSource, account.id);
       const response = await context.as(account).post('/api-keys').send(body).expect(400);
-      expect(response.body).toEqual({ statusCode: 400, error: 'Bad Request', message: expect.any(String), details: expect.arrayContaining([expect.objectContaining({ field })]) });
+      expect(response.body).toEqual({
+        statusCode: 400,
+        error: 'Bad Request',
+        message: expect.any(String),
+        details: expect.arrayContaining([expect.objectContaining({ field })]),
+      });
       expect(await accountFingerprint(dataSource, account.id)).toBe(before);
     });
   });
@@ -126,7 +140,11 @@ describe('API keys through the API', () => {
       await read.get(`/agents/${agent.id}`).expect(200);
       await read.head('/agents').expect(200);
       const before = await accountFingerprint(dataSource, account.id);
-      const FORBIDDEN = { statusCode: 403, error: 'Forbidden', message: 'This API key has the read scope only; this request needs the write scope' };
+      const FORBIDDEN = {
+        statusCode: 403,
+        error: 'Forbidden',
+        message: 'This API key has the read scope only; this request needs the write scope',
+      };
       for (const attempt of [
         read.post('/agents').send({ name: 'Nope' }),
         read.patch(`/agents/${agent.id}`).send({ name: 'Nope' }),
@@ -145,16 +163,21 @@ describe('API keys through the API', () => {
       const account = await context.createAccount();
       const write = withKey((await createKey(account, { name: 'Write', scopes: ['write'] })).apiKey);
       await write.post('/agents').send({ name: 'Desk' }).expect(201);
-      expect((await write.get('/agents').expect(403)).body.message).toBe('This API key has the write scope only; this request needs the read scope');
+      expect((await write.get('/agents').expect(403)).body.message).toBe(
+        'This API key has the write scope only; this request needs the read scope',
+      );
       expect((await write.get('/api-keys').expect(200)).body).toHaveLength(2);
     });
   });
 
   describe('what a key may give the keys it creates', () => {
-    it('refuses a scope the creating key lacks with a 403, creating nothing; left out, the scopes are the creating key\'s', async () => {
+    it("refuses a scope the creating key lacks with a 403, creating nothing; left out, the scopes are the creating key's", async () => {
       const account = await context.createAccount();
       const write = withKey((await createKey(account, { name: 'Ingest', scopes: ['write'] })).apiKey);
-      for (const body of [{ name: 'Reader', scopes: ['read'] }, { name: 'Both', scopes: ['read', 'write'] }]) {
+      for (const body of [
+        { name: 'Reader', scopes: ['read'] },
+        { name: 'Both', scopes: ['read', 'write'] },
+      ]) {
         const refused = await write.post('/api-keys').send(body).expect(403);
         expect(refused.body).toEqual({
           statusCode: 403,
@@ -163,18 +186,30 @@ describe('API keys through the API', () => {
         });
       }
       expect((await write.get('/api-keys').expect(200)).body).toHaveLength(2);
-      expect((await write.post('/api-keys').send({ name: 'Ingest 2', scopes: ['write'] }).expect(201)).body.scopes).toEqual(['write']);
+      expect(
+        (
+          await write
+            .post('/api-keys')
+            .send({ name: 'Ingest 2', scopes: ['write'] })
+            .expect(201)
+        ).body.scopes,
+      ).toEqual(['write']);
       expect((await write.post('/api-keys').send({ name: 'Default' }).expect(201)).body.scopes).toEqual(['write']);
     });
 
-    it('refuses an expiry later than the creating key\'s, or none, and takes one up to the same instant; left out, its own', async () => {
+    it("refuses an expiry later than the creating key's, or none, and takes one up to the same instant; left out, its own", async () => {
       const account = await context.createAccount();
       const expiry = new Date(Date.now() + 3_600_000);
       const expiring = withKey((await createKey(account, { name: 'Expiring', expiresAt: expiry.toISOString() })).apiKey);
       const later = new Date(expiry.getTime() + 1).toISOString();
-      for (const body of [{ name: 'Forever', expiresAt: null }, { name: 'Later', expiresAt: later }]) {
+      for (const body of [
+        { name: 'Forever', expiresAt: null },
+        { name: 'Later', expiresAt: later },
+      ]) {
         const refused = await expiring.post('/api-keys').send(body).expect(403);
-        expect(refused.body.message).toBe(`This API key expires at ${expiry.toISOString()}, so a key it creates must have an expiresAt no later than that`);
+        expect(refused.body.message).toBe(
+          `This API key expires at ${expiry.toISOString()}, so a key it creates must have an expiresAt no later than that`,
+        );
       }
       for (const at of [expiry, new Date(expiry.getTime() - 1)]) {
         const created = (await expiring.post('/api-keys').send({ name: 'Shorter', expiresAt: at.toISOString() }).expect(201)).body;
@@ -191,7 +226,11 @@ describe('API keys through the API', () => {
       const key = await createKey(account, { name: 'Short-lived' });
       await withKey(key.apiKey).get('/agents').expect(200); // cached as verified
       await context.as(account).delete(`/api-keys/${key.id}`).expect(204);
-      expect((await withKey(key.apiKey).get('/agents').expect(401)).body).toEqual({ statusCode: 401, error: 'Unauthorized', message: 'Invalid API key' });
+      expect((await withKey(key.apiKey).get('/agents').expect(401)).body).toEqual({
+        statusCode: 401,
+        error: 'Unauthorized',
+        message: 'Invalid API key',
+      });
       const revokedAt = ((await context.as(account).get('/api-keys').expect(200)).body as KeyResponse[])[1].revokedAt;
       expect(revokedAt).toMatch(ISO);
       await context.as(account).delete(`/api-keys/${key.id}`).expect(204);
@@ -209,7 +248,11 @@ describe('API keys through the API', () => {
       const owner = await context.createAccount();
       const intruder = await context.createAccount();
       const [key] = (await context.as(owner).get('/api-keys').expect(200)).body as KeyResponse[];
-      expect((await context.as(intruder).delete(`/api-keys/${key.id}`).expect(404)).body).toEqual({ statusCode: 404, error: 'Not Found', message: `API key ${key.id} not found` });
+      expect((await context.as(intruder).delete(`/api-keys/${key.id}`).expect(404)).body).toEqual({
+        statusCode: 404,
+        error: 'Not Found',
+        message: `API key ${key.id} not found`,
+      });
       await context.as(intruder).delete('/api-keys/2147483647').expect(404);
       await context.as(intruder).delete('/api-keys/abc').expect(404);
       await context.as(owner).get('/agents').expect(200);
@@ -238,7 +281,12 @@ describe('API keys through the API', () => {
 
   describe('lastUsedAt', () => {
     const stored = async (keyId: number) =>
-      (await sql<{ lastUsedAt: Date | null; version: string }>(`SELECT last_used_at AS "lastUsedAt", xmin::text AS version FROM api_keys WHERE id = $1`, [keyId]))[0];
+      (
+        await sql<{ lastUsedAt: Date | null; version: string }>(
+          `SELECT last_used_at AS "lastUsedAt", xmin::text AS version FROM api_keys WHERE id = $1`,
+          [keyId],
+        )
+      )[0];
 
     it('is recorded off the request: a request answers while the write waits on a locked row', async () => {
       const account = await context.createAccount();
@@ -322,7 +370,9 @@ describe('API keys on several servers', () => {
 
   it('revokes a key on every server at once', async () => {
     const account = await first.createAccount();
-    const key = (await first.as(account).post('/api-keys').send({ name: 'Everywhere' }).expect(201)).body as KeyResponse & { apiKey: string };
+    const key = (await first.as(account).post('/api-keys').send({ name: 'Everywhere' }).expect(201)).body as KeyResponse & {
+      apiKey: string;
+    };
     await first.http.get('/agents').set('X-Api-Key', key.apiKey).expect(200);
     await second.http.get('/agents').set('X-Api-Key', key.apiKey).expect(200); // verified and cached on both
     await first.as(account).delete(`/api-keys/${key.id}`).expect(204);

@@ -65,7 +65,9 @@ describe('request bodies are read only once the request is authenticated and cou
   it('answers 403 (no scope) and 429 (over the budget) without reading the body', async () => {
     const owner = await context.createAccount();
     const read = await context.app.get(ApiKeysService).create(owner.id, { scopes: ['read'] });
-    expect((await answerWithoutTheBody(port, postHead('/agents', { 'X-Api-Key': read.apiKey, 'Content-Encoding': 'gzip' }))).status).toBe(403);
+    expect((await answerWithoutTheBody(port, postHead('/agents', { 'X-Api-Key': read.apiKey, 'Content-Encoding': 'gzip' }))).status).toBe(
+      403,
+    );
     for (let i = 0; i < 2; i++) await context.as(owner).get('/agents').expect(200); // the rest of the budget of 3
     const limited = await answerWithoutTheBody(port, postHead('/agents', { 'X-Api-Key': owner.apiKey }));
     expect([limited.status, limited.body.error]).toEqual([429, 'Too Many Requests']);
@@ -73,9 +75,13 @@ describe('request bodies are read only once the request is authenticated and cou
 
   it('answers a public route over its rate limit 429 without reading the body', async () => {
     const conversation = '00000000-0000-4000-8000-000000000000';
-    const send = () => context.http.post(`/conversations/${conversation}/messages`).set('Authorization', 'Bearer vac_x').send({ text: 'hi' });
+    const send = () =>
+      context.http.post(`/conversations/${conversation}/messages`).set('Authorization', 'Bearer vac_x').send({ text: 'hi' });
     expect([(await send()).status, (await send()).status]).toEqual([404, 404]); // the widget limit is 2
-    const limited = await answerWithoutTheBody(port, postHead(`/conversations/${conversation}/messages`, { Authorization: 'Bearer vac_x' }));
+    const limited = await answerWithoutTheBody(
+      port,
+      postHead(`/conversations/${conversation}/messages`, { Authorization: 'Bearer vac_x' }),
+    );
     expect(limited.status).toBe(429);
   }, 10_000);
 });
@@ -92,7 +98,11 @@ describe('bodies, once read', () => {
   it('answers a bomb of gzip without a key 401, and refuses compressed bodies with a key: 415, nothing inflated', async () => {
     const bomb = gzipSync(ZEROS);
     expect(bomb.length).toBeLessThan(4096);
-    const unauthenticated = await context.http.post('/agents').set('Content-Type', 'application/json').set('Content-Encoding', 'gzip').send(bomb);
+    const unauthenticated = await context.http
+      .post('/agents')
+      .set('Content-Type', 'application/json')
+      .set('Content-Encoding', 'gzip')
+      .send(bomb);
     expect(unauthenticated.status).toBe(401);
     const owner = await context.createAccount();
     for (const [encoding, body] of [
@@ -101,11 +111,20 @@ describe('bodies, once read', () => {
       ['deflate', deflateSync(Buffer.from('{"name":"Compressed"}'))],
       ['x-unknown', Buffer.from('{"name":"Compressed"}')],
     ] as const) {
-      const response = await context.as(owner).post('/agents').set('Content-Type', 'application/json').set('Content-Encoding', encoding).send(body);
+      const response = await context
+        .as(owner)
+        .post('/agents')
+        .set('Content-Type', 'application/json')
+        .set('Content-Encoding', encoding)
+        .send(body);
       expect([encoding, response.status, response.body]).toEqual([
         encoding,
         415,
-        { statusCode: 415, error: 'Unsupported Media Type', message: 'Content-Encoding must be identity: compressed request bodies are not accepted' },
+        {
+          statusCode: 415,
+          error: 'Unsupported Media Type',
+          message: 'Content-Encoding must be identity: compressed request bodies are not accepted',
+        },
       ]);
     }
     await context.as(owner).post('/agents').set('Content-Encoding', 'identity').send({ name: 'Plain' }).expect(201);
@@ -115,7 +134,12 @@ describe('bodies, once read', () => {
   it('refuses a compressed recording upload too (415): a stored recording is the bytes sent, never inflated', async () => {
     const owner = await context.createAccount();
     const call = (await context.as(owner).post('/calls').send({ name: 'Recorded' }).expect(201)).body;
-    const upload = await context.as(owner).put(`/calls/${call.id}/recording`).set('Content-Type', 'audio/mpeg').set('Content-Encoding', 'gzip').send(gzipSync(Buffer.alloc(1000)));
+    const upload = await context
+      .as(owner)
+      .put(`/calls/${call.id}/recording`)
+      .set('Content-Type', 'audio/mpeg')
+      .set('Content-Encoding', 'gzip')
+      .send(gzipSync(Buffer.alloc(1000)));
     expect(upload.status).toBe(415);
     expect((await context.as(owner).get(`/calls/${call.id}`).expect(200)).body.hasRecording).toBe(false);
   });
@@ -123,7 +147,11 @@ describe('bodies, once read', () => {
   it(`refuses a body of more than ${JSON_MAX_VALUES} values (400) before any validation walks it, and takes the largest valid bodies`, async () => {
     const owner = await context.createAccount();
     const many = await context.as(owner).post('/calls').set('Content-Type', 'application/json').send(`{"feedback":${ZEROS.toString()}}`);
-    expect(many.body).toEqual({ statusCode: 400, error: 'Bad Request', message: `Request body has more than ${JSON_MAX_VALUES} values (objects, arrays, strings, numbers, booleans and nulls)` });
+    expect(many.body).toEqual({
+      statusCode: 400,
+      error: 'Bad Request',
+      message: `Request body has more than ${JSON_MAX_VALUES} values (objects, arrays, strings, numbers, booleans and nulls)`,
+    });
     // 500 turns of transcript (the most a call has) and 2,000 fields of extracted data: about 4,000 values.
     const transcript = Array.from({ length: 500 }, (_, index) => ({ speaker: index % 2 ? 'user' : 'agent', text: `Turn ${index}` }));
     const extractedData = Object.fromEntries(Array.from({ length: 2000 }, (_, index) => [`field${index}`, index]));
@@ -135,11 +163,14 @@ describe('bodies, once read', () => {
     const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
     const send = (method: string, path: string, body?: string) =>
       new Promise<{ status: number; text: string; reused: boolean }>((resolve, reject) => {
-        const request = http.request({ port, host: '127.0.0.1', method, path, agent, headers: body ? { 'Content-Type': 'application/json' } : {} }, (response) => {
-          let text = '';
-          response.on('data', (chunk) => (text += chunk));
-          response.on('end', () => resolve({ status: response.statusCode!, text, reused: request.reusedSocket }));
-        });
+        const request = http.request(
+          { port, host: '127.0.0.1', method, path, agent, headers: body ? { 'Content-Type': 'application/json' } : {} },
+          (response) => {
+            let text = '';
+            response.on('data', (chunk) => (text += chunk));
+            response.on('end', () => resolve({ status: response.statusCode!, text, reused: request.reusedSocket }));
+          },
+        );
         request.on('error', reject);
         request.end(body);
       });

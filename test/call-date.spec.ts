@@ -100,29 +100,36 @@ describe('callDate: RFC 3339 with an explicit offset only', () => {
     const created = await context.as(account).post('/calls').send({ name: 'dated', callDate }).expect(201);
     expect(created.body.callDate).toBe(instant);
     expect((await context.as(account).get(`/calls/${created.body.id}`).expect(200)).body.callDate).toBe(instant);
-    const [row] = await dataSource.query(`SELECT (extract(epoch FROM call_date) * 1000)::float8 AS ms FROM calls WHERE account_id = $1 AND id = $2`, [
-      account.id,
-      created.body.id,
-    ]);
+    const [row] = await dataSource.query(
+      `SELECT (extract(epoch FROM call_date) * 1000)::float8 AS ms FROM calls WHERE account_id = $1 AND id = $2`,
+      [account.id, created.body.id],
+    );
     expect(row.ms).toBe(Date.parse(instant));
   };
 
   it.each(ACCEPTED)('stores %s as the instant %s', storesExactly);
 
-
   // The driver wrote a Date parameter in the process's local time with its offset in whole minutes: in a
   // zone whose offset once had seconds (local mean time: Asia/Kolkata +05:53:28 before 1854, Africa/Monrovia
   // −00:44:30 until 1972), old instants were stored up to a minute off. A Jest worker cannot change its own
   // time zone, so a child process records the calls.
-  it.each(['Asia/Kolkata', 'Africa/Monrovia'])('stores the same instants with the server in the time zone %s', async (zone) => {
-    const { stdout } = await promisify(execFile)(process.execPath, ['-r', './scripts/register.js', 'test/support/store-call-dates.ts', JSON.stringify(ACCEPTED.map(([text]) => text))], {
-      cwd: path.join(__dirname, '..'),
-      env: { ...process.env, TZ: zone },
-    });
-    const { timeZoneOffsetIn1850, results } = JSON.parse(stdout.trim().split('\n').pop()!);
-    expect(timeZoneOffsetIn1850).not.toBe(0); // the child really ran in that zone
-    expect(results).toEqual(ACCEPTED.map(([, instant]) => ({ status: 201, callDate: instant, storedMs: Date.parse(instant) })));
-  }, 60_000);
+  it.each(['Asia/Kolkata', 'Africa/Monrovia'])(
+    'stores the same instants with the server in the time zone %s',
+    async (zone) => {
+      const { stdout } = await promisify(execFile)(
+        process.execPath,
+        ['-r', './scripts/register.js', 'test/support/store-call-dates.ts', JSON.stringify(ACCEPTED.map(([text]) => text))],
+        {
+          cwd: path.join(__dirname, '..'),
+          env: { ...process.env, TZ: zone },
+        },
+      );
+      const { timeZoneOffsetIn1850, results } = JSON.parse(stdout.trim().split('\n').pop()!);
+      expect(timeZoneOffsetIn1850).not.toBe(0); // the child really ran in that zone
+      expect(results).toEqual(ACCEPTED.map(([, instant]) => ({ status: 201, callDate: instant, storedMs: Date.parse(instant) })));
+    },
+    60_000,
+  );
 
   it.each(REFUSED)('refuses %s with a 400 naming callDate, storing nothing', async (_, callDate) => {
     const before = await accountFingerprint(dataSource, account.id);

@@ -27,12 +27,18 @@ describe.each([
   });
 
   const createCall = async (account = owner): Promise<string> =>
-    (await context.as(account).post('/calls').send({ name: 'Priya Sharma', transcript: [{ speaker: 'user', text: 'मेरा नंबर लिख लीजिए' }] }).expect(201)).body.id;
+    (
+      await context
+        .as(account)
+        .post('/calls')
+        .send({ name: 'Priya Sharma', transcript: [{ speaker: 'user', text: 'मेरा नंबर लिख लीजिए' }] })
+        .expect(201)
+    ).body.id;
   const upload = (callId: string, body: Buffer) => context.as(owner).put(`/calls/${callId}/recording`).set(MP3).send(body).expect(204);
   const row = async (callId: string) =>
-    (await context.app.get(DataSource).query('SELECT recording_key AS "recordingKey", transcript FROM calls WHERE id = $1', [callId]))[0] as
-      | { recordingKey: string | null; transcript: unknown[] }
-      | undefined;
+    (
+      await context.app.get(DataSource).query('SELECT recording_key AS "recordingKey", transcript FROM calls WHERE id = $1', [callId])
+    )[0] as { recordingKey: string | null; transcript: unknown[] } | undefined;
   const objectExists = async (key: string) => (await context.app.get(RecordingStorage).size(key)) !== undefined;
 
   it('erases the call, its transcript and its recording: 204, then 404 everywhere', async () => {
@@ -47,7 +53,9 @@ describe.each([
     await context.as(owner).get(`/calls/${callId}`).expect(404);
     await context.as(owner).get(`/calls/${callId}/recording`).expect(404);
     await context.as(owner).get(`/calls/${callId}/recording/download`).expect(404);
-    expect((await context.as(owner).get('/calls?limit=1000').expect(200)).body.map((call: { id: string }) => call.id)).not.toContain(callId);
+    expect((await context.as(owner).get('/calls?limit=1000').expect(200)).body.map((call: { id: string }) => call.id)).not.toContain(
+      callId,
+    );
   });
 
   it('erases a call without a recording, and a second DELETE is a 404', async () => {
@@ -80,7 +88,11 @@ describe.each([
     await storage.fail();
     try {
       const response = await context.as(owner).delete(`/calls/${callId}`).expect(503);
-      expect(response.body).toEqual({ statusCode: 503, error: 'Service Unavailable', message: 'Recording storage is unavailable; try again shortly' });
+      expect(response.body).toEqual({
+        statusCode: 503,
+        error: 'Service Unavailable',
+        message: 'Recording storage is unavailable; try again shortly',
+      });
     } finally {
       await storage.recover();
     }
@@ -147,7 +159,10 @@ describe.each([
       const [uploaded, erased] = await withRowLocked(callId, async () => {
         const uploading = uploadRaw(callId);
         await untilWaiting(1);
-        const erasing = context.as(owner).delete(`/calls/${callId}`).then((response) => response);
+        const erasing = context
+          .as(owner)
+          .delete(`/calls/${callId}`)
+          .then((response) => response);
         await untilWaiting(2);
         return [uploading, erasing] as const;
       }).then(([uploading, erasing]) => Promise.all([uploading, erasing]));
@@ -163,7 +178,10 @@ describe.each([
       await upload(callId, Buffer.from('an earlier recording'));
       const objectsBefore = await storage.objects();
       const [erased, uploaded] = await withRowLocked(callId, async () => {
-        const erasing = context.as(owner).delete(`/calls/${callId}`).then((response) => response);
+        const erasing = context
+          .as(owner)
+          .delete(`/calls/${callId}`)
+          .then((response) => response);
         await untilWaiting(1);
         const uploading = uploadRaw(callId);
         await untilWaiting(2);

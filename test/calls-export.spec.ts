@@ -40,9 +40,10 @@ const today = () => new Date().toISOString().slice(0, 10);
 async function insertManyLargeCalls(context: TestContext, account: TestAccount): Promise<void> {
   await context.app
     .get(DataSource)
-    .query(`INSERT INTO calls (account_id, name, website, call_date) SELECT $1, 'Call ' || n, repeat('w', 2000), now() - n * interval '1 second' FROM generate_series(1, 20000) AS n`, [
-      account.id,
-    ]);
+    .query(
+      `INSERT INTO calls (account_id, name, website, call_date) SELECT $1, 'Call ' || n, repeat('w', 2000), now() - n * interval '1 second' FROM generate_series(1, 20000) AS n`,
+      [account.id],
+    );
 }
 
 /** Starts an export over a real socket and reads its first bytes, then reads no further. */
@@ -68,7 +69,8 @@ const noExportRunning = (context: TestContext) => {
   return until(() => pool.idleCount === pool.totalCount && pool.waitingCount === 0);
 };
 /** The status of a short export of the account (nothing matches: the header alone). */
-const shortExportStatus = async (context: TestContext, account: TestAccount) => (await context.as(account).get('/calls/export?format=ndjson&search=nobody')).status;
+const shortExportStatus = async (context: TestContext, account: TestAccount) =>
+  (await context.as(account).get('/calls/export?format=ndjson&search=nobody')).status;
 
 describe('GET /calls/export', () => {
   let context: TestContext;
@@ -80,11 +82,20 @@ describe('GET /calls/export', () => {
 
   const record = async (account: TestAccount, body: object) => {
     const response = await context.as(account).post('/calls').send(body);
-    expect({ status: response.status, body: response.status === 201 ? 'created' : response.body }).toEqual({ status: 201, body: 'created' });
+    expect({ status: response.status, body: response.status === 201 ? 'created' : response.body }).toEqual({
+      status: 201,
+      body: 'created',
+    });
     return response.body;
   };
   const listed = async (account: TestAccount, query: Record<string, string | number> = {}) =>
-    (await context.as(account).get('/calls').query({ ...query, limit: 1000 }).expect(200)).body as Item[];
+    (
+      await context
+        .as(account)
+        .get('/calls')
+        .query({ ...query, limit: 1000 })
+        .expect(200)
+    ).body as Item[];
   const exportText = async (account: TestAccount, query: Record<string, string | number> = {}) => {
     const response = await context.as(account).get('/calls/export').query(query).buffer(true).parse(text).expect(200);
     return { response, body: response.body as string };
@@ -102,12 +113,21 @@ describe('GET /calls/export', () => {
     it('is RFC 4180 UTF-8 with a header row of the list fields in the list order, and an attachment named for today', async () => {
       const account = await context.createAccount();
       const agent = (await context.as(account).post('/agents').send({ name: 'Reception' }).expect(201)).body;
-      await record(account, { name: 'Asha Rao', phone: '+91 90000 12345', agentId: agent.id, durationSeconds: 61.5, feedback: { rating: 5 }, extractedData: { city: 'Pune' } });
+      await record(account, {
+        name: 'Asha Rao',
+        phone: '+91 90000 12345',
+        agentId: agent.id,
+        durationSeconds: 61.5,
+        feedback: { rating: 5 },
+        extractedData: { city: 'Pune' },
+      });
       await record(account, { name: 'No agent', feedback: null });
       const before = today();
       const { response, body } = await exportText(account);
       expect(response.headers['content-type']).toBe('text/csv; charset=utf-8');
-      expect([`attachment; filename="calls-${before}.csv"`, `attachment; filename="calls-${today()}.csv"`]).toContain(response.headers['content-disposition']);
+      expect([`attachment; filename="calls-${before}.csv"`, `attachment; filename="calls-${today()}.csv"`]).toContain(
+        response.headers['content-disposition'],
+      );
       expect(body.split('\r\n')[0]).toBe(CALL_LIST_ITEM_FIELDS.join(','));
       expect(body.endsWith('\r\n')).toBe(true);
       const [header, ...rows] = csvRecords(body);
@@ -147,7 +167,14 @@ describe('GET /calls/export', () => {
       await context.app
         .get(DataSource)
         .getRepository(Call)
-        .insert({ accountId: account.id, name: '\tTabbed', status: '\rReturned', website: '\t=1', email: '@"quoted, with a comma"', callDate: new Date(Date.now() - 60_000) });
+        .insert({
+          accountId: account.id,
+          name: '\tTabbed',
+          status: '\rReturned',
+          website: '\t=1',
+          email: '@"quoted, with a comma"',
+          callDate: new Date(Date.now() - 60_000),
+        });
       const items = await listed(account);
       expect(items).toHaveLength(3);
       const [, ...rows] = csvRecords((await exportText(account)).body);
@@ -156,7 +183,10 @@ describe('GET /calls/export', () => {
       // Cells that must begin with the prefix, field by field.
       const hostileRow = rows.find((row) => row[1].startsWith("'=HYPERLINK"))!;
       for (const field of ['phone', 'email', 'status', 'callStatus', 'sentiment', 'channel', 'website', 'agent', 'feedback']) {
-        expect({ field, cell: hostileRow[CALL_LIST_ITEM_FIELDS.indexOf(field as (typeof CALL_LIST_ITEM_FIELDS)[number])].startsWith("'") }).toEqual({ field, cell: true });
+        expect({
+          field,
+          cell: hostileRow[CALL_LIST_ITEM_FIELDS.indexOf(field as (typeof CALL_LIST_ITEM_FIELDS)[number])].startsWith("'"),
+        }).toEqual({ field, cell: true });
       }
       // No cell a spreadsheet would evaluate.
       for (const row of rows) for (const cell of row) expect(FORMULA_START.test(cell)).toBe(false);
@@ -197,16 +227,14 @@ describe('GET /calls/export', () => {
       account = await context.createAccount();
       agentId = (await context.as(account).post('/agents').send({ name: 'Exporter' }).expect(201)).body.id;
       // 2,345 calls (more than a page of GET /calls and than a batch of the export's cursor), some of them tied.
-      await context.app
-        .get(DataSource)
-        .query(
-          `INSERT INTO calls (account_id, name, phone, status, call_status, agent_id, call_date, is_test)
+      await context.app.get(DataSource).query(
+        `INSERT INTO calls (account_id, name, phone, status, call_status, agent_id, call_date, is_test)
            SELECT $1, CASE WHEN n % 3 = 0 THEN 'Priya ' ELSE 'Ravi ' END || n, '+91-98765-4' || lpad(n::text, 4, '0'),
                   CASE WHEN n % 2 = 0 THEN 'qualified' ELSE 'new' END, CASE WHEN n % 5 = 0 THEN 'missed' ELSE 'completed' END,
                   CASE WHEN n % 4 = 0 THEN NULL ELSE $2::int END, now() - (n / 3) * interval '1 hour', n % 500 = 0
            FROM generate_series(1, 2345) AS n`,
-          [account.id, agentId],
-        );
+        [account.id, agentId],
+      );
     });
 
     const filters: [string, Record<string, string | number>][] = [
@@ -225,7 +253,8 @@ describe('GET /calls/export', () => {
       const exported = ndjson((await exportText(account, { ...filter, format: 'ndjson' })).body);
       // The same rows as walking GET /calls page by page (its limit is 1000).
       const walked: Item[] = [];
-      let next: string | undefined = `/calls?${new URLSearchParams({ ...Object.fromEntries(Object.entries(filter).map(([k, v]) => [k, String(v)])), limit: '1000' }).toString()}`;
+      let next: string | undefined =
+        `/calls?${new URLSearchParams({ ...Object.fromEntries(Object.entries(filter).map(([k, v]) => [k, String(v)])), limit: '1000' }).toString()}`;
       while (next) {
         const page: { body: Item[]; headers: Record<string, string> } = await context.as(account).get(next).expect(200);
         walked.push(...page.body);
@@ -259,7 +288,12 @@ describe('GET /calls/export', () => {
       const account = await context.createAccount();
       const response = await context.as(account).get('/calls/export').query(query).expect(400);
       expect(response.headers['content-type']).toMatch(/^application\/json/);
-      expect(response.body).toEqual({ statusCode: 400, error: 'Bad Request', message: expect.any(String), details: expect.arrayContaining([expect.objectContaining({ field })]) });
+      expect(response.body).toEqual({
+        statusCode: 400,
+        error: 'Bad Request',
+        message: expect.any(String),
+        details: expect.arrayContaining([expect.objectContaining({ field })]),
+      });
       expect(response.body.details.every((detail: { field: string }) => detail.field === field)).toBe(true);
     });
 
@@ -293,7 +327,11 @@ describe('GET /calls/export', () => {
         expect(refused.status).toBe(429);
         expect(refused.headers['retry-after']).toBe('10');
         expect(refused.headers['content-disposition']).toBeUndefined();
-        expect(refused.body).toEqual({ statusCode: 429, error: 'Too Many Requests', message: expect.stringContaining('one at a time per account') });
+        expect(refused.body).toEqual({
+          statusCode: 429,
+          error: 'Too Many Requests',
+          message: expect.stringContaining('one at a time per account'),
+        });
         // Another account is not held up.
         expect(await shortExportStatus(context, other)).toBe(200);
       } finally {
@@ -324,7 +362,8 @@ describe('GET /calls/export', () => {
     const exportBackends = async () => {
       const pool = streamPoolOf(context.app) as unknown as { _clients: { processID: number }[] };
       const pids = pool._clients.map((client) => client.processID);
-      return (await observer.query(`SELECT pid, state, query FROM pg_stat_activity WHERE pid = ANY($1) AND state <> 'idle'`, [pids])).rows as { query: string }[];
+      return (await observer.query(`SELECT pid, state, query FROM pg_stat_activity WHERE pid = ANY($1) AND state <> 'idle'`, [pids]))
+        .rows as { query: string }[];
     };
     it('stops the query: the cursor is closed and its client is back in the pool; nothing is logged as a failure', async () => {
       const warn = jest.spyOn(Logger.prototype, 'warn');
@@ -360,7 +399,7 @@ describe('GET /calls/export: EXPORT_MAX_SECONDS', () => {
   });
   afterAll(() => context.close());
 
-  it('cuts an export still running after it (a reader that stopped reading): the transfer is incomplete, the account\'s export freed', async () => {
+  it("cuts an export still running after it (a reader that stopped reading): the transfer is incomplete, the account's export freed", async () => {
     const warn = jest.spyOn(Logger.prototype, 'warn');
     const account = await context.createAccount();
     await insertManyLargeCalls(context, account);
@@ -405,7 +444,11 @@ describe('GET /calls/export: at most half the pool at once', () => {
       const refused = await context.as(account).get('/calls/export');
       expect(refused.status).toBe(503);
       expect(refused.headers['retry-after']).toBe('5');
-      expect(refused.body).toEqual({ statusCode: 503, error: 'Service Unavailable', message: 'Too many exports are running; try again shortly' });
+      expect(refused.body).toEqual({
+        statusCode: 503,
+        error: 'Service Unavailable',
+        message: 'Too many exports are running; try again shortly',
+      });
       await context.as(account).get('/calls?limit=1').expect(200);
       running.destroy();
       // Once the running export has closed its cursor (and its transaction), another may start.

@@ -29,7 +29,8 @@ describe('GET /calls paging (before= and Link)', () => {
       .get(DataSource)
       .getRepository(Call)
       .insert(calls.map((call) => ({ accountId: account.id, ...call })));
-  const record = async (account: TestAccount, body: object): Promise<Listed> => (await context.as(account).post('/calls').send(body).expect(201)).body;
+  const record = async (account: TestAccount, body: object): Promise<Listed> =>
+    (await context.as(account).post('/calls').send(body).expect(201)).body;
 
   /** The next page's path and query, from a Link header (which must be absolute, under PUBLIC_BASE_URL). */
   function nextOf(link: string | undefined): string | undefined {
@@ -41,7 +42,11 @@ describe('GET /calls paging (before= and Link)', () => {
   }
 
   /** Follows the Link headers from `first` to the last page; returns every page. */
-  async function walk(account: TestAccount, first: string, between?: (pageIndex: number, page: Listed[]) => Promise<void>): Promise<Listed[][]> {
+  async function walk(
+    account: TestAccount,
+    first: string,
+    between?: (pageIndex: number, page: Listed[]) => Promise<void>,
+  ): Promise<Listed[][]> {
     const pages: Listed[][] = [];
     let next: string | undefined = first;
     while (next !== undefined) {
@@ -94,10 +99,19 @@ describe('GET /calls paging (before= and Link)', () => {
 
     it.each(filters)('pages through every call once with %s, in the list order', async (name, query) => {
       const filter = name === 'agentId' ? { ...query, agentId } : query;
-      const everything = (await context.as(account).get('/calls').query({ ...filter, limit: 1000 }).expect(200)).body as Listed[];
+      const everything = (
+        await context
+          .as(account)
+          .get('/calls')
+          .query({ ...filter, limit: 1000 })
+          .expect(200)
+      ).body as Listed[];
       expect(everything.length).toBeGreaterThan(3);
       for (const limit of [1, 4, 5, everything.length, everything.length + 1]) {
-        const search = new URLSearchParams({ ...Object.fromEntries(Object.entries(filter).map(([key, value]) => [key, String(value)])), limit: String(limit) });
+        const search = new URLSearchParams({
+          ...Object.fromEntries(Object.entries(filter).map(([key, value]) => [key, String(value)])),
+          limit: String(limit),
+        });
         const pages = await walk(account, `/calls?${search.toString()}`);
         expect(ids(pages.flat())).toEqual(ids(everything));
         // Every page but the last is full; the last is not (it may be empty when the total is a multiple of limit).
@@ -120,7 +134,15 @@ describe('GET /calls paging (before= and Link)', () => {
       const response = await context
         .as(account)
         .get('/calls')
-        .query({ search: '  ravi  ', status: 'qualified', days: '10', agentId: String(agentId), limit: '2', colour: 'blue', callStatus: '' })
+        .query({
+          search: '  ravi  ',
+          status: 'qualified',
+          days: '10',
+          agentId: String(agentId),
+          limit: '2',
+          colour: 'blue',
+          callStatus: '',
+        })
         .expect(200);
       const url = new URL(/^<([^>]+)>/.exec(response.headers.link)![1]);
       expect(url.origin + url.pathname).toBe(`${BASE_URL}/calls`);
@@ -140,7 +162,10 @@ describe('GET /calls paging (before= and Link)', () => {
     it('encodes any search text in the Link so that following it searches the same text', async () => {
       const other = await context.createAccount();
       const name = 'Anna & Bob+Co =1 प्रिया 🙂 %_';
-      await insert(other, [0, 1, 2].map((i) => ({ name, callDate: new Date(Date.now() - i * 1000) })));
+      await insert(
+        other,
+        [0, 1, 2].map((i) => ({ name, callDate: new Date(Date.now() - i * 1000) })),
+      );
       const first = await context.as(other).get('/calls').query({ search: name, limit: 2 }).expect(200);
       expect(first.body).toHaveLength(2);
       const second = await context.as(other).get(nextOf(first.headers.link)!).expect(200);
@@ -159,7 +184,10 @@ describe('GET /calls paging (before= and Link)', () => {
       const account = await context.createAccount();
       const start = Date.now() - 86400_000;
       // 30 calls one minute apart, newest first at `start`.
-      await insert(account, Array.from({ length: 30 }, (_, i) => ({ name: `original ${i}`, callDate: new Date(start - i * 60_000) })));
+      await insert(
+        account,
+        Array.from({ length: 30 }, (_, i) => ({ name: `original ${i}`, callDate: new Date(start - i * 60_000) })),
+      );
       const original = (await context.as(account).get('/calls?limit=1000').expect(200)).body as Listed[];
       const arrivedNewer: string[] = [];
       const arrivedBehind: string[] = [];
@@ -184,7 +212,10 @@ describe('GET /calls paging (before= and Link)', () => {
 
     it('skips nothing when the call a cursor was made from is erased before the next page', async () => {
       const account = await context.createAccount();
-      await insert(account, Array.from({ length: 9 }, (_, i) => ({ name: `call ${i}`, callDate: new Date(Date.now() - 3600_000 - i * 1000) })));
+      await insert(
+        account,
+        Array.from({ length: 9 }, (_, i) => ({ name: `call ${i}`, callDate: new Date(Date.now() - 3600_000 - i * 1000) })),
+      );
       const first = await context.as(account).get('/calls?limit=3').expect(200);
       await context.as(account).delete(`/calls/${first.body[2].id}`).expect(204);
       const rest = await walk(account, nextOf(first.headers.link)!);
@@ -200,14 +231,22 @@ describe('GET /calls paging (before= and Link)', () => {
         `INSERT INTO calls (account_id, name, call_date) VALUES ($1, 'a', '2026-01-01T00:00:00.1234Z'), ($1, 'b', '2026-01-01T00:00:00.1236Z'), ($1, 'c', '2026-01-01T00:00:00.1231Z')`,
         [account.id],
       );
-      const stored = await database.query(`SELECT name, to_char(call_date AT TIME ZONE 'UTC', 'SS.US') AS seconds FROM calls WHERE account_id = $1 ORDER BY name`, [account.id]);
+      const stored = await database.query(
+        `SELECT name, to_char(call_date AT TIME ZONE 'UTC', 'SS.US') AS seconds FROM calls WHERE account_id = $1 ORDER BY name`,
+        [account.id],
+      );
       expect(stored).toEqual([
         { name: 'a', seconds: '00.123000' },
         { name: 'b', seconds: '00.124000' },
         { name: 'c', seconds: '00.123000' },
       ]);
       const pages = await walk(account, '/calls?limit=1');
-      expect(pages.flat().map((call) => call.name).sort()).toEqual(['a', 'b', 'c']);
+      expect(
+        pages
+          .flat()
+          .map((call) => call.name)
+          .sort(),
+      ).toEqual(['a', 'b', 'c']);
     });
   });
 
@@ -237,8 +276,8 @@ describe('GET /calls paging (before= and Link)', () => {
       ['a date without milliseconds', cursor([1, '2026-11-22T09:15:02Z', id])],
       ['a date with an offset', cursor([1, '2026-11-22T09:15:02.123+01:00', id])],
       ['a date as a number', cursor([1, 1795428854000, id])],
-      ['a date before PostgreSQL\'s range', cursor([1, '-004713-11-23T00:00:00.000Z', id])],
-      ['a date after a Date\'s range', cursor([1, '+275760-09-13T00:00:00.001Z', id])],
+      ["a date before PostgreSQL's range", cursor([1, '-004713-11-23T00:00:00.000Z', id])],
+      ["a date after a Date's range", cursor([1, '+275760-09-13T00:00:00.001Z', id])],
       ['a bad uuid', cursor([1, '2026-11-22T09:15:02.123Z', 'not-a-uuid'])],
       ['an upper-case uuid', cursor([1, '2026-11-22T09:15:02.123Z', id.toUpperCase()])],
       ['an extra element', cursor([1, '2026-11-22T09:15:02.123Z', id, 4])],
@@ -275,7 +314,10 @@ describe('GET /calls paging (before= and Link)', () => {
       const statuses = new Set<number>();
       await fc.assert(
         fc.asyncProperty(tuple, async (value) => {
-          const response = await context.as(account).get('/calls').query({ before: cursor(value) });
+          const response = await context
+            .as(account)
+            .get('/calls')
+            .query({ before: cursor(value) });
           statuses.add(response.status);
           return response.status === 200 || (response.status === 400 && response.body.details?.[0]?.field === 'before');
         }),
@@ -312,9 +354,20 @@ describe('GET /calls paging (before= and Link)', () => {
     await insert(other, [{ name: 'theirs', callDate: at('2026-01-15T00:00:00.000Z') }]);
     const [theirs] = (await context.as(other).get('/calls').expect(200)).body as Listed[];
     // Made from the other account's call, and from a made-up position: each is only a place in this account's list.
-    for (const position of [{ callDate: at(theirs.callDate), id: theirs.id }, { callDate: at('2026-02-01T00:00:00.000Z'), id: '00000000-0000-4000-8000-000000000000' }]) {
+    for (const position of [
+      { callDate: at(theirs.callDate), id: theirs.id },
+      { callDate: at('2026-02-01T00:00:00.000Z'), id: '00000000-0000-4000-8000-000000000000' },
+    ]) {
       const page = async (query: Record<string, string>) =>
-        ((await context.as(account).get('/calls').query({ before: encodeListCursor(position), ...query }).expect(200)).body as Listed[]).map((call) => call.name);
+        (
+          (
+            await context
+              .as(account)
+              .get('/calls')
+              .query({ before: encodeListCursor(position), ...query })
+              .expect(200)
+          ).body as Listed[]
+        ).map((call) => call.name);
       expect(await page({})).toEqual(['mine other status', 'mine old']);
       expect(await page({ status: 'lost' })).toEqual(['mine other status']);
     }

@@ -25,10 +25,14 @@ describe('npm run seed', () => {
 
     beforeAll(async () => {
       context = await createTestContext();
-      const result = await run(process.execPath, ['-r', './scripts/register.js', 'scripts/seed.ts', '--accounts', '2', '--calls', '3000', '--random-seed', '7'], {
-        cwd: ROOT,
-        env: { ...process.env, LOG_LEVEL: 'silent' },
-      });
+      const result = await run(
+        process.execPath,
+        ['-r', './scripts/register.js', 'scripts/seed.ts', '--accounts', '2', '--calls', '3000', '--random-seed', '7'],
+        {
+          cwd: ROOT,
+          env: { ...process.env, LOG_LEVEL: 'silent' },
+        },
+      );
       stderr = result.stderr;
       output = JSON.parse(result.stdout.trim().split('\n').pop()!);
     }, 60_000);
@@ -68,16 +72,22 @@ describe('npm run seed', () => {
       const sharma = (await context.as(account).get('/calls').query({ search: 'sharma' }).expect(200)).body;
       expect(sharma.length).toBeGreaterThan(0);
       const other = { id: output.accounts[1].accountId, apiKey: output.accounts[1].apiKey };
-      const otherIds = new Set((await context.as(other).get('/calls').query({ limit: 1000 }).expect(200)).body.map((call: { id: string }) => call.id));
+      const otherIds = new Set(
+        (await context.as(other).get('/calls').query({ limit: 1000 }).expect(200)).body.map((call: { id: string }) => call.id),
+      );
       expect(listed.some((call: { id: string }) => otherIds.has(call.id))).toBe(false);
     });
 
     it('refuses bad options with a usage message', async () => {
-      await expect(run(process.execPath, ['-r', './scripts/register.js', 'scripts/seed.ts', '--calls', 'many'], { cwd: ROOT })).rejects.toMatchObject({
+      await expect(
+        run(process.execPath, ['-r', './scripts/register.js', 'scripts/seed.ts', '--calls', 'many'], { cwd: ROOT }),
+      ).rejects.toMatchObject({
         code: 2,
         stderr: expect.stringContaining('--calls must be an integer'),
       });
-      await expect(run(process.execPath, ['-r', './scripts/register.js', 'scripts/seed.ts', '--call', '5'], { cwd: ROOT })).rejects.toMatchObject({
+      await expect(
+        run(process.execPath, ['-r', './scripts/register.js', 'scripts/seed.ts', '--call', '5'], { cwd: ROOT }),
+      ).rejects.toMatchObject({
         code: 2,
         stderr: expect.stringContaining("seed: Unknown option '--call'"),
       });

@@ -237,7 +237,13 @@ describe('calls', () => {
     });
 
     it('takes durations to the millisecond, and their credits are the formula exactly (0.299 s → 0, 0.3 s → 0.01, 86,400 s → 1440)', async () => {
-      for (const [durationSeconds, creditsUsed] of [[0.299, 0], [0.3, 0.01], [29.999, 0.5], [0.001, 0], [86_400, 1440]]) {
+      for (const [durationSeconds, creditsUsed] of [
+        [0.299, 0],
+        [0.3, 0.01],
+        [29.999, 0.5],
+        [0.001, 0],
+        [86_400, 1440],
+      ]) {
         const call = await record(owner, { durationSeconds });
         expect([call.durationSeconds, call.creditsUsed]).toEqual([durationSeconds, creditsUsed]);
       }
@@ -304,11 +310,23 @@ describe('calls', () => {
     it('lists newest first (callDate, then id, descending) with exactly the list keys', async () => {
       const account = await context.createAccount();
       const sameTime = hoursAgo(5);
-      const old = await record(account, { name: 'old', callDate: hoursAgo(48), transcript: [{ speaker: 'user', text: 'hi' }], durationSeconds: 60 });
+      const old = await record(account, {
+        name: 'old',
+        callDate: hoursAgo(48),
+        transcript: [{ speaker: 'user', text: 'hi' }],
+        durationSeconds: 60,
+      });
       const tied = [await record(account, { name: 'tie', callDate: sameTime }), await record(account, { name: 'tie', callDate: sameTime })];
       const newest = await record(account, { name: 'newest', callDate: hoursAgo(1) });
       const listed = await list(account);
-      expect(listed.map((call) => call.id)).toEqual([newest.id, ...tied.map((call) => call.id).sort().reverse(), old.id]);
+      expect(listed.map((call) => call.id)).toEqual([
+        newest.id,
+        ...tied
+          .map((call) => call.id)
+          .sort()
+          .reverse(),
+        old.id,
+      ]);
       for (const item of listed) expect(Object.keys(item).sort()).toEqual(LIST_KEYS);
       const { creditsUsed: _credits, transcript: _transcript, ...listItem } = old;
       expect(listed[3]).toEqual(listItem);
@@ -509,9 +527,9 @@ describe('calls', () => {
       const sql = (text: string) => context.app.get(DataSource).query(text);
       const key = nameSearchKeySql('(name)::text').replace(/'([^']*)'/g, "'$1'::text");
       expect(await sql(`SELECT pg_get_indexdef('"IDX_calls_account_name_key"'::regclass, 2, false) AS key`)).toEqual([{ key }]);
-      expect(await sql(`SELECT pg_get_statisticsobjdef_expressions(oid) AS keys FROM pg_statistic_ext WHERE stxname = 'STAT_calls_name_key'`)).toEqual([
-        { keys: [key] },
-      ]);
+      expect(
+        await sql(`SELECT pg_get_statisticsobjdef_expressions(oid) AS keys FROM pg_statistic_ext WHERE stxname = 'STAT_calls_name_key'`),
+      ).toEqual([{ keys: [key] }]);
     });
 
     it('matches a substring of the phone as written', async () => {
@@ -562,7 +580,12 @@ describe('calls', () => {
   describe('isolation between accounts', () => {
     it("another account can neither list, search, filter by agent nor read a call, nor record one with the owner's agent", async () => {
       const agent = await createAgent(owner, { name: 'Owner agent' });
-      const call = await record(owner, { name: 'Confidential Caller', phone: '+91-90000-11111', agentId: agent.id, status: 'vip-isolation' });
+      const call = await record(owner, {
+        name: 'Confidential Caller',
+        phone: '+91-90000-11111',
+        agentId: agent.id,
+        status: 'vip-isolation',
+      });
       const intruder = await context.createAccount();
       await record(intruder, { name: 'Intruder own call' });
       const seen = (await list(intruder, { limit: 1000 })).map((item) => item.id);

@@ -48,7 +48,11 @@ describe('CLI', () => {
   it.each([
     ['an option of another command', ['key:list', '--account', '1', '--name', 'x'], "key:list: Unknown option '--name'"],
     ['a typo', ['key:create', '--account', '1', '--scope', 'read'], "key:create: Unknown option '--scope'"],
-    ['a value on a switch', ['account:create', '--name', 'Acme', '--platform=true'], "account:create: Option '--platform' does not take an argument"],
+    [
+      'a value on a switch',
+      ['account:create', '--name', 'Acme', '--platform=true'],
+      "account:create: Option '--platform' does not take an argument",
+    ],
     ['an option without its value', ['key:revoke', '--key-id'], "key:revoke: Option '--key-id <value>' argument missing"],
     ['an unknown command', ['key:explode'], 'Unknown command "key:explode"'],
   ])('refuses %s as a usage error, never ignoring it', (_case, argv, message) => {
@@ -84,7 +88,14 @@ describe('CLI', () => {
   it('key:create, key:list and key:revoke', async () => {
     const account = (await runCommand(dataSource, 'account:create', { name: 'Keys' })) as { accountId: number; keyId: number };
     const key = (await runCommand(dataSource, 'key:create', { account: String(account.accountId) })) as Record<string, unknown>;
-    expect(key).toEqual({ keyId: expect.any(Number), accountId: account.accountId, apiKey: expect.stringMatching(/^vak_/), name: 'CLI key', scopes: ['read', 'write'], expiresAt: null });
+    expect(key).toEqual({
+      keyId: expect.any(Number),
+      accountId: account.accountId,
+      apiKey: expect.stringMatching(/^vak_/),
+      name: 'CLI key',
+      scopes: ['read', 'write'],
+      expiresAt: null,
+    });
 
     const revoked = (await runCommand(dataSource, 'key:revoke', { 'key-id': String(account.keyId) })) as Record<string, unknown>;
     expect(revoked).toEqual({ keyId: account.keyId, revokedAt: expect.stringMatching(/Z$/) });
@@ -92,7 +103,13 @@ describe('CLI', () => {
     const list = (await runCommand(dataSource, 'key:list', { account: String(account.accountId) })) as Record<string, unknown>[];
     const listed = { name: 'CLI key', scopes: ['read', 'write'], lastUsedAt: null, expiresAt: null };
     expect(list).toEqual([
-      { keyId: account.keyId, prefix: expect.stringMatching(/^vak_.{8}$/), createdAt: expect.any(String), revokedAt: revoked.revokedAt, ...listed },
+      {
+        keyId: account.keyId,
+        prefix: expect.stringMatching(/^vak_.{8}$/),
+        createdAt: expect.any(String),
+        revokedAt: revoked.revokedAt,
+        ...listed,
+      },
       { keyId: key.keyId, prefix: (key.apiKey as string).slice(0, 12), createdAt: expect.any(String), revokedAt: null, ...listed },
     ]);
     expect(JSON.stringify(list)).not.toContain(key.apiKey as string);
@@ -101,11 +118,34 @@ describe('CLI', () => {
   it('key:create --name --scopes --expires-at makes a named, read-only, expiring key (real process)', async () => {
     const account = (await runCommand(dataSource, 'account:create', { name: 'Scoped' })) as { accountId: number };
     const expiresAt = new Date(Date.now() + 86_400_000).toISOString();
-    const { lastLine } = await cli('key:create', '--account', String(account.accountId), '--name', 'Reporting ✓', '--scopes', 'read', '--expires-at', expiresAt);
-    expect(lastLine).toEqual({ keyId: expect.any(Number), accountId: account.accountId, apiKey: expect.stringMatching(/^vak_/), name: 'Reporting ✓', scopes: ['read'], expiresAt });
-    const list = (await runCommand(dataSource, 'key:list', { account: String(account.accountId) })) as { name: string; scopes: string[]; expiresAt: string }[];
+    const { lastLine } = await cli(
+      'key:create',
+      '--account',
+      String(account.accountId),
+      '--name',
+      'Reporting ✓',
+      '--scopes',
+      'read',
+      '--expires-at',
+      expiresAt,
+    );
+    expect(lastLine).toEqual({
+      keyId: expect.any(Number),
+      accountId: account.accountId,
+      apiKey: expect.stringMatching(/^vak_/),
+      name: 'Reporting ✓',
+      scopes: ['read'],
+      expiresAt,
+    });
+    const list = (await runCommand(dataSource, 'key:list', { account: String(account.accountId) })) as {
+      name: string;
+      scopes: string[];
+      expiresAt: string;
+    }[];
     expect(list[1]).toMatchObject({ name: 'Reporting ✓', scopes: ['read'], expiresAt });
-    const both = (await runCommand(dataSource, 'key:create', { account: String(account.accountId), scopes: 'write, read' })) as { scopes: string[] };
+    const both = (await runCommand(dataSource, 'key:create', { account: String(account.accountId), scopes: 'write, read' })) as {
+      scopes: string[];
+    };
     expect(both.scopes).toEqual(['read', 'write']);
   }, 30_000);
 

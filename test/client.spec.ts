@@ -9,7 +9,9 @@ describe('the typed client (clients/typescript)', () => {
   it('is generated from the current openapi.json (else run `npm run client`)', async () => {
     // In a process of its own: openapi-typescript loads ES modules, which Jest cannot require on Node 20.
     const root = path.join(__dirname, '..');
-    await expect(promisify(execFile)(process.execPath, ['-r', './scripts/register.js', 'scripts/client.ts', '--check'], { cwd: root })).resolves.toBeDefined();
+    await expect(
+      promisify(execFile)(process.execPath, ['-r', './scripts/register.js', 'scripts/client.ts', '--check'], { cwd: root }),
+    ).resolves.toBeDefined();
   }, 60_000);
 
   describe('against the running service', () => {
@@ -43,7 +45,11 @@ describe('the typed client (clients/typescript)', () => {
 
     it('makes a read-only key (safe to retry with an Idempotency-Key), which reads but cannot write, then revokes it', async () => {
       const idempotencyKey = randomUUID();
-      const create = () => api.POST('/api-keys', { body: { name: 'Dashboard (read only)', scopes: ['read'] }, params: { header: { 'Idempotency-Key': idempotencyKey } } });
+      const create = () =>
+        api.POST('/api-keys', {
+          body: { name: 'Dashboard (read only)', scopes: ['read'] },
+          params: { header: { 'Idempotency-Key': idempotencyKey } },
+        });
       const { data: created, response } = await create();
       expect(response.status).toBe(201);
       expect(response.headers.get('RateLimit-Policy')).toBe('10000;w=60');
@@ -79,7 +85,9 @@ describe('the typed client (clients/typescript)', () => {
       const pages: string[][] = [];
       let before: string | undefined;
       do {
-        const { data: calls, response } = await api.GET('/calls', { params: { query: { limit: 2, search: 'Pager', ...(before ? { before } : {}) } } });
+        const { data: calls, response } = await api.GET('/calls', {
+          params: { query: { limit: 2, search: 'Pager', ...(before ? { before } : {}) } },
+        });
         pages.push(calls!.map((call) => call.name));
         before = nextCursor(response);
       } while (before !== undefined && pages.length < 10);

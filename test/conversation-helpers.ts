@@ -114,4 +114,3 @@ export function streamMessage(
     request.end(JSON.stringify({ text }));
   });
 }
-

@@ -20,7 +20,11 @@ describe('conversations across two instances', () => {
   let agentId: number;
 
   beforeAll(async () => {
-    const shared = { jobQueueSchema: `jobs_${randomBytes(6).toString('hex')}`, conversationIdleSeconds: IDLE_SECONDS, widgetRateLimit: 10_000 };
+    const shared = {
+      jobQueueSchema: `jobs_${randomBytes(6).toString('hex')}`,
+      conversationIdleSeconds: IDLE_SECONDS,
+      widgetRateLimit: 10_000,
+    };
     a = await createTestContext(shared);
     b = await createTestContext(shared);
     owner = await a.createAccount();
@@ -43,7 +47,10 @@ describe('conversations across two instances', () => {
     eventually(async () => {
       const [row] = await a.app
         .get(DataSource)
-        .query(`SELECT status = 'ended' OR last_message_at <= now() - make_interval(secs => $2) AS idle FROM conversations WHERE id = $1`, [id, IDLE_SECONDS]);
+        .query(`SELECT status = 'ended' OR last_message_at <= now() - make_interval(secs => $2) AS idle FROM conversations WHERE id = $1`, [
+          id,
+          IDLE_SECONDS,
+        ]);
       return row?.idle ? true : undefined;
     });
 
@@ -70,7 +77,9 @@ describe('conversations across two instances', () => {
     const ids = conversations.map((started) => started.conversationId);
     const calls = await a.app.get(DataSource).query('SELECT id FROM calls WHERE account_id = $1 AND id = ANY($2::uuid[])', [owner.id, ids]);
     expect(calls.map((row: { id: string }) => row.id).sort()).toEqual([...ids].sort());
-    const rows = await a.app.get(DataSource).query('SELECT status, ended_at FROM conversations WHERE account_id = $1 AND id = ANY($2::uuid[])', [owner.id, ids]);
+    const rows = await a.app
+      .get(DataSource)
+      .query('SELECT status, ended_at FROM conversations WHERE account_id = $1 AND id = ANY($2::uuid[])', [owner.id, ids]);
     expect(rows.every((row: { status: string; ended_at: Date | null }) => row.status === 'ended' && row.ended_at)).toBe(true);
     for (const started of conversations) expect((await send(b, started, 'Hello?')).status).toBe(410);
   });
@@ -117,10 +126,10 @@ describe('conversations across two instances', () => {
       (
         await a.app
           .get(DataSource)
-          .query(`SELECT state, start_after FROM ${a.config.jobQueueSchema}.job WHERE name = $1 AND singleton_key = $2 ORDER BY created_on`, [
-            JOB_END_IF_IDLE,
-            started.conversationId,
-          ])
+          .query(
+            `SELECT state, start_after FROM ${a.config.jobQueueSchema}.job WHERE name = $1 AND singleton_key = $2 ORDER BY created_on`,
+            [JOB_END_IF_IDLE, started.conversationId],
+          )
       ).map((row: { state: string; start_after: Date }) => ({ state: row.state, startAfter: row.start_after.getTime() }));
     const [scheduled] = await job();
     expect(scheduled).toEqual({ state: 'created', startAfter: Date.parse(started.expiresAt) });
@@ -128,15 +137,18 @@ describe('conversations across two instances', () => {
     // Far enough past it that the first job surely runs before the new idle time, whatever the machine's load.
     const [[{ lastMessageAt }]] = await a.app
       .get(DataSource)
-      .query(`UPDATE conversations SET last_message_at = now() + interval '8 seconds' WHERE account_id = $1 AND id = $2 RETURNING last_message_at AS "lastMessageAt"`, [
-        owner.id,
-        started.conversationId,
-      ]);
+      .query(
+        `UPDATE conversations SET last_message_at = now() + interval '8 seconds' WHERE account_id = $1 AND id = $2 RETURNING last_message_at AS "lastMessageAt"`,
+        [owner.id, started.conversationId],
+      );
     // The job that came at the old idle time found the conversation busy and queued the next check for the new one.
     const idleAt = lastMessageAt.getTime() + IDLE_SECONDS * 1000;
     const jobs = await eventually(async () => {
       const rows = await job();
-      return rows.some((row: { startAfter: number }) => row.startAfter === idleAt) && rows.slice(0, -1).every((row: { state: string }) => row.state === 'completed') ? rows : undefined;
+      return rows.some((row: { startAfter: number }) => row.startAfter === idleAt) &&
+        rows.slice(0, -1).every((row: { state: string }) => row.state === 'completed')
+        ? rows
+        : undefined;
     }, 30_000);
     expect(jobs.length).toBeGreaterThanOrEqual(2);
     expect(jobs.at(-1)!.startAfter).toBe(idleAt);
@@ -144,7 +156,9 @@ describe('conversations across two instances', () => {
     await eventually(async () => ((await callExists(started.conversationId)) ? true : undefined), 30_000);
     const [row] = await a.app
       .get(DataSource)
-      .query(`SELECT status, extract(epoch FROM ended_at - last_message_at) AS idle FROM conversations WHERE id = $1`, [started.conversationId]);
+      .query(`SELECT status, extract(epoch FROM ended_at - last_message_at) AS idle FROM conversations WHERE id = $1`, [
+        started.conversationId,
+      ]);
     expect(row.status).toBe('ended');
     expect(Number(row.idle)).toBeGreaterThanOrEqual(IDLE_SECONDS);
   }, 60_000);

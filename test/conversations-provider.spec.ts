@@ -29,14 +29,22 @@ describe('conversations answered by a Chat Completions provider', () => {
       { logger: log.logger },
     );
     owner = await context.createAccount();
-    agent = (await context.as(owner).post('/agents').send({ name: 'Asha', model: 'llama3.1:8b', language: 'hi-IN', systemPrompt: 'You are Asha of Sharma Sweets.' }).expect(201)).body;
+    agent = (
+      await context
+        .as(owner)
+        .post('/agents')
+        .send({ name: 'Asha', model: 'llama3.1:8b', language: 'hi-IN', systemPrompt: 'You are Asha of Sharma Sweets.' })
+        .expect(201)
+    ).body;
   });
   afterAll(async () => {
     await context.close();
     await llm.close();
   });
   beforeEach(() => {
-    llm.behave((request) => (request.body.stream ? { kind: 'stream', pieces: ['Namaste', ', ', 'ji.'] } : { kind: 'completion', content: '{}' }));
+    llm.behave((request) =>
+      request.body.stream ? { kind: 'stream', pieces: ['Namaste', ', ', 'ji.'] } : { kind: 'completion', content: '{}' },
+    );
     llm.requests.length = 0;
   });
 
@@ -53,7 +61,7 @@ describe('conversations answered by a Chat Completions provider', () => {
         res.on('end', () => done(null, body));
       });
 
-  it('sends the agent\'s model, a system message with its prompt and language, the turns, max_tokens and stream', async () => {
+  it("sends the agent's model, a system message with its prompt and language, the turns, max_tokens and stream", async () => {
     const started = await startConversation(context, owner, agent.id);
     const response = await message(started, 'Do you deliver to Pune?').expect(200);
     expect(response.body).toEqual({ text: 'Namaste, ji.' });
@@ -71,7 +79,7 @@ describe('conversations answered by a Chat Completions provider', () => {
     expect(Object.keys(body).sort()).toEqual(['max_tokens', 'messages', 'model', 'stream']);
   });
 
-  it('gives the best passages of the agent\'s knowledge bases for the latest message (at most RAG_PASSAGES), best first', async () => {
+  it("gives the best passages of the agent's knowledge bases for the latest message (at most RAG_PASSAGES), best first", async () => {
     const kb = (await context.as(owner).post('/knowledge-bases').send({ name: 'Sharma Sweets' }).expect(201)).body;
     const facts = [
       ['Pune', 'We deliver sweets to Pune on Tuesdays and Fridays.'],
@@ -80,8 +88,15 @@ describe('conversations answered by a Chat Completions provider', () => {
       ['Pune festivals', 'During Diwali, Pune orders need two days more.'],
       ['Mumbai', 'Mumbai deliveries run every day.'],
     ];
-    for (const [name, content] of facts) await context.as(owner).post(`/knowledge-bases/${kb.id}/sources`).send({ name, content }).expect(201);
-    const informed = (await context.as(owner).post('/agents').send({ name: 'Informed', knowledgeBaseIds: [kb.id] }).expect(201)).body;
+    for (const [name, content] of facts)
+      await context.as(owner).post(`/knowledge-bases/${kb.id}/sources`).send({ name, content }).expect(201);
+    const informed = (
+      await context
+        .as(owner)
+        .post('/agents')
+        .send({ name: 'Informed', knowledgeBaseIds: [kb.id] })
+        .expect(201)
+    ).body;
     const question = 'When do you deliver to Pune?';
     const expected = (await context.as(owner).get(`/knowledge-bases/${kb.id}/search`).query({ q: question, limit: 3 }).expect(200)).body;
     expect(expected).toHaveLength(3);
@@ -93,7 +108,7 @@ describe('conversations answered by a Chat Completions provider', () => {
     expect(system).not.toContain('Mumbai');
   });
 
-  it('uses the built-in generic prompt when the agent\'s is blank', async () => {
+  it("uses the built-in generic prompt when the agent's is blank", async () => {
     const plain = (await context.as(owner).post('/agents').send({ name: 'Plain', language: 'te-IN' }).expect(201)).body;
     const started = await startConversation(context, owner, plain.id);
     await message(started, 'Hello').expect(200);
@@ -103,7 +118,10 @@ describe('conversations answered by a Chat Completions provider', () => {
   });
 
   it('sends at most the last 20 turns, the latest message last, replies as assistant turns', async () => {
-    llm.behave((request) => ({ kind: 'stream', pieces: [`Reply ${request.body.messages.filter((m) => m.role === 'user').at(-1)!.content}`] }));
+    llm.behave((request) => ({
+      kind: 'stream',
+      pieces: [`Reply ${request.body.messages.filter((m) => m.role === 'user').at(-1)!.content}`],
+    }));
     const started = await startConversation(context, owner, agent.id);
     for (let index = 1; index <= 12; index++) await message(started, `M${index}`).expect(200);
     const last = llm.requests.at(-1)!.body.messages;
@@ -147,9 +165,15 @@ describe('conversations answered by a Chat Completions provider', () => {
       ['HTTP 429', { kind: 'status', status: 429, message: PROVIDER_SECRET }],
       ['a stall past LLM_TIMEOUT_MS', { kind: 'stall' }],
       ['garbage chunks', { kind: 'garbage', text: `{not json ${PROVIDER_SECRET}` }],
-      ['a chunk of the wrong shape', { kind: 'garbage', text: JSON.stringify({ choices: [{ delta: { content: { text: PROVIDER_SECRET } } }] }) }],
+      [
+        'a chunk of the wrong shape',
+        { kind: 'garbage', text: JSON.stringify({ choices: [{ delta: { content: { text: PROVIDER_SECRET } } }] }) },
+      ],
       ['the connection cut mid-stream', { kind: 'cut', pieces: ['Namaste, ', PROVIDER_SECRET] }],
-      ['a stream that is slower than LLM_TIMEOUT_MS in all', { kind: 'stream', pieces: ['Nam', 'aste', PROVIDER_SECRET, '!'], delayMs: 600 }],
+      [
+        'a stream that is slower than LLM_TIMEOUT_MS in all',
+        { kind: 'stream', pieces: ['Nam', 'aste', PROVIDER_SECRET, '!'], delayMs: 600 },
+      ],
     ];
 
     it.each(failures)('%s (JSON)', async (_name, behaviour) => {
@@ -180,10 +204,15 @@ describe('conversations answered by a Chat Completions provider', () => {
       expect(text).not.toContain(PROVIDER_SECRET);
       expect(text).not.toContain('sk-test-key');
       const failuresLogged = log.lines.map((line) => JSON.parse(line)).filter((entry) => entry.provider);
-      expect(new Set(failuresLogged.map((entry) => entry.provider.failure))).toEqual(new Set(['http-status', 'timeout', 'invalid-response', 'connection']));
-      expect(failuresLogged.filter((entry) => entry.provider.failure === 'http-status').map((entry) => entry.provider.status).sort()).toEqual(
-        expect.arrayContaining([401, 429, 500]),
+      expect(new Set(failuresLogged.map((entry) => entry.provider.failure))).toEqual(
+        new Set(['http-status', 'timeout', 'invalid-response', 'connection']),
       );
+      expect(
+        failuresLogged
+          .filter((entry) => entry.provider.failure === 'http-status')
+          .map((entry) => entry.provider.status)
+          .sort(),
+      ).toEqual(expect.arrayContaining([401, 429, 500]));
     });
   });
 
@@ -242,7 +271,9 @@ describe('conversations answered by a Chat Completions provider', () => {
     const instance = await createTestContext({ llm: { baseUrl: llm.url, apiKey: undefined, timeoutMs: 10_000, maxTokens: 64 } });
     const started = await startConversation(instance, owner, agent.id);
     const conversations = instance.app.get(ConversationsService);
-    const reply = conversations.reply(await conversations.accept(started.conversationId, `Bearer ${started.token}`, 'Before the restart', '127.0.0.1', () => undefined));
+    const reply = conversations.reply(
+      await conversations.accept(started.conversationId, `Bearer ${started.token}`, 'Before the restart', '127.0.0.1', () => undefined),
+    );
     await eventually(async () => (llm.requests.length ? true : undefined));
     const closed = instance.close();
     setTimeout(release, 200);
@@ -272,14 +303,18 @@ describe('conversations answered by a Chat Completions provider', () => {
       return started.conversationId;
     }
 
-    it('fills sentiment, status and extractedData.summary from the provider\'s answer', async () => {
+    it("fills sentiment, status and extractedData.summary from the provider's answer", async () => {
       const callId = await endedCall({
         kind: 'completion',
         content: '```json\n{"sentiment": "positive", "status": "callback", "summary": "Ravi asked for a call back tomorrow at 10."}\n```',
       });
       expect(await analysisSettled(callId)).toBe('completed');
       const call = (await context.as(owner).get(`/calls/${callId}`).expect(200)).body;
-      expect(call).toMatchObject({ sentiment: 'positive', status: 'callback', extractedData: { summary: 'Ravi asked for a call back tomorrow at 10.' } });
+      expect(call).toMatchObject({
+        sentiment: 'positive',
+        status: 'callback',
+        extractedData: { summary: 'Ravi asked for a call back tomorrow at 10.' },
+      });
       const analysis = llm.requests.find((request) => !request.body.stream)!;
       expect(analysis.body.model).toBe('llama3.1:8b');
       expect(analysis.body.max_tokens).toBe(321);
@@ -288,7 +323,11 @@ describe('conversations answered by a Chat Completions provider', () => {
     });
 
     it.each<[string, Behaviour, string]>([
-      ['an invalid answer', { kind: 'completion', content: '{"sentiment": "ecstatic", "status": "callback", "summary": "x"}' }, 'completed'],
+      [
+        'an invalid answer',
+        { kind: 'completion', content: '{"sentiment": "ecstatic", "status": "callback", "summary": "x"}' },
+        'completed',
+      ],
       ['an answer that is not JSON', { kind: 'completion', content: `I think it went well. ${PROVIDER_SECRET}` }, 'completed'],
       ['a provider failure', { kind: 'status', status: 503, message: PROVIDER_SECRET }, 'retry'],
     ])('leaves the defaults after %s', async (_name, behaviour, state) => {

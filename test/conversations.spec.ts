@@ -13,7 +13,12 @@ import { createTestContext, TestAccount, TestContext } from './helpers';
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 function expectErrorShape(body: unknown, status: number): void {
-  expect(body).toEqual({ statusCode: status, error: expect.any(String), message: expect.any(String), ...((body as { details?: unknown }).details ? { details: expect.any(Array) } : {}) });
+  expect(body).toEqual({
+    statusCode: status,
+    error: expect.any(String),
+    message: expect.any(String),
+    ...((body as { details?: unknown }).details ? { details: expect.any(Array) } : {}),
+  });
 }
 
 describe('conversations (built-in answerer)', () => {
@@ -45,7 +50,7 @@ describe('conversations (built-in answerer)', () => {
       expect(expiresAt).toBeLessThanOrEqual(Date.now() + 300_000 + 1_000);
     });
 
-    it('refuses another account\'s agent, an unknown one, and bad fields', async () => {
+    it("refuses another account's agent, an unknown one, and bad fields", async () => {
       const intruder = await context.createAccount();
       const response = await context.as(intruder).post(`/agents/${agentId}/conversations`).send({});
       expect(response.status).toBe(404);
@@ -68,12 +73,15 @@ describe('conversations (built-in answerer)', () => {
 
     it('streams the reply as Server-Sent Events: deltas, then done with the whole reply', async () => {
       const started = await startConversation(context, owner, agentId);
-      const response = await message(started, 'Hello').set('Accept', 'text/event-stream').buffer(true).parse((res, done) => {
-        let text = '';
-        res.setEncoding('utf8');
-        res.on('data', (part: string) => (text += part));
-        res.on('end', () => done(null, text));
-      });
+      const response = await message(started, 'Hello')
+        .set('Accept', 'text/event-stream')
+        .buffer(true)
+        .parse((res, done) => {
+          let text = '';
+          res.setEncoding('utf8');
+          res.on('data', (part: string) => (text += part));
+          res.on('end', () => done(null, text));
+        });
       expect(response.status).toBe(200);
       expect(response.headers['content-type']).toBe('text/event-stream; charset=utf-8');
       const events = parseEventStream(response.body as string);
@@ -113,22 +121,38 @@ describe('conversations (built-in answerer)', () => {
       }
       const missing = await context.http.post(`/conversations/${started.conversationId}/messages`).set(bearer(started.token)).send({});
       expect(missing.status).toBe(400);
-      const extra = await context.http.post(`/conversations/${started.conversationId}/messages`).set(bearer(started.token)).send({ text: 'hi', speaker: 'agent' });
+      const extra = await context.http
+        .post(`/conversations/${started.conversationId}/messages`)
+        .set(bearer(started.token))
+        .send({ text: 'hi', speaker: 'agent' });
       expect(extra.status).toBe(400);
       const view = await context.http.get(`/conversations/${started.conversationId}`).set(bearer(started.token)).expect(200);
       expect(view.body.messages).toHaveLength(2);
     });
 
-    it('replies with the best passage of the agent\'s knowledge bases for the message, deterministically', async () => {
+    it("replies with the best passage of the agent's knowledge bases for the message, deterministically", async () => {
       const kb = (await context.as(owner).post('/knowledge-bases').send({ name: 'Shop facts' }).expect(201)).body;
-      const unlinked = (await context.as(owner).post('/knowledge-bases').send({ name: 'Not the agent\'s' }).expect(201)).body;
+      const unlinked = (await context.as(owner).post('/knowledge-bases').send({ name: "Not the agent's" }).expect(201)).body;
       const delivery = 'We deliver every day, Sundays included, between 9 am and 6 pm.';
       const returns = 'Returns are accepted within 30 days of purchase with the receipt.';
-      for (const [name, content] of [['Delivery', delivery], ['Returns', returns]]) {
+      for (const [name, content] of [
+        ['Delivery', delivery],
+        ['Returns', returns],
+      ]) {
         await context.as(owner).post(`/knowledge-bases/${kb.id}/sources`).send({ name, content }).expect(201);
       }
-      await context.as(owner).post(`/knowledge-bases/${unlinked.id}/sources`).send({ name: 'Hours', content: 'Ask about opening hours on weekdays.' }).expect(201);
-      const agent = (await context.as(owner).post('/agents').send({ name: 'Informed', knowledgeBaseIds: [kb.id] }).expect(201)).body;
+      await context
+        .as(owner)
+        .post(`/knowledge-bases/${unlinked.id}/sources`)
+        .send({ name: 'Hours', content: 'Ask about opening hours on weekdays.' })
+        .expect(201);
+      const agent = (
+        await context
+          .as(owner)
+          .post('/agents')
+          .send({ name: 'Informed', knowledgeBaseIds: [kb.id] })
+          .expect(201)
+      ).body;
       const started = await startConversation(context, owner, agent.id);
       expect((await message(started, 'Do you deliver on Sundays?').expect(200)).body.text).toBe(delivery);
       expect((await message(started, 'How do returns work?').expect(200)).body.text).toBe(returns);
@@ -150,7 +174,7 @@ describe('conversations (built-in answerer)', () => {
       expect(view.messages.map((m: { text: string }) => m.text)).not.toContain('One too many');
     }, 60_000);
 
-    it('answers 404 for a wrong token, no token, another conversation\'s token, a malformed id', async () => {
+    it("answers 404 for a wrong token, no token, another conversation's token, a malformed id", async () => {
       const started = await startConversation(context, owner, agentId);
       const other = await startConversation(context, owner, agentId);
       const id = started.conversationId;
@@ -180,13 +204,19 @@ describe('conversations (built-in answerer)', () => {
   });
 
   describe('ending, and the call it becomes', () => {
-    it('ends with 204 (again 204), then 410 for a message; the call has the conversation\'s id and the contract\'s fields', async () => {
+    it("ends with 204 (again 204), then 410 for a message; the call has the conversation's id and the contract's fields", async () => {
       const started = await startConversation(context, owner, agentId, { name: 'Priya Sharma', phone: '+91-98765-43210', test: false });
       await message(started, 'Do you deliver on Sundays?').expect(200);
       // Started 95 s earlier than it was, so that the call's duration is not 0 whatever the machine's speed.
       const database = context.app.get(DataSource);
-      await database.query(`UPDATE conversations SET started_at = started_at - interval '95 seconds' WHERE account_id = $1 AND id = $2`, [owner.id, started.conversationId]);
-      const [{ startedAt }] = await database.query(`SELECT started_at AS "startedAt" FROM conversations WHERE account_id = $1 AND id = $2`, [owner.id, started.conversationId]);
+      await database.query(`UPDATE conversations SET started_at = started_at - interval '95 seconds' WHERE account_id = $1 AND id = $2`, [
+        owner.id,
+        started.conversationId,
+      ]);
+      const [{ startedAt }] = await database.query(
+        `SELECT started_at AS "startedAt" FROM conversations WHERE account_id = $1 AND id = $2`,
+        [owner.id, started.conversationId],
+      );
       await context.http.post(`/conversations/${started.conversationId}/end`).set(bearer(started.token)).expect(204);
       await context.http.post(`/conversations/${started.conversationId}/end`).set(bearer(started.token)).expect(204);
       const gone = await message(started, 'Hello?');
@@ -246,9 +276,13 @@ describe('conversations (built-in answerer)', () => {
         const request = context.http.post(`/conversations/${started.conversationId}/end`).set(bearer(token));
         return body ? request.send(body) : request;
       };
-      expect((await end(started.token, { reason: 'done' }).expect(400)).body.details).toEqual([{ field: 'reason', message: 'property reason should not exist' }]);
+      expect((await end(started.token, { reason: 'done' }).expect(400)).body.details).toEqual([
+        { field: 'reason', message: 'property reason should not exist' },
+      ]);
       await end('vac_wrong', { reason: 'done' }).expect(404);
-      expect((await context.http.get(`/conversations/${started.conversationId}`).set(bearer(started.token)).expect(200)).body.status).toBe('active');
+      expect((await context.http.get(`/conversations/${started.conversationId}`).set(bearer(started.token)).expect(200)).body.status).toBe(
+        'active',
+      );
       await end(started.token, {}).expect(204);
       await end(started.token).expect(204);
     });
@@ -270,7 +304,9 @@ describe('conversations (built-in answerer)', () => {
       );
       expect(left).toEqual([{ conversations: 0, messages: 0 }]);
       // Another conversation of the account is untouched.
-      expect((await context.http.get(`/conversations/${other.conversationId}`).set(bearer(other.token)).expect(200)).body.messages).toHaveLength(2);
+      expect(
+        (await context.http.get(`/conversations/${other.conversationId}`).set(bearer(other.token)).expect(200)).body.messages,
+      ).toHaveLength(2);
     });
 
     it('makes no call of a conversation in which the visitor said nothing', async () => {
@@ -295,7 +331,11 @@ describe('conversations (built-in answerer)', () => {
 
     it('leaves no trace of a message refused because the agent was deleted: no message, no call, no call.created', async () => {
       const account = await context.createAccount();
-      await context.as(account).post('/webhooks').send({ url: 'https://refused-message.invalid/hooks', events: ['call.created'] }).expect(201);
+      await context
+        .as(account)
+        .post('/webhooks')
+        .send({ url: 'https://refused-message.invalid/hooks', events: ['call.created'] })
+        .expect(201);
       const agent = (await context.as(account).post('/agents').send({ name: 'Short-lived' }).expect(201)).body;
       const spoken = await startConversation(context, account, agent.id, { test: false });
       const silent = await startConversation(context, account, agent.id, { test: false });
@@ -313,18 +353,22 @@ describe('conversations (built-in answerer)', () => {
       await context.as(account).get(`/calls/${silent.conversationId}`).expect(404);
       const events = async (callId: string) =>
         (
-          await context.app.get(DataSource).query(
-            `SELECT type FROM webhook_outbox WHERE account_id = $1 AND call_id = $2 UNION ALL SELECT type FROM webhook_events WHERE account_id = $1 AND call_id = $2`,
-            [account.id, callId],
-          )
+          await context.app
+            .get(DataSource)
+            .query(
+              `SELECT type FROM webhook_outbox WHERE account_id = $1 AND call_id = $2 UNION ALL SELECT type FROM webhook_events WHERE account_id = $1 AND call_id = $2`,
+              [account.id, callId],
+            )
         ).map((row: { type: string }) => row.type);
       expect(await events(spoken.conversationId)).toEqual(['call.created']);
       expect(await events(silent.conversationId)).toEqual([]);
     });
   });
 
-  it('commits the two statements of a message without waiting for the disk, and leaves the session\'s setting alone', async () => {
-    const queries = fs.readFileSync(path.join(__dirname, '..', 'src', 'queries', 'conversations.repository.sql'), 'utf8').split(/^-- (?=ConversationsRepository\.)/m);
+  it("commits the two statements of a message without waiting for the disk, and leaves the session's setting alone", async () => {
+    const queries = fs
+      .readFileSync(path.join(__dirname, '..', 'src', 'queries', 'conversations.repository.sql'), 'utf8')
+      .split(/^-- (?=ConversationsRepository\.)/m);
     // The checked-in SQL, as the formatter writes it.
     const clause = "set_config('synchronous_commit', 'off', TRUE)";
     for (const method of ['acceptMessage', 'recordReply']) {
@@ -335,7 +379,8 @@ describe('conversations (built-in answerer)', () => {
     const runner = context.app.get(DataSource).createQueryRunner();
     await runner.connect();
     try {
-      const setting = async () => ((await runner.query('SHOW synchronous_commit')) as { synchronous_commit: string }[])[0].synchronous_commit;
+      const setting = async () =>
+        ((await runner.query('SHOW synchronous_commit')) as { synchronous_commit: string }[])[0].synchronous_commit;
       expect(await setting()).toBe('on');
       await runner.startTransaction();
       await runner.query(`SELECT 1 FROM (VALUES (1)) AS v ${ASYNCHRONOUS_COMMIT}`);
@@ -397,9 +442,19 @@ describe('conversations (built-in answerer)', () => {
       const kb = (await noPassages.as(account).post('/knowledge-bases').send({ name: 'Facts' }).expect(201)).body;
       const hours = 'The shop opens at 10 am and closes at 8 pm.';
       await noPassages.as(account).post(`/knowledge-bases/${kb.id}/sources`).send({ name: 'Hours', content: hours }).expect(201);
-      const agent = (await noPassages.as(account).post('/agents').send({ name: 'Hours desk', knowledgeBaseIds: [kb.id] }).expect(201)).body;
+      const agent = (
+        await noPassages
+          .as(account)
+          .post('/agents')
+          .send({ name: 'Hours desk', knowledgeBaseIds: [kb.id] })
+          .expect(201)
+      ).body;
       const started = await startConversation(noPassages, account, agent.id);
-      const reply = await noPassages.http.post(`/conversations/${started.conversationId}/messages`).set(bearer(started.token)).send({ text: 'When does the shop open?' }).expect(200);
+      const reply = await noPassages.http
+        .post(`/conversations/${started.conversationId}/messages`)
+        .set(bearer(started.token))
+        .send({ text: 'When does the shop open?' })
+        .expect(200);
       expect(reply.body.text).toBe(hours);
     } finally {
       await noPassages.close();
@@ -413,11 +468,12 @@ describe('conversations (built-in answerer)', () => {
     const text = log.lines.join('\n');
     // The phone is looked for as written and as its digits run together; a run of five digits alone would also match a
     // log line's timestamp or request id by chance (CI failed once on "time":17954481111xx).
-    for (const secret of ['Zebulon', '11111 22222', '911111122222', 'Quuxberry', started.token, QUESTION_NOTED, APOLOGY]) expect(text).not.toContain(secret);
+    for (const secret of ['Zebulon', '11111 22222', '911111122222', 'Quuxberry', started.token, QUESTION_NOTED, APOLOGY])
+      expect(text).not.toContain(secret);
   });
 });
 
-describe('conversations: the cap on an account\'s active conversations', () => {
+describe("conversations: the cap on an account's active conversations", () => {
   let context: TestContext;
 
   beforeAll(async () => {

@@ -32,7 +32,8 @@ const agentFixture: FixtureFactory = async (context, owner, marker) => {
 
 const knowledgeBaseFixture: FixtureFactory = async (context, owner, marker) => {
   const kb = (await context.as(owner).post('/knowledge-bases').send({ name: marker }).expect(201)).body;
-  const source = (await context.as(owner).post(`/knowledge-bases/${kb.id}/sources`).send({ name: marker, content: marker }).expect(201)).body;
+  const source = (await context.as(owner).post(`/knowledge-bases/${kb.id}/sources`).send({ name: marker, content: marker }).expect(201))
+    .body;
   return {
     params: { kbId: String(kb.id), sourceId: String(source.id) },
     snapshot: () => body(context.as(owner).get(`/knowledge-bases/${kb.id}`)),
@@ -43,9 +44,14 @@ const knowledgeBaseFixture: FixtureFactory = async (context, owner, marker) => {
 const urlSourceFixture: FixtureFactory = async (context, owner, marker) => {
   const kb = (await context.as(owner).post('/knowledge-bases').send({ name: marker }).expect(201)).body;
   const url = `http://127.0.0.1:9/${marker}`;
-  const source = (await context.as(owner).post(`/knowledge-bases/${kb.id}/sources`).send({ name: marker, type: 'url', content: url }).expect(201)).body;
+  const source = (
+    await context.as(owner).post(`/knowledge-bases/${kb.id}/sources`).send({ name: marker, type: 'url', content: url }).expect(201)
+  ).body;
   while ((await context.as(owner).get(`/knowledge-bases/${kb.id}`).expect(200)).body.sources[0].status === 'pending') await sleep(20);
-  return { params: { kbId: String(kb.id), sourceId: String(source.id) }, snapshot: () => body(context.as(owner).get(`/knowledge-bases/${kb.id}`)) };
+  return {
+    params: { kbId: String(kb.id), sourceId: String(source.id) },
+    snapshot: () => body(context.as(owner).get(`/knowledge-bases/${kb.id}`)),
+  };
 };
 
 const callFixture: FixtureFactory = async (context, owner, marker) => {
@@ -54,12 +60,22 @@ const callFixture: FixtureFactory = async (context, owner, marker) => {
     await context
       .as(owner)
       .post('/calls')
-      .send({ name: marker, phone: '+91-98765-43210', status: 'qualified', agentId: agent.id, durationSeconds: 95, transcript: [{ speaker: 'user', text: marker }] })
+      .send({
+        name: marker,
+        phone: '+91-98765-43210',
+        status: 'qualified',
+        agentId: agent.id,
+        durationSeconds: 95,
+        transcript: [{ speaker: 'user', text: marker }],
+      })
       .expect(201)
   ).body;
   return {
     params: { callId: call.id, agentId: String(agent.id) },
-    snapshot: async () => [await body(context.as(owner).get(`/calls/${call.id}`)), await body(context.as(owner).get(`/calls/${call.id}/recording`))],
+    snapshot: async () => [
+      await body(context.as(owner).get(`/calls/${call.id}`)),
+      await body(context.as(owner).get(`/calls/${call.id}/recording`)),
+    ],
   };
 };
 
@@ -68,11 +84,15 @@ const recordingFixture: FixtureFactory = async (context, owner, marker) => {
   const { params } = await callFixture(context, owner, marker);
   await context.as(owner).put(`/calls/${params.callId}/recording`).set('Content-Type', 'audio/mpeg').send(Buffer.from(marker)).expect(204);
   const download = async () => {
-    const response = await context.as(owner).get(`/calls/${params.callId}/recording/download`).buffer(true).parse((res, done) => {
-      const parts: Buffer[] = [];
-      res.on('data', (part: Buffer) => parts.push(part));
-      res.on('end', () => done(null, Buffer.concat(parts).toString('hex')));
-    });
+    const response = await context
+      .as(owner)
+      .get(`/calls/${params.callId}/recording/download`)
+      .buffer(true)
+      .parse((res, done) => {
+        const parts: Buffer[] = [];
+        res.on('data', (part: Buffer) => parts.push(part));
+        res.on('end', () => done(null, Buffer.concat(parts).toString('hex')));
+      });
     return { status: response.status, audio: response.body };
   };
   return { params, snapshot: async () => [await body(context.as(owner).get(`/calls/${params.callId}`)), await download()] };
@@ -88,12 +108,21 @@ const widgetSiteFixture: FixtureFactory = async (context, owner, marker) => {
  * target does not resolve, so it is being retried meanwhile): only B's requests must not change A's data.
  */
 const webhookFixture: FixtureFactory = async (context, owner, marker) => {
-  const webhook = (await context.as(owner).post('/webhooks').send({ url: `https://${marker}.invalid/hooks`, events: ['call.created'], description: marker }).expect(201)).body;
+  const webhook = (
+    await context
+      .as(owner)
+      .post('/webhooks')
+      .send({ url: `https://${marker}.invalid/hooks`, events: ['call.created'], description: marker })
+      .expect(201)
+  ).body;
   const delivery = (await context.as(owner).post(`/webhooks/${webhook.id}/test`).expect(202)).body;
   const deliveries = async () => {
     const { status, body: rows } = await context.as(owner).get(`/webhooks/${webhook.id}/deliveries`);
     if (!Array.isArray(rows)) return { status, rows };
-    return { status, rows: (rows as { id: string; eventId: string; event: string }[]).map(({ id, eventId, event }) => ({ id, eventId, event })) };
+    return {
+      status,
+      rows: (rows as { id: string; eventId: string; event: string }[]).map(({ id, eventId, event }) => ({ id, eventId, event })),
+    };
   };
   return {
     params: { webhookId: String(webhook.id), deliveryId: delivery.id },
@@ -108,7 +137,12 @@ const apiKeyFixture: FixtureFactory = async (context, owner, marker) => {
     params: { keyId: String(key.id) },
     snapshot: async () => {
       const { status, body: keys } = await context.as(owner).get('/api-keys');
-      return { status, key: (keys as { id: number; lastUsedAt?: string }[]).filter((listed) => listed.id === key.id).map(({ lastUsedAt, ...rest }) => rest) };
+      return {
+        status,
+        key: (keys as { id: number; lastUsedAt?: string }[])
+          .filter((listed) => listed.id === key.id)
+          .map(({ lastUsedAt, ...rest }) => rest),
+      };
     },
   };
 };
@@ -117,7 +151,11 @@ const apiKeyFixture: FixtureFactory = async (context, owner, marker) => {
 const conversationFixture: FixtureFactory = async (context, owner, marker) => {
   const agent = (await context.as(owner).post('/agents').send({ name: marker }).expect(201)).body;
   const started = (await context.as(owner).post(`/agents/${agent.id}/conversations`).send({ name: marker }).expect(201)).body;
-  await context.http.post(`/conversations/${started.conversationId}/messages`).set('Authorization', `Bearer ${started.token}`).send({ text: marker }).expect(200);
+  await context.http
+    .post(`/conversations/${started.conversationId}/messages`)
+    .set('Authorization', `Bearer ${started.token}`)
+    .send({ text: marker })
+    .expect(200);
   return {
     params: { conversationId: started.conversationId, agentId: String(agent.id) },
     snapshot: () => body(context.http.get(`/conversations/${started.conversationId}`).set('Authorization', `Bearer ${started.token}`)),
@@ -189,7 +227,17 @@ const ROUTE_QUERIES: Record<string, (marker: string) => string> = {
 const INTEGER_ID_PARAMS = ['agentId', 'kbId', 'sourceId', 'siteId', 'webhookId', 'keyId'];
 
 /** Texts that JavaScript reads as the number `id` but that are not its decimal spelling: each names no resource. */
-const otherSpellings = (id: number) => [`0${id}`, `${id}.0`, `0x${id.toString(16)}`, `0b${id.toString(2)}`, `${id}e0`, `+${id}`, `%20${id}`, `%09${id}`, `${id}%20`];
+const otherSpellings = (id: number) => [
+  `0${id}`,
+  `${id}.0`,
+  `0x${id.toString(16)}`,
+  `0b${id.toString(2)}`,
+  `${id}e0`,
+  `+${id}`,
+  `%20${id}`,
+  `%09${id}`,
+  `${id}%20`,
+];
 
 /** A body each method accepts on a route when the caller owns the resource, so that only ownership can fail. */
 function requestBody(method: string): object | undefined {
@@ -254,7 +302,8 @@ describe('cross-account matrix', () => {
       for (const name of Object.keys(fixture.params).filter((param) => INTEGER_ID_PARAMS.includes(param) && path.includes(`:${param}`))) {
         for (const spelling of otherSpellings(Number(fixture.params[name]))) {
           const url =
-            path.replace(/:(\w+)/g, (_, param: string) => (param === name ? spelling : fixture.params[param])) + (ROUTE_QUERIES[path]?.(markerOf.get(path)!) ?? '');
+            path.replace(/:(\w+)/g, (_, param: string) => (param === name ? spelling : fixture.params[param])) +
+            (ROUTE_QUERIES[path]?.(markerOf.get(path)!) ?? '');
           const before = await fixture.snapshot();
           const call = context.as(owner)[method.toLowerCase() as 'get'](url);
           const payload = requestBody(method);
@@ -286,10 +335,12 @@ describe('cross-account matrix', () => {
       const before = await fixture.snapshot();
       const response = await context.as(owner)[method.toLowerCase() as 'post'](url).send({ bogus: 1 });
       if (response.status !== 400) failures.push(`${route} answered ${response.status}`);
-      else if (JSON.stringify(response.body.details) !== JSON.stringify([{ field: 'bogus', message: 'property bogus should not exist' }])) failures.push(`${route}: ${JSON.stringify(response.body)}`);
+      else if (JSON.stringify(response.body.details) !== JSON.stringify([{ field: 'bogus', message: 'property bogus should not exist' }]))
+        failures.push(`${route}: ${JSON.stringify(response.body)}`);
       if (JSON.stringify(await fixture.snapshot()) !== JSON.stringify(before)) failures.push(`${route} changed the data`);
       // The path's ids come first, as for every body: a malformed one is a 404 whatever the body holds.
-      const malformed = await context.as(owner)[method.toLowerCase() as 'post'](path.replace(/:(\w+)/g, 'abc')).send({ bogus: 1 });
+      const asOwner = context.as(owner);
+      const malformed = await asOwner[method.toLowerCase() as 'post'](path.replace(/:(\w+)/g, 'abc')).send({ bogus: 1 });
       if (malformed.status !== 404) failures.push(`${route} with malformed ids answered ${malformed.status}`);
     }
     expect(failures).toEqual([]);
@@ -299,7 +350,12 @@ describe('cross-account matrix', () => {
     const intruderAgent = (await context.as(intruder).post('/agents').send({}).expect(201)).body;
     const own = (await context.as(intruder).post(`/agents/${intruderAgent.id}/conversations`).send({}).expect(201)).body;
     const bearerRoutes = registeredRoutes(context).filter((route) => PUBLIC_ROUTES.includes(route) && route.includes(':conversationId'));
-    expect(bearerRoutes.filter((route) => !route.startsWith('OPTIONS')).map((route) => route.split(' ')[1]).sort()).toEqual(Object.keys(BEARER_FIXTURES).sort());
+    expect(
+      bearerRoutes
+        .filter((route) => !route.startsWith('OPTIONS'))
+        .map((route) => route.split(' ')[1])
+        .sort(),
+    ).toEqual(Object.keys(BEARER_FIXTURES).sort());
     const failures: string[] = [];
     for (const route of bearerRoutes.filter((candidate) => !candidate.startsWith('OPTIONS'))) {
       const [method, path] = route.split(' ');
@@ -320,7 +376,12 @@ describe('cross-account matrix', () => {
     for (const route of protectedRoutes()) {
       const [method, path] = route.split(' ');
       if (method !== 'GET' || path.includes(':')) continue;
-      const queries = ['', ...[...fixtures.entries()].flatMap(([fixturePath, fixture]) => LIST_QUERIES[path]?.(markerOf.get(fixturePath)!, fixture.params) ?? [])];
+      const queries = [
+        '',
+        ...[...fixtures.entries()].flatMap(
+          ([fixturePath, fixture]) => LIST_QUERIES[path]?.(markerOf.get(fixturePath)!, fixture.params) ?? [],
+        ),
+      ];
       for (const query of queries) {
         // As text: exports are CSV and NDJSON, which supertest does not parse.
         const response = await context.as(intruder).get(`${path}${query}`).buffer(true).parse(asText);

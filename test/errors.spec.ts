@@ -25,7 +25,11 @@ describe('errors: one shape for every failure', () => {
     '404 in the error shape for a path id that is not even valid percent-encoding: %s',
     async (path) => {
       const response = await context.as(account).get(path).expect(404);
-      expect(response.body).toEqual({ statusCode: 404, error: 'Not Found', message: 'Resource not found: the path is not valid percent-encoding' });
+      expect(response.body).toEqual({
+        statusCode: 404,
+        error: 'Not Found',
+        message: 'Resource not found: the path is not valid percent-encoding',
+      });
     },
   );
 

@@ -136,7 +136,9 @@ export async function startFakeLlm(): Promise<FakeLlm> {
     incoming.on('data', (part: Buffer) => parts.push(part));
     incoming.on('end', () => {
       if (incoming.method !== 'POST' || incoming.url !== '/v1/chat/completions') {
-        response.writeHead(404, { 'Content-Type': 'application/json' }).end(JSON.stringify({ error: { message: 'Not found', type: 'invalid_request_error' } }));
+        response
+          .writeHead(404, { 'Content-Type': 'application/json' })
+          .end(JSON.stringify({ error: { message: 'Not found', type: 'invalid_request_error' } }));
         return;
       }
       const request = { headers: incoming.headers, body: JSON.parse(Buffer.concat(parts).toString('utf8')) };

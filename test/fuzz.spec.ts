@@ -48,7 +48,8 @@ function operations(document: OpenAPIObject): Operation[] {
       .map((method) => {
         const operation = item[method]!;
         const parameters = (operation.parameters ?? []) as { in: string; name: string; schema?: Schema }[];
-        const body = (operation.requestBody as { content?: Record<string, { schema?: Schema }> } | undefined)?.content?.['application/json']?.schema;
+        const body = (operation.requestBody as { content?: Record<string, { schema?: Schema }> } | undefined)?.content?.['application/json']
+          ?.schema;
         return {
           method,
           path,
@@ -60,7 +61,20 @@ function operations(document: OpenAPIObject): Operation[] {
 }
 
 /** Units of text whose code points differ from their UTF-16 length, graphemes or what validator.js counts. */
-const TEXT_UNITS = ['a', 'é', '😀', 'e\u0301\u0323', 'a\uFE0F', '\u2764\uFE0E', '👩\u200D💻', '🏳️\u200D🌈', 'क्ष', '\u{10FFFF}', '\u200B', ' '];
+const TEXT_UNITS = [
+  'a',
+  'é',
+  '😀',
+  'e\u0301\u0323',
+  'a\uFE0F',
+  '\u2764\uFE0E',
+  '👩\u200D💻',
+  '🏳️\u200D🌈',
+  'क्ष',
+  '\u{10FFFF}',
+  '\u200B',
+  ' ',
+];
 
 const codePoints = (text: string) => [...text].length;
 
@@ -108,9 +122,39 @@ const isoDateTime = fc
     minute: fc.constantFrom(0, 30, 59, 60),
     second: fc.constantFrom(0, 1, 59, 60),
     fraction: fc.constantFrom('', '', '.1', '.123', '.123456', '.123456789', `.${'9'.repeat(40)}`, ',5', '.'),
-    offset: fc.constantFrom('Z', 'Z', 'z', '+05:30', '-08:00', '+00:00', '-00:00', '+23:59', '+24:00', '+05', '+0530', '-0800', '+05:30:00', '', ' UTC'),
+    offset: fc.constantFrom(
+      'Z',
+      'Z',
+      'z',
+      '+05:30',
+      '-08:00',
+      '+00:00',
+      '-00:00',
+      '+23:59',
+      '+24:00',
+      '+05',
+      '+0530',
+      '-0800',
+      '+05:30:00',
+      '',
+      ' UTC',
+    ),
     separator: fc.constantFrom('T', 'T', 'T', 't', ' '),
-    form: fc.constantFrom('extended', 'extended', 'extended', 'basic', 'week', 'week-time', 'ordinal', 'ordinal-time', 'date', 'year-month', 'minutes', 'hours', 'expanded'),
+    form: fc.constantFrom(
+      'extended',
+      'extended',
+      'extended',
+      'basic',
+      'week',
+      'week-time',
+      'ordinal',
+      'ordinal-time',
+      'date',
+      'year-month',
+      'minutes',
+      'hours',
+      'expanded',
+    ),
   })
   .map((d) => {
     const date = `${pad(d.year, 4)}-${pad(d.month, 2)}-${pad(d.day, 2)}`;
@@ -144,7 +188,23 @@ const isoDateTime = fc
 const hostileString = fc.oneof(
   fc.string({ maxLength: 20 }),
   fc.string({ unit: 'grapheme', maxLength: 30 }),
-  fc.constantFrom('', ' ', '%', '_', '\\', "'; DROP TABLE agents; --", '../../etc/passwd', '\u0000', '\uD800', 'नमस्ते', '🙂', 'NaN', 'null', '-1', '1e309'),
+  fc.constantFrom(
+    '',
+    ' ',
+    '%',
+    '_',
+    '\\',
+    "'; DROP TABLE agents; --",
+    '../../etc/passwd',
+    '\u0000',
+    '\uD800',
+    'नमस्ते',
+    '🙂',
+    'NaN',
+    'null',
+    '-1',
+    '1e309',
+  ),
   fc.string({ minLength: 1000, maxLength: 70_000 }),
 );
 
@@ -172,7 +232,12 @@ const deepNesting = fc.integer({ min: 10, max: 2000 }).map((depth) => {
   return value;
 });
 
-const jsonValue = fc.oneof({ weight: 5, arbitrary: jsonScalar }, fc.jsonValue({ maxDepth: 4 }), deepNesting, fc.array(jsonScalar, { maxLength: 5 }));
+const jsonValue = fc.oneof(
+  { weight: 5, arbitrary: jsonScalar },
+  fc.jsonValue({ maxDepth: 4 }),
+  deepNesting,
+  fc.array(jsonScalar, { maxLength: 5 }),
+);
 
 type Schemas = Record<string, Schema>;
 
@@ -182,7 +247,8 @@ const resolve = (schema: Schema, schemas: Schemas): Schema => (schema.$ref ? (sc
 function minimalValue(schema: Schema, schemas: Schemas): unknown {
   const resolved = resolve(schema, schemas);
   if (resolved.enum) return resolved.enum[0];
-  if (resolved.properties) return Object.fromEntries(Object.entries(resolved.properties).map(([name, property]) => [name, minimalValue(property, schemas)]));
+  if (resolved.properties)
+    return Object.fromEntries(Object.entries(resolved.properties).map(([name, property]) => [name, minimalValue(property, schemas)]));
   if (resolved.type === 'integer' || resolved.type === 'number') return resolved.minimum ?? 0;
   if (resolved.type === 'boolean') return true;
   if (resolved.type === 'array') return [];
@@ -197,10 +263,17 @@ function edgeValue(schema: Schema, schemas: Schemas, depth = 0): fc.Arbitrary<un
   const resolved = resolve(schema, schemas);
   if (resolved.enum) return fc.constantFrom(...resolved.enum, `${String(resolved.enum[0])} `, String(resolved.enum[0]).toUpperCase());
   if (resolved.format === 'date-time') return isoDateTime;
-  if (resolved.format === 'email') return fc.oneof(fc.emailAddress(), boundaryText(0, resolved.maxLength ?? 320).map((text) => `${text}@example.com`));
+  if (resolved.format === 'email')
+    return fc.oneof(
+      fc.emailAddress(),
+      boundaryText(0, resolved.maxLength ?? 320).map((text) => `${text}@example.com`),
+    );
   if (resolved.type === 'string' && resolved.pattern) {
     const max = resolved.maxLength ?? 20;
-    return fc.oneof(fc.constantFrom(max - 1, max, max + 1).map((length) => '1'.repeat(length)), boundaryText(resolved.minLength ?? 0, max));
+    return fc.oneof(
+      fc.constantFrom(max - 1, max, max + 1).map((length) => '1'.repeat(length)),
+      boundaryText(resolved.minLength ?? 0, max),
+    );
   }
   if (resolved.type === 'string' && resolved.maxLength !== undefined) return boundaryText(resolved.minLength ?? 0, resolved.maxLength);
   if (resolved.type === 'integer' || resolved.type === 'number') return boundaryNumber(resolved);
@@ -210,7 +283,8 @@ function edgeValue(schema: Schema, schemas: Schemas, depth = 0): fc.Arbitrary<un
     const arrays = [fc.array(item, { maxLength: 3 })];
     // At and past the item limit: small valid items, so that only the count is at its edge.
     const small = minimalValue(resolved.items, schemas);
-    if (resolved.maxItems) arrays.push(fc.constantFrom(resolved.maxItems, resolved.maxItems + 1).map((length) => Array.from({ length }, () => small)));
+    if (resolved.maxItems)
+      arrays.push(fc.constantFrom(resolved.maxItems, resolved.maxItems + 1).map((length) => Array.from({ length }, () => small)));
     return fc.oneof(...arrays);
   }
   if (resolved.properties && depth < 2) return edgeObject(resolved, schemas, depth + 1);
@@ -221,24 +295,41 @@ function edgeValue(schema: Schema, schemas: Schemas, depth = 0): fc.Arbitrary<un
 function edgeObject(schema: Schema, schemas: Schemas, depth = 0): fc.Arbitrary<Record<string, unknown>> {
   const properties = Object.entries(schema.properties ?? {});
   if (properties.length === 0) return fc.constant({});
-  return fc.subarray(properties, { maxLength: Math.min(4, properties.length) }).chain((chosen) =>
-    fc.tuple(...chosen.map(([, property]) => fc.oneof({ weight: 4, arbitrary: edgeValue(property, schemas, depth) }, jsonScalar))).map((values) =>
-      Object.fromEntries(chosen.map(([name], index) => [name, values[index]])),
-    ),
-  );
+  return fc
+    .subarray(properties, { maxLength: Math.min(4, properties.length) })
+    .chain((chosen) =>
+      fc
+        .tuple(...chosen.map(([, property]) => fc.oneof({ weight: 4, arbitrary: edgeValue(property, schemas, depth) }, jsonScalar)))
+        .map((values) => Object.fromEntries(chosen.map(([name], index) => [name, values[index]]))),
+    );
 }
 
 /** Bodies sent as raw JSON text so that keys such as __proto__ survive serialisation. */
 function bodyArbitrary(body: Schema | undefined, schemas: Schemas): fc.Arbitrary<string> {
   const properties = Object.keys(resolve(body ?? {}, schemas).properties ?? {});
   const known = properties.length ? fc.constantFrom(...properties) : fc.constant('name');
-  const key = fc.oneof({ weight: 4, arbitrary: known }, fc.constantFrom('__proto__', 'constructor', 'prototype', 'accountId', 'id', 'isTest'), fc.string({ maxLength: 10 }));
-  const object = fc.array(fc.tuple(key, jsonValue), { maxLength: 6 }).map((entries) => `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${JSON.stringify(v) ?? 'null'}`).join(',')}}`);
+  const key = fc.oneof(
+    { weight: 4, arbitrary: known },
+    fc.constantFrom('__proto__', 'constructor', 'prototype', 'accountId', 'id', 'isTest'),
+    fc.string({ maxLength: 10 }),
+  );
+  const object = fc
+    .array(fc.tuple(key, jsonValue), { maxLength: 6 })
+    .map((entries) => `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${JSON.stringify(v) ?? 'null'}`).join(',')}}`);
   const atTheEdges = body ? edgeObject(resolve(body, schemas), schemas).map((value) => JSON.stringify(value)) : object;
   // Prototype pollution attempts, at the top and inside a documented field: what the check after each request looks for.
   const pollution = fc
-    .tuple(known, fc.constantFrom('{"__proto__":{"polluted":1}}', '{"constructor":{"prototype":{"polluted":1}}}', '{"__proto__":{"nested":{"polluted":1}}}'))
-    .chain(([field, payload]) => fc.constantFrom(payload, `{${JSON.stringify(field)}:${payload}}`, `{${JSON.stringify(field)}:[${payload}]}`));
+    .tuple(
+      known,
+      fc.constantFrom(
+        '{"__proto__":{"polluted":1}}',
+        '{"constructor":{"prototype":{"polluted":1}}}',
+        '{"__proto__":{"nested":{"polluted":1}}}',
+      ),
+    )
+    .chain(([field, payload]) =>
+      fc.constantFrom(payload, `{${JSON.stringify(field)}:${payload}}`, `{${JSON.stringify(field)}:[${payload}]}`),
+    );
   return fc.oneof(
     { weight: 8, arbitrary: atTheEdges },
     { weight: 4, arbitrary: object },
@@ -252,7 +343,16 @@ function queryArbitrary(query: Record<string, Schema>, schemas: Schemas): fc.Arb
   const names = Object.keys(query);
   const hostile = fc.oneof(hostileString, fc.integer().map(String), fc.constantFrom('0', '1', '99999999999999999999', '-5', '1.5', 'true'));
   const known = names.map((name) =>
-    fc.tuple(fc.constant(name), fc.oneof({ weight: 3, arbitrary: edgeValue(query[name], schemas).map((value) => (typeof value === 'string' ? value : JSON.stringify(value) ?? '')) }, hostile)),
+    fc.tuple(
+      fc.constant(name),
+      fc.oneof(
+        {
+          weight: 3,
+          arbitrary: edgeValue(query[name], schemas).map((value) => (typeof value === 'string' ? value : (JSON.stringify(value) ?? ''))),
+        },
+        hostile,
+      ),
+    ),
   );
   const unknown = fc.tuple(fc.string({ maxLength: 8 }), hostile);
   const pair = known.length ? fc.oneof({ weight: 4, arbitrary: fc.oneof(...known) }, unknown) : unknown;
@@ -270,14 +370,23 @@ interface EdgeTarget {
 /** Whether the schema declares edges (lengths, bounds, a format, a pattern, an enum, an item count). */
 const hasEdges = (schema: Schema, schemas: Schemas) => {
   const resolved = resolve(schema, schemas);
-  return [resolved.maxLength, resolved.minimum, resolved.maximum, resolved.format, resolved.pattern, resolved.enum, resolved.maxItems].some((edge) => edge !== undefined);
+  return [resolved.maxLength, resolved.minimum, resolved.maximum, resolved.format, resolved.pattern, resolved.enum, resolved.maxItems].some(
+    (edge) => edge !== undefined,
+  );
 };
 
 function edgeTargets(ops: Operation[], schemas: Schemas): EdgeTarget[] {
-  return ops.flatMap((operation) => [
-    ...Object.entries(resolve(operation.body ?? {}, schemas).properties ?? {}).map(([name, schema]) => ({ operation, location: 'body' as const, name, schema })),
-    ...Object.entries(operation.query).map(([name, schema]) => ({ operation, location: 'query' as const, name, schema })),
-  ]).filter((target) => hasEdges(target.schema, schemas));
+  return ops
+    .flatMap((operation) => [
+      ...Object.entries(resolve(operation.body ?? {}, schemas).properties ?? {}).map(([name, schema]) => ({
+        operation,
+        location: 'body' as const,
+        name,
+        schema,
+      })),
+      ...Object.entries(operation.query).map(([name, schema]) => ({ operation, location: 'query' as const, name, schema })),
+    ])
+    .filter((target) => hasEdges(target.schema, schemas));
 }
 
 describe('fuzzing every operation of the OpenAPI document', () => {
@@ -307,16 +416,23 @@ describe('fuzzing every operation of the OpenAPI document', () => {
       conversationIdleSeconds: 7 * 24 * 3600,
       webhooks: { allowPrivateTargets: false, timeoutMs: 500, retrySeconds: [], retentionDays: 30 },
     });
-    context.app.get(WebhookTargets).resolver = async (name) => Promise.reject(Object.assign(new Error(`getaddrinfo ENOTFOUND ${name}`), { code: 'ENOTFOUND' }));
+    context.app.get(WebhookTargets).resolver = async (name) =>
+      Promise.reject(Object.assign(new Error(`getaddrinfo ENOTFOUND ${name}`), { code: 'ENOTFOUND' }));
     dataSource = context.app.get(DataSource);
     account = await context.createAccount();
     const agent = (await context.as(account).post('/agents').send({ name: 'Fuzz target' }).expect(201)).body;
     const kb = (await context.as(account).post('/knowledge-bases').send({ name: 'Fuzz KB' }).expect(201)).body;
     const source = (
-      await context.as(account).post(`/knowledge-bases/${kb.id}/sources`).send({ name: 'Fuzz source', content: 'Opening hours: nine to six. दुकान सुबह नौ बजे खुलती है।' }).expect(201)
+      await context
+        .as(account)
+        .post(`/knowledge-bases/${kb.id}/sources`)
+        .send({ name: 'Fuzz source', content: 'Opening hours: nine to six. दुकान सुबह नौ बजे खुलती है।' })
+        .expect(201)
     ).body;
     // A url source (its fetch is refused at once: loopback), so that refresh can succeed too.
-    const urlSource = (await context.as(account).post(`/knowledge-bases/${kb.id}/sources`).send({ type: 'url', content: 'http://127.0.0.1:9/' }).expect(201)).body;
+    const urlSource = (
+      await context.as(account).post(`/knowledge-bases/${kb.id}/sources`).send({ type: 'url', content: 'http://127.0.0.1:9/' }).expect(201)
+    ).body;
     const site = (await context.as(account).post('/widget/sites').send({ name: 'Fuzz site' }).expect(201)).body;
     const call = (await context.as(account).post('/calls').send({ name: 'Fuzz call' }).expect(201)).body;
     // A key the focused requests may revoke (DELETE /api-keys/{keyId}); the one the fuzz sends is never a target.
@@ -330,7 +446,16 @@ describe('fuzzing every operation of the OpenAPI document', () => {
     const conversation = (await context.as(account).post(`/agents/${talker.id}/conversations`).send({}).expect(201)).body;
     conversationToken = conversation.token;
     validIds.push(String(agent.id), String(kb.id), String(urlSource.id), conversation.conversationId);
-    Object.assign(idsByParameter, { agentId: agent.id, kbId: kb.id, sourceId: source.id, siteId: site.id, callId: call.id, siteKey: site.siteKey, keyId: spareKey.id, conversationId: conversation.conversationId });
+    Object.assign(idsByParameter, {
+      agentId: agent.id,
+      kbId: kb.id,
+      sourceId: source.id,
+      siteId: site.id,
+      callId: call.id,
+      siteKey: site.siteKey,
+      keyId: spareKey.id,
+      conversationId: conversation.conversationId,
+    });
   });
   afterAll(() => context.close());
 
@@ -339,12 +464,14 @@ describe('fuzzing every operation of the OpenAPI document', () => {
 
   it(`answers ${RUNS} random requests without a 5xx, in the error shape, changing nothing when it refuses`, async () => {
     expect(ops.length).toBeGreaterThan(5);
-    const pathParam = fc.oneof(
-      { weight: 3, arbitrary: fc.constantFrom(...validIds) },
-      fc.integer({ min: -10, max: 3_000_000_000 }).map(String),
-      fc.uuid().map(String),
-      hostileString.filter((s) => s.length < 200).map(encode),
-    ).filter((param) => param !== ownKeyId && param !== talkerId);
+    const pathParam = fc
+      .oneof(
+        { weight: 3, arbitrary: fc.constantFrom(...validIds) },
+        fc.integer({ min: -10, max: 3_000_000_000 }).map(String),
+        fc.uuid().map(String),
+        hostileString.filter((s) => s.length < 200).map(encode),
+      )
+      .filter((param) => param !== ownKeyId && param !== talkerId);
     // Built once per operation, not on every run.
     const requests = ops.map((operation) =>
       fc.record({
@@ -353,7 +480,14 @@ describe('fuzzing every operation of the OpenAPI document', () => {
         query: queryArbitrary(operation.query, schemas),
         body: ['post', 'patch', 'put'].includes(operation.method) ? bodyArbitrary(operation.body, schemas) : fc.constant(undefined),
         keyMode: fc.constantFrom('valid', 'valid', 'valid', 'valid', 'missing', 'garbage'),
-        contentType: fc.constantFrom('application/json', 'application/json', 'application/json; charset=utf-8', 'text/plain', 'application/xml', ''),
+        contentType: fc.constantFrom(
+          'application/json',
+          'application/json',
+          'application/json; charset=utf-8',
+          'text/plain',
+          'application/xml',
+          '',
+        ),
       }),
     );
     // Focused: one documented field at its edges (the others left out, or one more), with a valid key, a JSON
@@ -363,7 +497,9 @@ describe('fuzzing every operation of the OpenAPI document', () => {
     const focused = targets.map((target) => {
       const value = edgeValue(target.schema, schemas);
       const operation = target.operation;
-      const params = fc.constant(operation.path.match(/\{[^}]+\}/g)?.map((parameter) => encode(String(idsByParameter[parameter.slice(1, -1)] ?? '1'))) ?? []);
+      const params = fc.constant(
+        operation.path.match(/\{[^}]+\}/g)?.map((parameter) => encode(String(idsByParameter[parameter.slice(1, -1)] ?? '1'))) ?? [],
+      );
       const others = operation.body ? edgeObject({ properties: resolve(operation.body, schemas).properties }, schemas) : fc.constant({});
       return fc.record({
         operation: fc.constant(operation),
@@ -422,18 +558,23 @@ describe('fuzzing every operation of the OpenAPI document', () => {
           if (!shaped) problems.push(`error not in the API's shape: ${JSON.stringify(response.body).slice(0, 300)}`);
           if (isWrite) {
             current = await fingerprint();
-            if (current !== before) problems.push(`a refused write (${response.status} ${String(response.body?.message).slice(0, 80)}) changed the database`);
+            if (current !== before)
+              problems.push(`a refused write (${response.status} ${String(response.body?.message).slice(0, 80)}) changed the database`);
           }
         }
         if (isWrite && response.status < 400) current = undefined;
         if ('polluted' in Object.prototype || 'nested' in Object.prototype) problems.push('Object.prototype was polluted');
         // Thrown, so that fast-check shrinks the request to the smallest one that still fails.
-        if (problems.length) throw new Error(`${op.method.toUpperCase()} ${url.slice(0, 120)} body=${String(body).slice(0, 120)}: ${problems.join('; ')}`);
+        if (problems.length)
+          throw new Error(`${op.method.toUpperCase()} ${url.slice(0, 120)} body=${String(body).slice(0, 120)}: ${problems.join('; ')}`);
       }),
       { numRuns: RUNS, seed: process.env.FUZZ_SEED ? Number(process.env.FUZZ_SEED) : undefined },
     );
     // Reported briefly: the counterexample itself can be megabytes.
-    if (run.failed) throw new Error(`fuzz failed (seed ${run.seed}, path ${run.counterexamplePath}, ${run.numShrinks} shrinks): ${String(run.errorInstance).slice(0, 2_000)}`);
+    if (run.failed)
+      throw new Error(
+        `fuzz failed (seed ${run.seed}, path ${run.counterexamplePath}, ${run.numShrinks} shrinks): ${String(run.errorInstance).slice(0, 2_000)}`,
+      );
     // The requests reached the handlers, not only the guard and the body parser.
     const successes = [...statuses].filter(([status]) => status < 300).reduce((sum, [, count]) => sum + count, 0);
     expect(successes).toBeGreaterThan(RUNS * 0.05);

@@ -55,7 +55,11 @@ describe('GET /health, /health/live, /health/ready', () => {
       expect((await request(server).get('/health/ready').expect(503)).body).toEqual(health.body);
       expect((await request(server).get('/health/live').expect(200)).body).toEqual({ status: 'ok' });
       const api = await request(server).get('/agents').set('X-Api-Key', key.apiKey).expect(503);
-      expect(api.body).toEqual({ statusCode: 503, error: 'Service Unavailable', message: 'The database is unavailable; try again shortly' });
+      expect(api.body).toEqual({
+        statusCode: 503,
+        error: 'Service Unavailable',
+        message: 'The database is unavailable; try again shortly',
+      });
 
       postgres = await startEmbeddedPostgres({ dataDir, port });
       const deadline = Date.now() + 5_000;

@@ -56,16 +56,24 @@ describe('the HTTP server of ApiExpressAdapter', () => {
   });
 
   it("keeps Express's request and response API, and request bodies still stream", async () => {
-    await request(server).get('/probe/express?q=hello').set('Host', 'api.example.com').expect(200, { q: 'hello', path: '/probe/express', host: 'api.example.com' });
+    await request(server)
+      .get('/probe/express?q=hello')
+      .set('Host', 'api.example.com')
+      .expect(200, { q: 'hello', path: '/probe/express', host: 'api.example.com' });
     const raw = await request(server).get('/probe/raw').expect(203);
     expect(raw.text).toBe('raw');
     expect(raw.headers['content-type']).toMatch(/^text\/plain/);
-    await request(server).post('/probe/echo').send({ name: 'Asha', list: [1, 2] }).expect(200, { name: 'Asha', list: [1, 2] });
+    await request(server)
+      .post('/probe/echo')
+      .send({ name: 'Asha', list: [1, 2] })
+      .expect(200, { name: 'Asha', list: [1, 2] });
   });
 
   it('refuses the server options it does not implement instead of ignoring them', async () => {
     for (const options of [{ forceCloseConnections: true }, { return503OnClosing: true }, { httpsOptions: {} }]) {
-      await expect(NestFactory.create(ProbeModule, new ApiExpressAdapter(), { logger: false, ...options })).rejects.toThrow(/does not support/);
+      await expect(NestFactory.create(ProbeModule, new ApiExpressAdapter(), { logger: false, ...options })).rejects.toThrow(
+        /does not support/,
+      );
     }
   });
 });

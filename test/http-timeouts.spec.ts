@@ -95,7 +95,11 @@ describe('HTTP server timeouts', () => {
         const timer = setInterval(() => (socket.destroyed ? clearInterval(timer) : socket.write('X-Slow: 1\r\n')), 100);
       });
       expect(answer).toMatch(/^HTTP\/1\.1 408 Request Timeout\r\n/);
-      expect(JSON.parse(answer.split('\r\n\r\n')[1])).toEqual({ statusCode: 408, error: 'Request Timeout', message: 'The request was not received in time' });
+      expect(JSON.parse(answer.split('\r\n\r\n')[1])).toEqual({
+        statusCode: 408,
+        error: 'Request Timeout',
+        message: 'The request was not received in time',
+      });
     });
   });
 });
@@ -110,7 +114,14 @@ interface Exchange {
  * Sends a request's head, then its body a byte every `intervalMs`, `stopAfter` bytes at most (then silence), until the
  * body is complete or the server closes the connection.
  */
-function trickle(port: number, head: string, length: number, intervalMs: number, stopAfter = length, connection = 'close'): Promise<Exchange> {
+function trickle(
+  port: number,
+  head: string,
+  length: number,
+  intervalMs: number,
+  stopAfter = length,
+  connection = 'close',
+): Promise<Exchange> {
   return new Promise((resolve) => {
     const socket = connect(port, '127.0.0.1');
     let answer = '';
@@ -149,7 +160,8 @@ describe('the bound on receiving a request (HTTP_REQUEST_TIMEOUT_MS, HTTP_UPLOAD
     await storage.stop();
   });
 
-  const post = (path: string) => `POST ${path} HTTP/1.1\r\nHost: test\r\nX-Api-Key: ${account.apiKey}\r\nContent-Type: application/json\r\n`;
+  const post = (path: string) =>
+    `POST ${path} HTTP/1.1\r\nHost: test\r\nX-Api-Key: ${account.apiKey}\r\nContent-Type: application/json\r\n`;
 
   it('cuts a body that stops (408 in the error shape, then the connection closes), long before the idle timeout', async () => {
     const { answer, sent } = await trickle(port, post('/agents'), 1_000, 10, 5);

@@ -110,7 +110,11 @@ describe('Idempotency-Key', () => {
       const first = post(account, '/agents', key, { name: 'Slow' }).then((response) => response);
       await held.arrived; // the first request is in its handler, its key claimed
       const conflict = await post(account, '/agents', key, { name: 'Slow' }).expect(409);
-      expect(conflict.body).toEqual({ statusCode: 409, error: 'Conflict', message: 'A request with this Idempotency-Key is still in progress; retry once it has been answered' });
+      expect(conflict.body).toEqual({
+        statusCode: 409,
+        error: 'Conflict',
+        message: 'A request with this Idempotency-Key is still in progress; retry once it has been answered',
+      });
       expect((await post(account, '/agents', key, { name: 'Other' }).expect(422)).body.statusCode).toBe(422); // another body: 422 even now
       held.open();
       const answered = await first;
@@ -129,7 +133,11 @@ describe('Idempotency-Key', () => {
     const agents = context.app.get(AgentsService);
     const failing = jest.spyOn(agents, 'create').mockRejectedValueOnce(new Error('unexpected'));
     try {
-      expect((await post(account, '/agents', key, { name: 'Retried' }).expect(500)).body).toEqual({ statusCode: 500, error: 'Internal Server Error', message: 'Internal server error' });
+      expect((await post(account, '/agents', key, { name: 'Retried' }).expect(500)).body).toEqual({
+        statusCode: 500,
+        error: 'Internal Server Error',
+        message: 'Internal server error',
+      });
     } finally {
       failing.mockRestore();
     }
@@ -153,9 +161,22 @@ describe('Idempotency-Key', () => {
     const key = randomUUID();
     const first = await post(account, '/api-keys', key, { name: 'Full' }).expect(201);
     expect(first.body.scopes).toEqual(['read', 'write']);
-    const writeOnly = (await context.as(account).post('/api-keys').send({ name: 'Ingest', scopes: ['write'] }).expect(201)).body.apiKey as string;
-    const replay = await context.http.post('/api-keys').set('X-Api-Key', writeOnly).set('Idempotency-Key', key).send({ name: 'Full' }).expect(422);
-    expect(replay.body.message).toBe('This Idempotency-Key was used with another request (API key, method, path or body) in the last 24 hours; use a new key');
+    const writeOnly = (
+      await context
+        .as(account)
+        .post('/api-keys')
+        .send({ name: 'Ingest', scopes: ['write'] })
+        .expect(201)
+    ).body.apiKey as string;
+    const replay = await context.http
+      .post('/api-keys')
+      .set('X-Api-Key', writeOnly)
+      .set('Idempotency-Key', key)
+      .send({ name: 'Full' })
+      .expect(422);
+    expect(replay.body.message).toBe(
+      'This Idempotency-Key was used with another request (API key, method, path or body) in the last 24 hours; use a new key',
+    );
     expect(JSON.stringify(replay.body)).not.toContain(first.body.apiKey);
     // The key that sent it still gets its answer again.
     expect((await post(account, '/api-keys', key, { name: 'Full' }).expect(201)).body.apiKey).toBe(first.body.apiKey);
@@ -166,7 +187,8 @@ describe('Idempotency-Key', () => {
     const [old, fresh] = [randomUUID(), randomUUID()];
     await post(account, '/agents', old, { name: 'Yesterday' }).expect(201);
     await post(account, '/agents', fresh, { name: 'Today' }).expect(201);
-    const count = async () => Number((await dataSource.query('SELECT count(*) AS n FROM idempotency_keys WHERE account_id = $1', [account.id]))[0].n);
+    const count = async () =>
+      Number((await dataSource.query('SELECT count(*) AS n FROM idempotency_keys WHERE account_id = $1', [account.id]))[0].n);
     await dataSource.query(
       `UPDATE idempotency_keys SET created_at = now() - interval '24 hours 1 second' WHERE account_id = $1 AND id = (SELECT min(id) FROM idempotency_keys WHERE account_id = $1)`,
       [account.id],
@@ -190,7 +212,9 @@ describe('Idempotency-Key', () => {
       await held.arrived;
       await post(account, '/agents', key, { name: 'Orphan' }).expect(409);
       // As if its server had died long ago: the claim is older than the lease, still unanswered.
-      await dataSource.query(`UPDATE idempotency_keys SET created_at = now() - interval '5 minutes 1 second' WHERE account_id = $1`, [account.id]);
+      await dataSource.query(`UPDATE idempotency_keys SET created_at = now() - interval '5 minutes 1 second' WHERE account_id = $1`, [
+        account.id,
+      ]);
       const taken = await post(account, '/agents', key, { name: 'Orphan' }).expect(201);
       expect(taken.headers[REPLAYED]).toBeUndefined();
       held.open();
@@ -209,7 +233,11 @@ describe('Idempotency-Key', () => {
     const account = await context.createAccount();
     const before = await accountFingerprint(dataSource, account.id);
     const response = await post(account, '/agents', key, { name: 'Refused' }).expect(400);
-    expect(response.body).toEqual({ statusCode: 400, error: 'Bad Request', message: 'Idempotency-Key must be 1–255 printable ASCII characters' });
+    expect(response.body).toEqual({
+      statusCode: 400,
+      error: 'Bad Request',
+      message: 'Idempotency-Key must be 1–255 printable ASCII characters',
+    });
     expect(await accountFingerprint(dataSource, account.id)).toBe(before);
   });
 
@@ -228,17 +256,24 @@ describe('Idempotency-Key', () => {
     const again = await post(account, '/api-keys', key, { name: 'Partner' }).expect(201).expect(REPLAYED, 'true');
     expect(again.body.apiKey).toBe(first.body.apiKey);
     expect(await context.app.get(ApiKeysService).list(account.id)).toHaveLength(2);
-    const rows: { key_hash: string; body: Buffer }[] = await dataSource.query('SELECT key_hash, body FROM idempotency_keys WHERE account_id = $1', [account.id]);
+    const rows: { key_hash: string; body: Buffer }[] = await dataSource.query(
+      'SELECT key_hash, body FROM idempotency_keys WHERE account_id = $1',
+      [account.id],
+    );
     expect(rows).toHaveLength(1);
     expect(rows[0].key_hash).not.toContain(key);
-    for (const secret of [first.body.apiKey, first.body.prefix, 'Partner', key]) expect(rows[0].body.includes(Buffer.from(secret))).toBe(false);
+    for (const secret of [first.body.apiKey, first.body.prefix, 'Partner', key])
+      expect(rows[0].body.includes(Buffer.from(secret))).toBe(false);
   });
 
   it('encrypts the stored answer with a key that needs the server secret: the Idempotency-Key alone does not open it, and the replay works', async () => {
     const account = await context.createAccount();
     const key = `order-${account.id}`; // a key weak enough to be guessed from a copy of the table
     const first = await post(account, '/api-keys', key, { name: 'Guessable' }).expect(201);
-    const [row]: { key_hash: string; body: Buffer }[] = await dataSource.query('SELECT key_hash, body FROM idempotency_keys WHERE account_id = $1', [account.id]);
+    const [row]: { key_hash: string; body: Buffer }[] = await dataSource.query(
+      'SELECT key_hash, body FROM idempotency_keys WHERE account_id = $1',
+      [account.id],
+    );
     const boundTo = `${account.id}:${row.key_hash}`;
     const secrets = idempotencySecrets(context.app.get(IDEMPOTENCY_SECRET), key);
     expect(openBody(secrets, boundTo, row.body).toString()).toBe(first.text);
@@ -252,7 +287,10 @@ describe('Idempotency-Key', () => {
     const key = randomUUID();
     await post(account, '/agents', key, { name: 'Stored before' }).expect(201);
     // The record as the previous version stored it: the same lookup and request hash, the body sealed with the key alone.
-    const [row]: { id: number; key_hash: string; body: Buffer }[] = await dataSource.query('SELECT id, key_hash, body FROM idempotency_keys WHERE account_id = $1', [account.id]);
+    const [row]: { id: number; key_hash: string; body: Buffer }[] = await dataSource.query(
+      'SELECT id, key_hash, body FROM idempotency_keys WHERE account_id = $1',
+      [account.id],
+    );
     const boundTo = `${account.id}:${row.key_hash}`;
     const secrets = idempotencySecrets(context.app.get(IDEMPOTENCY_SECRET), key);
     const legacy = sealBody({ ...secrets, bodyKey: keyAloneBodyKey(key) }, boundTo, openBody(secrets, boundTo, row.body));
@@ -286,7 +324,9 @@ describe('Idempotency-Key', () => {
 
   it('cleans expired keys up with a cron job', async () => {
     const boss = context.app.get<unknown, { boss: PgBoss }>(Jobs).boss;
-    expect(await boss.getSchedules()).toEqual(expect.arrayContaining([expect.objectContaining({ name: 'idempotency.expire', cron: '*/10 * * * *', timezone: 'UTC' })]));
+    expect(await boss.getSchedules()).toEqual(
+      expect.arrayContaining([expect.objectContaining({ name: 'idempotency.expire', cron: '*/10 * * * *', timezone: 'UTC' })]),
+    );
   });
 });
 
@@ -310,12 +350,20 @@ const POST_ROUTES: Record<string, (context: TestContext, account: TestAccount) =
   'POST /api-keys': async () => ({ path: '/api-keys', body: { name: 'Walked' } }),
   'POST /knowledge-bases/:kbId/sources/:sourceId/refresh': async (context, account) => {
     const kb = (await context.as(account).post('/knowledge-bases').send({ name: 'Parent' }).expect(201)).body;
-    const source = (await context.as(account).post(`/knowledge-bases/${kb.id}/sources`).send({ type: 'url', content: 'https://walk.invalid/' }).expect(201)).body;
+    const source = (
+      await context
+        .as(account)
+        .post(`/knowledge-bases/${kb.id}/sources`)
+        .send({ type: 'url', content: 'https://walk.invalid/' })
+        .expect(201)
+    ).body;
     return { path: `/knowledge-bases/${kb.id}/sources/${source.id}/refresh` };
   },
   // A host under .invalid: accepted (it is not a private address), never reached (the job workers are off here).
   'POST /webhooks': async () => ({ path: '/webhooks', body: { url: 'https://walk.invalid/hook', events: ['call.created'] } }),
-  'POST /webhooks/:webhookId/rotate-secret': async (context, account) => ({ path: `/webhooks/${(await webhook(context, account)).id}/rotate-secret` }),
+  'POST /webhooks/:webhookId/rotate-secret': async (context, account) => ({
+    path: `/webhooks/${(await webhook(context, account)).id}/rotate-secret`,
+  }),
   'POST /webhooks/:webhookId/test': async (context, account) => ({ path: `/webhooks/${(await webhook(context, account)).id}/test` }),
   'POST /webhooks/:webhookId/deliveries/:deliveryId/retry': async (context, account) => {
     const { id } = await webhook(context, account);
@@ -330,7 +378,13 @@ const POST_ROUTES: Record<string, (context: TestContext, account: TestAccount) =
 };
 
 async function webhook(context: TestContext, account: TestAccount): Promise<{ id: number }> {
-  return (await context.as(account).post('/webhooks').send({ url: 'https://walk.invalid/hook', events: ['call.created'] }).expect(201)).body;
+  return (
+    await context
+      .as(account)
+      .post('/webhooks')
+      .send({ url: 'https://walk.invalid/hook', events: ['call.created'] })
+      .expect(201)
+  ).body;
 }
 
 describe('Idempotency-Key on every POST route of the management API', () => {
@@ -362,7 +416,8 @@ describe('Idempotency-Key on every POST route of the management API', () => {
       if (again.status !== first.status || again.text !== first.text || again.headers[REPLAYED] !== 'true') {
         failures.push(`${route}: the retry answered ${again.status} (replayed: ${again.headers[REPLAYED]}) ${again.text.slice(0, 200)}`);
       }
-      if ((await accountFingerprint(context.app.get(DataSource), account.id, { settle: false })) !== before) failures.push(`${route}: the retry changed the account's data`);
+      if ((await accountFingerprint(context.app.get(DataSource), account.id, { settle: false })) !== before)
+        failures.push(`${route}: the retry changed the account's data`);
     }
     expect(failures).toEqual([]);
   });
@@ -385,7 +440,9 @@ describe('Idempotency-Key on two servers at once', () => {
     for (let round = 0; round < 10; round++) {
       const key = randomUUID();
       const name = `Raced ${round}`;
-      const [a, b] = await Promise.all([first, second].map((server) => server.as(account).post('/agents').set('Idempotency-Key', key).send({ name })));
+      const [a, b] = await Promise.all(
+        [first, second].map((server) => server.as(account).post('/agents').set('Idempotency-Key', key).send({ name })),
+      );
       // One did the work (201, not replayed); the other got its answer replayed, or a 409 while it ran.
       const [worker, other] = a.headers[REPLAYED] === undefined && a.status === 201 ? [a, b] : [b, a];
       expect([worker.status, worker.headers[REPLAYED]]).toEqual([201, undefined]);
@@ -401,7 +458,12 @@ describe('Idempotency-Key on two servers at once', () => {
     const key = randomUUID();
     const held = gate(first.app.get(AgentsService), 'create');
     try {
-      const running = first.as(account).post('/agents').set('Idempotency-Key', key).send({ name: 'Held' }).then((response) => response);
+      const running = first
+        .as(account)
+        .post('/agents')
+        .set('Idempotency-Key', key)
+        .send({ name: 'Held' })
+        .then((response) => response);
       await held.arrived;
       await second.as(account).post('/agents').set('Idempotency-Key', key).send({ name: 'Held' }).expect(409);
       held.open();

@@ -71,11 +71,22 @@ class TestJobs implements OnModuleInit {
 
 /** One service instance's job queue (its own pool and workers) on the schema given. */
 async function instance(name: string, schema: string, jobWorkers = true) {
-  const config = { ...loadConfig({ ...process.env, LOG_LEVEL: 'silent' }), jobQueueSchema: schema, jobMaintenanceIntervalSeconds: 1, jobWorkers };
+  const config = {
+    ...loadConfig({ ...process.env, LOG_LEVEL: 'silent' }),
+    jobQueueSchema: schema,
+    jobMaintenanceIntervalSeconds: 1,
+    jobWorkers,
+  };
   @Module({ providers: [TestJobs] })
   class TestModule {}
   const module = await Test.createTestingModule({
-    imports: [ConfigModule.forRoot(config), TypeOrmModule.forRoot(dataSourceOptions(process.env.DATABASE_URL!, config)), DatabaseModule, JobsModule, TestModule],
+    imports: [
+      ConfigModule.forRoot(config),
+      TypeOrmModule.forRoot(dataSourceOptions(process.env.DATABASE_URL!, config)),
+      DatabaseModule,
+      JobsModule,
+      TestModule,
+    ],
   }).compile();
   Object.assign(module.get(Jobs), { instanceName: name });
   const app = await module.createNestApplication({ logger: false }).init();
@@ -186,22 +197,43 @@ describe('the job queue (pg-boss)', () => {
     const values = Array.from({ length: 100 }, (_, index) => 4000 + index);
     await expect(
       a.database.transaction(async (sql) => {
-        await a.jobs.sendMany('test.batch', values.map((value) => ({ data: { value } })), { sql });
+        await a.jobs.sendMany(
+          'test.batch',
+          values.map((value) => ({ data: { value } })),
+          { sql },
+        );
         throw new Error('roll back');
       }),
     ).rejects.toThrow('roll back');
-    await a.database.transaction((sql) => a.jobs.sendMany('test.batch', values.slice(0, 50).map((value) => ({ data: { value } })), { sql }));
-    await b.jobs.sendMany('test.batch', values.slice(50).map((value) => ({ data: { value } })));
+    await a.database.transaction((sql) =>
+      a.jobs.sendMany(
+        'test.batch',
+        values.slice(0, 50).map((value) => ({ data: { value } })),
+        { sql },
+      ),
+    );
+    await b.jobs.sendMany(
+      'test.batch',
+      values.slice(50).map((value) => ({ data: { value } })),
+    );
     expect(await jobValues(a.database, schema, 'test.batch', 4000, 4100)).toEqual(values);
     await until(() => valuesDone(4000, 4100).length >= 100);
     await queueSettled(a.database, schema, 'test.batch');
-    expect(valuesDone(4000, 4100).map(({ value }) => value).sort()).toEqual(values);
+    expect(
+      valuesDone(4000, 4100)
+        .map(({ value }) => value)
+        .sort(),
+    ).toEqual(values);
   });
 
   it('hands a batch handler its jobs together, and retries every job of a batch that failed', async () => {
     await a.jobs.sendMany('test.batch', [{ data: { value: 5000 } }, { data: { value: 5001 } }]);
     await until(() => valuesDone(5000, 5002).length >= 2);
-    expect(valuesDone(5000, 5002).map(({ value }) => value).sort()).toEqual([5000, 5001]);
+    expect(
+      valuesDone(5000, 5002)
+        .map(({ value }) => value)
+        .sort(),
+    ).toEqual([5000, 5001]);
     // Sent in one statement, fetched in one batch, which failed: both jobs were attempted twice.
     expect(batches.some((batch) => batch.includes(5000) && batch.includes(5001))).toBe(true);
     expect([attempts.get(5000), attempts.get(5001)]).toEqual([2, 2]);
@@ -246,12 +278,18 @@ describe('the job queue (pg-boss)', () => {
     expect(await jobValues(a.database, schema, 'test.record', 8000, 8020)).toEqual(Array.from({ length: 10 }, (_, index) => 8010 + index));
     await until(() => valuesDone(8010, 8020).length >= 10);
     await queueSettled(a.database, schema, 'test.record');
-    expect(valuesDone(8000, 8020).map(({ value }) => value).sort()).toEqual(Array.from({ length: 10 }, (_, index) => 8010 + index));
+    expect(
+      valuesDone(8000, 8020)
+        .map(({ value }) => value)
+        .sort(),
+    ).toEqual(Array.from({ length: 10 }, (_, index) => 8010 + index));
     expect(() => a.jobs.queueSql('test.unknown')).toThrow('not defined');
   });
 
   it('refuses a definition with both kinds of handler, or neither', () => {
-    expect(() => a.jobs.define({ name: 'test.both', expireInSeconds: 1, handler: async () => undefined, batchHandler: async () => undefined })).toThrow('not both');
+    expect(() =>
+      a.jobs.define({ name: 'test.both', expireInSeconds: 1, handler: async () => undefined, batchHandler: async () => undefined }),
+    ).toThrow('not both');
     expect(() => a.jobs.define({ name: 'test.neither', expireInSeconds: 1 })).toThrow('not both');
   });
 

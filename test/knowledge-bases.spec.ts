@@ -109,7 +109,11 @@ describe('knowledge bases and sources', () => {
 
     it('refuses text over 500,000 characters', async () => {
       const kb = await createKnowledgeBase();
-      const response = await context.as(owner).post(`/knowledge-bases/${kb.id}/sources`).send({ content: 'x'.repeat(500_001) }).expect(400);
+      const response = await context
+        .as(owner)
+        .post(`/knowledge-bases/${kb.id}/sources`)
+        .send({ content: 'x'.repeat(500_001) })
+        .expect(400);
       expect(response.body.details).toEqual([expect.objectContaining({ field: 'content' })]);
     });
 
@@ -156,7 +160,9 @@ describe('knowledge bases and sources', () => {
       const notFound = { statusCode: 404, error: 'Not Found', message: `Knowledge base ${kb.id} not found` };
       expect((await context.as(other).get(`/knowledge-bases/${kb.id}`).expect(404)).body).toEqual(notFound);
       expect((await context.as(other).get(`/knowledge-bases/${kb.id}/sources`).expect(404)).body).toEqual(notFound);
-      expect((await context.as(other).post(`/knowledge-bases/${kb.id}/sources`).send({ content: 'injected' }).expect(404)).body).toEqual(notFound);
+      expect((await context.as(other).post(`/knowledge-bases/${kb.id}/sources`).send({ content: 'injected' }).expect(404)).body).toEqual(
+        notFound,
+      );
       await context.as(other).delete(`/knowledge-bases/${kb.id}/sources/${source.id}`).expect(404);
       expect((await context.as(other).delete(`/knowledge-bases/${kb.id}`).expect(404)).body).toEqual(notFound);
 
@@ -164,7 +170,7 @@ describe('knowledge bases and sources', () => {
       expect((await context.as(owner).get(`/knowledge-bases/${kb.id}`).expect(200)).body).toEqual(before);
     });
 
-    it('a source id of another account is a 404 even under the caller\'s own knowledge base', async () => {
+    it("a source id of another account is a 404 even under the caller's own knowledge base", async () => {
       const ownKb = await createKnowledgeBase(other);
       const foreign = await addSource((await createKnowledgeBase(owner)).id);
       await context.as(other).delete(`/knowledge-bases/${ownKb.id}/sources/${foreign.id}`).expect(404);

@@ -41,13 +41,18 @@ describe('the knowledge migration on existing data', () => {
     await client.connect();
     try {
       const [{ id: accountId }] = (await client.query(`INSERT INTO accounts (name) VALUES ('Before') RETURNING id`)).rows;
-      const [{ id: kbId }] = (await client.query(`INSERT INTO knowledge_bases (account_id, name) VALUES ($1, 'FAQ') RETURNING id`, [accountId])).rows;
+      const [{ id: kbId }] = (
+        await client.query(`INSERT INTO knowledge_bases (account_id, name) VALUES ($1, 'FAQ') RETURNING id`, [accountId])
+      ).rows;
       await client.query(
         `INSERT INTO knowledge_base_sources (account_id, knowledge_base_id, name, type, content) VALUES ($1, $2, 'Text', 'text', 'Open at nine.'), ($1, $2, 'Page', 'url', 'https://example.com/')`,
         [accountId, kbId],
       );
       const [{ id: agentId }] = (
-        await client.query(`INSERT INTO agents (account_id, name, description, model, voice, language, system_prompt) VALUES ($1, 'A', '', 'gpt-4.1', 'shubh', 'hi-IN', '') RETURNING id`, [accountId])
+        await client.query(
+          `INSERT INTO agents (account_id, name, description, model, voice, language, system_prompt) VALUES ($1, 'A', '', 'gpt-4.1', 'shubh', 'hi-IN', '') RETURNING id`,
+          [accountId],
+        )
       ).rows;
 
       await migrate(MIGRATIONS);
@@ -57,10 +62,15 @@ describe('the knowledge migration on existing data', () => {
         { type: 'text', status: 'pending', error: '', revision: 0 },
         { type: 'url', status: 'pending', error: '', revision: 0 },
       ]);
-      expect((await client.query(`SELECT count(*)::int AS count FROM agent_knowledge_bases WHERE agent_id = $1`, [agentId])).rows[0].count).toBe(0);
+      expect(
+        (await client.query(`SELECT count(*)::int AS count FROM agent_knowledge_bases WHERE agent_id = $1`, [agentId])).rows[0].count,
+      ).toBe(0);
       // New sources must say their status: the column has no default.
       await expect(
-        client.query(`INSERT INTO knowledge_base_sources (account_id, knowledge_base_id, name, type, content) VALUES ($1, $2, 'x', 'text', '')`, [accountId, kbId]),
+        client.query(
+          `INSERT INTO knowledge_base_sources (account_id, knowledge_base_id, name, type, content) VALUES ($1, $2, 'x', 'text', '')`,
+          [accountId, kbId],
+        ),
       ).rejects.toMatchObject({ code: '23502' });
     } finally {
       await client.end();

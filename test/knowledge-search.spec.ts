@@ -19,11 +19,17 @@ describe('knowledge search', () => {
   });
   afterAll(() => context.close());
 
-  const createKnowledgeBase = async (account: TestAccount = owner) => (await context.as(account).post('/knowledge-bases').send({}).expect(201)).body.id as number;
+  const createKnowledgeBase = async (account: TestAccount = owner) =>
+    (await context.as(account).post('/knowledge-bases').send({}).expect(201)).body.id as number;
   const addText = async (kbId: number, name: string, content: string, account: TestAccount = owner) =>
     (await context.as(account).post(`/knowledge-bases/${kbId}/sources`).send({ name, content }).expect(201)).body;
   const search = async (kbId: number, q: string, extra = '', account: TestAccount = owner) =>
-    (await context.as(account).get(`/knowledge-bases/${kbId}/search?q=${encodeURIComponent(q)}${extra}`).expect(200)).body as {
+    (
+      await context
+        .as(account)
+        .get(`/knowledge-bases/${kbId}/search?q=${encodeURIComponent(q)}${extra}`)
+        .expect(200)
+    ).body as {
       sourceId: number;
       sourceName: string;
       text: string;
@@ -34,13 +40,21 @@ describe('knowledge search', () => {
   const SCRIPTS: [string, string[], string, number][] = [
     [
       'Latin',
-      ['Our shop opens at nine in the morning and closes at six in the evening.', 'Refunds reach your bank account within five working days.', 'Delivery to Pune takes two days.'],
+      [
+        'Our shop opens at nine in the morning and closes at six in the evening.',
+        'Refunds reach your bank account within five working days.',
+        'Delivery to Pune takes two days.',
+      ],
       'How many days until my refund arrives?',
       1,
     ],
     [
       'Devanagari (viramas, nuktas, vowel signs)',
-      ['हमारी दुकान सुबह नौ बजे खुलती है और शाम छह बजे बंद होती है।', 'प्रिंटर पर दो साल की वारंटी मिलती है, जिसमें पुर्ज़े शामिल हैं।', 'क्षमा करें, रविवार को डिलीवरी नहीं होती।'],
+      [
+        'हमारी दुकान सुबह नौ बजे खुलती है और शाम छह बजे बंद होती है।',
+        'प्रिंटर पर दो साल की वारंटी मिलती है, जिसमें पुर्ज़े शामिल हैं।',
+        'क्षमा करें, रविवार को डिलीवरी नहीं होती।',
+      ],
       'प्रिंटर की वारंटी कितनी है?',
       1,
     ],
@@ -52,7 +66,11 @@ describe('knowledge search', () => {
     ],
     [
       'Tamil (pulli)',
-      ['எங்கள் கடை காலை ஒன்பது மணிக்கு திறக்கும்.', 'மடிக்கணினி வாங்கினால் இரண்டு ஆண்டு உத்தரவாதம் கிடைக்கும்.', 'சென்னை நகருக்கு விநியோகம் இரண்டு நாட்கள் ஆகும்.'],
+      [
+        'எங்கள் கடை காலை ஒன்பது மணிக்கு திறக்கும்.',
+        'மடிக்கணினி வாங்கினால் இரண்டு ஆண்டு உத்தரவாதம் கிடைக்கும்.',
+        'சென்னை நகருக்கு விநியோகம் இரண்டு நாட்கள் ஆகும்.',
+      ],
       'மடிக்கணினி உத்தரவாதம் எத்தனை ஆண்டு?',
       1,
     ],
@@ -76,7 +94,12 @@ describe('knowledge search', () => {
     for (const [index, topic] of topics.entries()) sources.push(await addText(kbId, `Topic ${index}`, topic));
     const found = await search(kbId, question);
     expect(found.length).toBeGreaterThan(0);
-    expect(found[0]).toEqual({ sourceId: sources[expected].id, sourceName: `Topic ${expected}`, text: topics[expected], score: expect.any(Number) });
+    expect(found[0]).toEqual({
+      sourceId: sources[expected].id,
+      sourceName: `Topic ${expected}`,
+      text: topics[expected],
+      score: expect.any(Number),
+    });
     expect(found[0].score).toBeGreaterThan(0);
     for (const [index, result] of found.entries()) if (index > 0) expect(result.score).toBeLessThanOrEqual(found[index - 1].score);
   });
@@ -91,7 +114,8 @@ describe('knowledge search', () => {
   it('ranks a rare word above common ones (inverse document frequency)', async () => {
     const kbId = await createKnowledgeBase();
     // "the" and "is" are in every passage; "warranty" in one.
-    for (let index = 0; index < 8; index++) await addText(kbId, `Filler ${index}`, `The store is near the station number ${index} and the staff is kind.`);
+    for (let index = 0; index < 8; index++)
+      await addText(kbId, `Filler ${index}`, `The store is near the station number ${index} and the staff is kind.`);
     const warranty = await addText(kbId, 'Warranty', 'A warranty of two years covers every laptop.');
     const found = await search(kbId, 'What is the warranty on the laptop?');
     expect(found[0].sourceId).toBe(warranty.id);
@@ -99,7 +123,11 @@ describe('knowledge search', () => {
 
   it('prefers, among equal matches, the shorter passage (length normalisation)', async () => {
     const kbId = await createKnowledgeBase();
-    const long = await addText(kbId, 'Long', `Parking is free. ${'Our garden has roses, tulips, lilies, orchids, daisies and sunflowers in many colours. '.repeat(3)}`);
+    const long = await addText(
+      kbId,
+      'Long',
+      `Parking is free. ${'Our garden has roses, tulips, lilies, orchids, daisies and sunflowers in many colours. '.repeat(3)}`,
+    );
     const short = await addText(kbId, 'Short', 'Parking is free for customers.');
     const found = await search(kbId, 'parking');
     expect(found.map(({ sourceId }) => sourceId)).toEqual([short.id, long.id]);
@@ -107,13 +135,18 @@ describe('knowledge search', () => {
 
   it('splits a long source into passages of about 1,000 characters at paragraph and sentence boundaries', async () => {
     const kbId = await createKnowledgeBase();
-    const paragraphs = Array.from({ length: 12 }, (_, index) => `Paragraph ${index} talks about topic${index}. ${'It has several sentences of filler text. '.repeat(5)}`.trim());
+    const paragraphs = Array.from({ length: 12 }, (_, index) =>
+      `Paragraph ${index} talks about topic${index}. ${'It has several sentences of filler text. '.repeat(5)}`.trim(),
+    );
     const hindi = 'यह एक लंबा वाक्य है जो कई बार दोहराया जाता है। '.repeat(60).trim();
     await addText(kbId, 'Manual', [...paragraphs, hindi].join('\n\n'));
     const topic = await search(kbId, 'topic7');
     expect(topic).toHaveLength(1);
     expect(topic[0].text).toContain('Paragraph 7 talks about topic7.');
-    const rows: { text: string }[] = await dataSource.query(`SELECT text FROM knowledge_passages WHERE account_id = $1 AND knowledge_base_id = $2 ORDER BY position`, [owner.id, kbId]);
+    const rows: { text: string }[] = await dataSource.query(
+      `SELECT text FROM knowledge_passages WHERE account_id = $1 AND knowledge_base_id = $2 ORDER BY position`,
+      [owner.id, kbId],
+    );
     expect(rows.length).toBeGreaterThan(2);
     for (const { text } of rows) {
       expect([...text].length).toBeLessThanOrEqual(1000);
@@ -150,7 +183,10 @@ describe('knowledge search', () => {
     await addText(kbId, 'Chinese', '营业时间是早上九点。');
     for (const q of ['营'.repeat(499) + '业', '😀'.repeat(500), 'क्ष'.repeat(166) + 'क्']) {
       expect([...q].length).toBeLessThanOrEqual(500);
-      await context.as(owner).get(`/knowledge-bases/${kbId}/search?q=${encodeURIComponent(q)}`).expect(200);
+      await context
+        .as(owner)
+        .get(`/knowledge-bases/${kbId}/search?q=${encodeURIComponent(q)}`)
+        .expect(200);
     }
   });
 
@@ -169,7 +205,10 @@ describe('knowledge search', () => {
     await context.as(owner).delete(`/knowledge-bases/${kbId}/sources/${removed.id}`).expect(204);
     expect((await search(kbId, 'cardamom')).map(({ sourceId }) => sourceId)).toEqual([kept.id]);
     await context.as(owner).delete(`/knowledge-bases/${kbId}`).expect(204);
-    const [{ count }] = await dataSource.query(`SELECT count(*)::int AS count FROM knowledge_passages WHERE account_id = $1 AND knowledge_base_id = $2`, [owner.id, kbId]);
+    const [{ count }] = await dataSource.query(
+      `SELECT count(*)::int AS count FROM knowledge_passages WHERE account_id = $1 AND knowledge_base_id = $2`,
+      [owner.id, kbId],
+    );
     expect(count).toBe(0);
   });
 
@@ -183,24 +222,38 @@ describe('knowledge search', () => {
       await addText(elsewhere, 'C', 'Saffron rice is our speciality.');
       const found = await knowledge.retrieve(owner.id, [first, second], 'saffron', 10);
       expect(found.map(({ sourceId }) => sourceId).sort()).toEqual([a.id, b.id].sort());
-      expect(found[0]).toEqual({ sourceId: expect.any(Number), sourceName: expect.any(String), text: expect.any(String), score: expect.any(Number) });
+      expect(found[0]).toEqual({
+        sourceId: expect.any(Number),
+        sourceName: expect.any(String),
+        text: expect.any(String),
+        score: expect.any(Number),
+      });
       expect(await knowledge.retrieve(other.id, [first, second], 'saffron', 10)).toEqual([]);
       expect(await knowledge.retrieve(owner.id, [], 'saffron', 10)).toEqual([]);
-      expect(await knowledge.retrieve(owner.id, [first, 2 ** 31, -1, 1.5], 'saffron', 10)).toEqual([expect.objectContaining({ sourceId: a.id })]);
+      expect(await knowledge.retrieve(owner.id, [first, 2 ** 31, -1, 1.5], 'saffron', 10)).toEqual([
+        expect.objectContaining({ sourceId: a.id }),
+      ]);
     });
   });
 
   describe('the ranking statistics', () => {
     /** knowledge_token_stats and knowledge_corpus against a count from the passages themselves. */
     async function statisticsAgree(accountId: number): Promise<void> {
-      const kept = await dataSource.query(`SELECT token, passages FROM knowledge_token_stats WHERE account_id = $1 ORDER BY token`, [accountId]);
+      const kept = await dataSource.query(`SELECT token, passages FROM knowledge_token_stats WHERE account_id = $1 ORDER BY token`, [
+        accountId,
+      ]);
       const counted = await dataSource.query(
         `SELECT token, count(*)::int AS passages FROM knowledge_passages, unnest(tsvector_to_array(tokens)) AS token WHERE account_id = $1 GROUP BY token ORDER BY token`,
         [accountId],
       );
       expect(kept).toEqual(counted);
-      const [corpus] = await dataSource.query(`SELECT passages, tokens::int AS tokens FROM knowledge_corpus WHERE account_id = $1`, [accountId]);
-      const [actual] = await dataSource.query(`SELECT count(*)::int AS passages, coalesce(sum(token_count), 0)::int AS tokens FROM knowledge_passages WHERE account_id = $1`, [accountId]);
+      const [corpus] = await dataSource.query(`SELECT passages, tokens::int AS tokens FROM knowledge_corpus WHERE account_id = $1`, [
+        accountId,
+      ]);
+      const [actual] = await dataSource.query(
+        `SELECT count(*)::int AS passages, coalesce(sum(token_count), 0)::int AS tokens FROM knowledge_passages WHERE account_id = $1`,
+        [accountId],
+      );
       expect(corpus ?? { passages: 0, tokens: 0 }).toEqual(actual);
     }
 
@@ -210,15 +263,22 @@ describe('knowledge search', () => {
       const second = await createKnowledgeBase(account);
       const texts = ['apple banana cherry', 'banana cherry date', 'नमस्ते दुनिया', '营业时间', 'cherry elderberry fig'];
       // Ten sources written at once: the triggers serialise on the account's corpus row (no deadlock, no lost count).
-      const sources = await Promise.all(texts.concat(texts).map((text, index) => addText(index % 2 ? first : second, `S${index}`, text, account)));
+      const sources = await Promise.all(
+        texts.concat(texts).map((text, index) => addText(index % 2 ? first : second, `S${index}`, text, account)),
+      );
       await statisticsAgree(account.id);
-      await context.as(account).delete(`/knowledge-bases/${first}/sources/${sources.find((_, index) => index % 2)!.id}`).expect(204);
+      await context
+        .as(account)
+        .delete(`/knowledge-bases/${first}/sources/${sources.find((_, index) => index % 2)!.id}`)
+        .expect(204);
       await statisticsAgree(account.id);
       await context.as(account).delete(`/knowledge-bases/${second}`).expect(204);
       await statisticsAgree(account.id);
       await context.as(account).delete(`/knowledge-bases/${first}`).expect(204);
       await statisticsAgree(account.id);
-      const [{ count }] = await dataSource.query(`SELECT count(*)::int AS count FROM knowledge_token_stats WHERE account_id = $1`, [account.id]);
+      const [{ count }] = await dataSource.query(`SELECT count(*)::int AS count FROM knowledge_token_stats WHERE account_id = $1`, [
+        account.id,
+      ]);
       expect(count).toBe(0);
     });
   });

@@ -22,7 +22,10 @@ const ARTICLE = `<!doctype html><html><head><title>Returns policy</title><script
 const pages = new Map<string, { type?: string; body: string | Buffer; status?: number; headers?: Record<string, string> }>([
   ['/article.html', { type: 'text/html; charset=utf-8', body: ARTICLE }],
   ['/notes.txt', { type: 'text/plain', body: 'Parking is free for customers.\n\nThe café serves chai.' }],
-  ['/guide.md', { type: 'text/markdown; charset=utf-8', body: '# Guide\n\nThe **warranty** covers two years.\n\n- दुकान सुबह नौ बजे खुलती है।' }],
+  [
+    '/guide.md',
+    { type: 'text/markdown; charset=utf-8', body: '# Guide\n\nThe **warranty** covers two years.\n\n- दुकान सुबह नौ बजे खुलती है।' },
+  ],
   ['/latin1.txt', { type: 'text/plain; charset=iso-8859-1', body: Buffer.from('Crème brûlée on Sundays.', 'latin1') }],
   ['/image.png', { type: 'image/png', body: Buffer.from([0x89, 0x50, 0x4e, 0x47]) }],
   ['/json', { type: 'application/json', body: '{"a":1}' }],
@@ -59,7 +62,8 @@ describe('url sources', () => {
     await new Promise((resolve) => server.close(resolve));
   });
 
-  const createKnowledgeBase = async (account = owner, ctx = context) => (await ctx.as(account).post('/knowledge-bases').send({}).expect(201)).body.id as number;
+  const createKnowledgeBase = async (account = owner, ctx = context) =>
+    (await ctx.as(account).post('/knowledge-bases').send({}).expect(201)).body.id as number;
   const addUrl = async (kbId: number, url: string, account = owner, ctx = context) =>
     (await ctx.as(account).post(`/knowledge-bases/${kbId}/sources`).send({ name: 'Page', type: 'url', content: url }).expect(201)).body;
   /** The source once its fetch has ended (no longer pending). */
@@ -73,7 +77,13 @@ describe('url sources', () => {
       await sleep(50);
     }
   }
-  const search = async (kbId: number, q: string) => (await context.as(owner).get(`/knowledge-bases/${kbId}/search?q=${encodeURIComponent(q)}`).expect(200)).body;
+  const search = async (kbId: number, q: string) =>
+    (
+      await context
+        .as(owner)
+        .get(`/knowledge-bases/${kbId}/search?q=${encodeURIComponent(q)}`)
+        .expect(200)
+    ).body;
 
   it('is pending at creation, with the URL as its content, then ready with the readable text of the HTML page', async () => {
     const kbId = await createKnowledgeBase();
@@ -113,7 +123,9 @@ describe('url sources', () => {
     const kbId = await createKnowledgeBase();
     const created = await addUrl(kbId, `${base}${path}`);
     expect(await settled(kbId, created.id)).toMatchObject({ status: 'failed', error });
-    const [{ count }] = await context.app.get(DataSource).query(`SELECT count(*)::int AS count FROM knowledge_passages WHERE source_id = $1`, [created.id]);
+    const [{ count }] = await context.app
+      .get(DataSource)
+      .query(`SELECT count(*)::int AS count FROM knowledge_passages WHERE source_id = $1`, [created.id]);
     expect(count).toBe(0);
   });
 
@@ -147,7 +159,11 @@ describe('url sources', () => {
       const kbId = await createKnowledgeBase();
       const text = (await context.as(owner).post(`/knowledge-bases/${kbId}/sources`).send({ content: 'Plain text.' }).expect(201)).body;
       const refused = await context.as(owner).post(`/knowledge-bases/${kbId}/sources/${text.id}/refresh`).expect(400);
-      expect(refused.body).toEqual({ statusCode: 400, error: 'Bad Request', message: `Source ${text.id} is a text source: only url sources can be refreshed` });
+      expect(refused.body).toEqual({
+        statusCode: 400,
+        error: 'Bad Request',
+        message: `Source ${text.id} is a text source: only url sources can be refreshed`,
+      });
       await context.as(owner).post(`/knowledge-bases/${kbId}/sources/2000000000/refresh`).expect(404);
       await context.as(owner).post(`/knowledge-bases/2000000000/sources/${text.id}/refresh`).expect(404);
       const url = await addUrl(kbId, `${base}/notes.txt`);
@@ -165,7 +181,9 @@ describe('url sources', () => {
       await settled(kbId, created.id);
       const jobs = await context.app
         .get(DataSource)
-        .query(`SELECT data FROM ${context.config.jobQueueSchema}.job WHERE name = 'knowledge.index-source' AND singleton_key = $1`, [String(created.id)]);
+        .query(`SELECT data FROM ${context.config.jobQueueSchema}.job WHERE name = 'knowledge.index-source' AND singleton_key = $1`, [
+          String(created.id),
+        ]);
       expect(jobs.map((job: { data: unknown }) => job.data)).toEqual([{ accountId: owner.id, sourceId: created.id }]);
     });
 
@@ -193,8 +211,16 @@ describe('url sources', () => {
 
     it.each([
       ['the loopback test server', () => `${base}/notes.txt`, /^Could not fetch the URL: 127\.0\.0\.1 is a loopback address$/],
-      ['localhost', () => `${base.replace('127.0.0.1', 'localhost')}/notes.txt`, /^Could not fetch the URL: localhost resolves to a loopback address$/],
-      ['the metadata address', () => 'http://169.254.169.254/latest/meta-data/', /^Could not fetch the URL: 169\.254\.169\.254 is a cloud metadata address$/],
+      [
+        'localhost',
+        () => `${base.replace('127.0.0.1', 'localhost')}/notes.txt`,
+        /^Could not fetch the URL: localhost resolves to a loopback address$/,
+      ],
+      [
+        'the metadata address',
+        () => 'http://169.254.169.254/latest/meta-data/',
+        /^Could not fetch the URL: 169\.254\.169\.254 is a cloud metadata address$/,
+      ],
     ])('refuses %s, without reaching it', async (_name, url, error) => {
       const hitsBefore = hits.length;
       const kbId = await createKnowledgeBase(account, strict);

@@ -59,7 +59,14 @@ function limitsOf(document: OpenAPIObject): Limit[] {
         field,
         min: (property.minLength as number | undefined) ?? 0,
         max: property.maxLength as number,
-        restricted: property.format === 'email' ? ('email' as const) : property.format === 'uri' ? ('uri' as const) : property.pattern ? ('pattern' as const) : undefined,
+        restricted:
+          property.format === 'email'
+            ? ('email' as const)
+            : property.format === 'uri'
+              ? ('uri' as const)
+              : property.pattern
+                ? ('pattern' as const)
+                : undefined,
       })),
   );
 }
@@ -74,7 +81,16 @@ interface Target {
 const parents = new Map<string, Promise<number>>();
 const parent = (context: TestContext, account: TestAccount, path: string, body: object) => {
   const key = `${account.id} ${path}`;
-  if (!parents.has(key)) parents.set(key, context.as(account).post(path).send(body).expect(201).then((response) => response.body.id as number));
+  if (!parents.has(key))
+    parents.set(
+      key,
+      context
+        .as(account)
+        .post(path)
+        .send(body)
+        .expect(201)
+        .then((response) => response.body.id as number),
+    );
   return parents.get(key)!;
 };
 
@@ -84,7 +100,9 @@ const conversation = (context: TestContext, account: TestAccount) => {
   if (!conversations.has(account.id)) {
     conversations.set(
       account.id,
-      parent(context, account, '/agents', {}).then(async (agentId) => (await context.as(account).post(`/agents/${agentId}/conversations`).send({}).expect(201)).body),
+      parent(context, account, '/agents', {}).then(
+        async (agentId) => (await context.as(account).post(`/agents/${agentId}/conversations`).send({}).expect(201)).body,
+      ),
     );
   }
   return conversations.get(account.id)!;
@@ -100,7 +118,10 @@ const answeringSiteKey = (context: TestContext, account: TestAccount) => {
   if (!siteKeys.has(account.id)) {
     siteKeys.set(
       account.id,
-      parent(context, account, '/agents', {}).then(async (agentId) => (await context.as(account).post('/widget/sites').send({ name: 'Talking site', agentId }).expect(201)).body.siteKey),
+      parent(context, account, '/agents', {}).then(
+        async (agentId) =>
+          (await context.as(account).post('/widget/sites').send({ name: 'Talking site', agentId }).expect(201)).body.siteKey,
+      ),
     );
   }
   return siteKeys.get(account.id)!;
@@ -108,71 +129,126 @@ const answeringSiteKey = (context: TestContext, account: TestAccount) => {
 
 const TARGETS: Record<string, Target> = {
   CreateAgentDto: {
-    write: (context, account, field, value) => context.as(account).post('/agents').send({ [field]: value }),
+    write: (context, account, field, value) =>
+      context
+        .as(account)
+        .post('/agents')
+        .send({ [field]: value }),
     read: async (context, account, written, field) => (await context.as(account).get(`/agents/${written.body.id}`).expect(200)).body[field],
   },
   UpdateAgentDto: {
     write: async (context, account, field, value) =>
-      context.as(account).patch(`/agents/${await parent(context, account, '/agents', {})}`).send({ [field]: value }),
+      context
+        .as(account)
+        .patch(`/agents/${await parent(context, account, '/agents', {})}`)
+        .send({ [field]: value }),
     read: async (context, account, written, field) => (await context.as(account).get(`/agents/${written.body.id}`).expect(200)).body[field],
   },
   CreateKnowledgeBaseDto: {
-    write: (context, account, field, value) => context.as(account).post('/knowledge-bases').send({ [field]: value }),
-    read: async (context, account, written, field) => (await context.as(account).get(`/knowledge-bases/${written.body.id}`).expect(200)).body[field],
+    write: (context, account, field, value) =>
+      context
+        .as(account)
+        .post('/knowledge-bases')
+        .send({ [field]: value }),
+    read: async (context, account, written, field) =>
+      (await context.as(account).get(`/knowledge-bases/${written.body.id}`).expect(200)).body[field],
   },
   CreateSourceDto: {
     write: async (context, account, field, value) =>
-      context.as(account).post(`/knowledge-bases/${await parent(context, account, '/knowledge-bases', {})}/sources`).send({ [field]: value }),
+      context
+        .as(account)
+        .post(`/knowledge-bases/${await parent(context, account, '/knowledge-bases', {})}/sources`)
+        .send({ [field]: value }),
     read: async (context, account, written, field) => {
       const sources = (await context.as(account).get(`/knowledge-bases/${written.body.knowledgeBaseId}/sources`).expect(200)).body;
       return sources.find((source: { id: number }) => source.id === written.body.id)[field];
     },
   },
   CreateCallDto: {
-    write: (context, account, field, value) => context.as(account).post('/calls').send({ [field]: value }),
+    write: (context, account, field, value) =>
+      context
+        .as(account)
+        .post('/calls')
+        .send({ [field]: value }),
     read: async (context, account, written, field) => (await context.as(account).get(`/calls/${written.body.id}`).expect(200)).body[field],
   },
   TranscriptTurnDto: {
-    write: (context, account, field, value) => context.as(account).post('/calls').send({ transcript: [{ speaker: 'user', text: 'hello', [field]: value }] }),
-    read: async (context, account, written, field) => (await context.as(account).get(`/calls/${written.body.id}`).expect(200)).body.transcript[0][field],
+    write: (context, account, field, value) =>
+      context
+        .as(account)
+        .post('/calls')
+        .send({ transcript: [{ speaker: 'user', text: 'hello', [field]: value }] }),
+    read: async (context, account, written, field) =>
+      (await context.as(account).get(`/calls/${written.body.id}`).expect(200)).body.transcript[0][field],
   },
   CreateWidgetSiteDto: {
-    write: (context, account, field, value) => context.as(account).post('/widget/sites').send({ name: 'Site', [field]: value }),
-    read: async (context, account, written, field) => (await context.as(account).get(`/widget/sites/${written.body.id}`).expect(200)).body[field],
+    write: (context, account, field, value) =>
+      context
+        .as(account)
+        .post('/widget/sites')
+        .send({ name: 'Site', [field]: value }),
+    read: async (context, account, written, field) =>
+      (await context.as(account).get(`/widget/sites/${written.body.id}`).expect(200)).body[field],
   },
   CreateApiKeyDto: {
-    write: (context, account, field, value) => context.as(account).post('/api-keys').send({ [field]: value }),
+    write: (context, account, field, value) =>
+      context
+        .as(account)
+        .post('/api-keys')
+        .send({ [field]: value }),
     read: async (context, account, written, field) =>
-      ((await context.as(account).get('/api-keys').expect(200)).body as Record<string, unknown>[]).find((key) => key.id === written.body.id)![field],
+      ((await context.as(account).get('/api-keys').expect(200)).body as Record<string, unknown>[]).find(
+        (key) => key.id === written.body.id,
+      )![field],
   },
   UpdateWidgetSiteDto: {
     write: async (context, account, field, value) =>
-      context.as(account).patch(`/widget/sites/${await parent(context, account, '/widget/sites', { name: 'Site' })}`).send({ [field]: value }),
-    read: async (context, account, written, field) => (await context.as(account).get(`/widget/sites/${written.body.id}`).expect(200)).body[field],
+      context
+        .as(account)
+        .patch(`/widget/sites/${await parent(context, account, '/widget/sites', { name: 'Site' })}`)
+        .send({ [field]: value }),
+    read: async (context, account, written, field) =>
+      (await context.as(account).get(`/widget/sites/${written.body.id}`).expect(200)).body[field],
   },
   CreateWebhookDto: {
     // A public address written as an IP literal: nothing to resolve, and nothing is delivered to it here.
-    write: (context, account, field, value) => context.as(account).post('/webhooks').send({ url: 'https://8.8.8.8/hook', events: ['call.deleted'], [field]: value }),
-    read: async (context, account, written, field) => (await context.as(account).get(`/webhooks/${written.body.id}`).expect(200)).body[field],
+    write: (context, account, field, value) =>
+      context
+        .as(account)
+        .post('/webhooks')
+        .send({ url: 'https://8.8.8.8/hook', events: ['call.deleted'], [field]: value }),
+    read: async (context, account, written, field) =>
+      (await context.as(account).get(`/webhooks/${written.body.id}`).expect(200)).body[field],
   },
   StartConversationDto: {
-    write: async (context, account, field, value) => context.as(account).post(`/agents/${await parent(context, account, '/agents', {})}/conversations`).send({ [field]: value }),
+    write: async (context, account, field, value) =>
+      context
+        .as(account)
+        .post(`/agents/${await parent(context, account, '/agents', {})}/conversations`)
+        .send({ [field]: value }),
     read: (context, account, written, field) => storedConversationField(context, written, field),
   },
   StartWidgetSessionDto: {
     write: async (context, account, field, value) =>
-      context.http.post('/widget/sessions').set('Origin', 'https://shop.example.com').send({ siteKey: await answeringSiteKey(context, account), [field]: value }),
+      context.http
+        .post('/widget/sessions')
+        .set('Origin', 'https://shop.example.com')
+        .send({ siteKey: await answeringSiteKey(context, account), [field]: value }),
     read: (context, account, written, field) => storedConversationField(context, written, field),
   },
   SendMessageDto: {
     // One conversation per account, started before the fingerprints (a refused message must change nothing).
     write: async (context, account, field, value) => {
       const { conversationId, token } = await conversation(context, account);
-      return context.http.post(`/conversations/${conversationId}/messages`).set('Authorization', `Bearer ${token}`).send({ [field]: value });
+      return context.http
+        .post(`/conversations/${conversationId}/messages`)
+        .set('Authorization', `Bearer ${token}`)
+        .send({ [field]: value });
     },
     read: async (context, account, written, field) => {
       const { conversationId, token } = await conversation(context, account);
-      const { messages } = (await context.http.get(`/conversations/${conversationId}`).set('Authorization', `Bearer ${token}`).expect(200)).body;
+      const { messages } = (await context.http.get(`/conversations/${conversationId}`).set('Authorization', `Bearer ${token}`).expect(200))
+        .body;
       return (messages as { speaker: string; text: string }[]).filter((message) => message.speaker === 'user').at(-1)![field as 'text'];
     },
   },
@@ -182,7 +258,8 @@ const TARGETS: Record<string, Target> = {
         .as(account)
         .patch(`/webhooks/${await parent(context, account, '/webhooks', { url: 'https://8.8.8.8/hook', events: ['call.deleted'] })}`)
         .send({ [field]: value }),
-    read: async (context, account, written, field) => (await context.as(account).get(`/webhooks/${written.body.id}`).expect(200)).body[field],
+    read: async (context, account, written, field) =>
+      (await context.as(account).get(`/webhooks/${written.body.id}`).expect(200)).body[field],
   },
 };
 
@@ -212,7 +289,10 @@ describe('length limits, counted in code points as PostgreSQL counts them', () =
 
   it('counts exactly as PostgreSQL char_length does', async () => {
     const samples = [...Object.values(KINDS), '', 'नमस्ते', '🏳️‍🌈', '\u{10FFFF}', 'a\u0300\u0301\u0302', '👨‍👩‍👧‍👦', 'ﷺ', '\uFE0F'.repeat(5)];
-    const [row] = await dataSource.query(`SELECT array_agg(char_length(s) ORDER BY i) AS lengths FROM unnest($1::text[]) WITH ORDINALITY AS t(s, i)`, [samples]);
+    const [row] = await dataSource.query(
+      `SELECT array_agg(char_length(s) ORDER BY i) AS lengths FROM unnest($1::text[]) WITH ORDINALITY AS t(s, i)`,
+      [samples],
+    );
     expect(samples.map(codePointLength)).toEqual(row.lengths);
   });
 
@@ -229,7 +309,9 @@ describe('length limits, counted in code points as PostgreSQL counts them', () =
         const target = TARGETS[limit.schema];
         const written = await target.write(context, account, limit.field, value);
         if (written.status >= 300) {
-          failures.push(`${limit.schema}.${limit.field} (${kind}, ${limit.max}): ${written.status} ${JSON.stringify(written.body).slice(0, 200)}`);
+          failures.push(
+            `${limit.schema}.${limit.field} (${kind}, ${limit.max}): ${written.status} ${JSON.stringify(written.body).slice(0, 200)}`,
+          );
           continue;
         }
         const stored = await target.read(context, account, written, limit.field);
@@ -249,9 +331,12 @@ describe('length limits, counted in code points as PostgreSQL counts them', () =
         const field = limit.schema === 'TranscriptTurnDto' ? `transcript.0.${limit.field}` : limit.field;
         const named = response.body?.details?.some((detail: { field: string }) => detail.field === field);
         if (response.status !== 400 || !named) {
-          failures.push(`${limit.schema}.${limit.field} (${kind}, ${codePointLength(value)}): ${response.status} ${JSON.stringify(response.body).slice(0, 200)}`);
+          failures.push(
+            `${limit.schema}.${limit.field} (${kind}, ${codePointLength(value)}): ${response.status} ${JSON.stringify(response.body).slice(0, 200)}`,
+          );
         }
-        if ((await accountFingerprint(dataSource, account.id)) !== before) failures.push(`${limit.schema}.${limit.field} (${kind}): a refused write changed data`);
+        if ((await accountFingerprint(dataSource, account.id)) !== before)
+          failures.push(`${limit.schema}.${limit.field} (${kind}): a refused write changed data`);
       }
     }
     expect(failures).toEqual([]);
@@ -273,14 +358,25 @@ describe('length limits, counted in code points as PostgreSQL counts them', () =
 
     it('accepts each text filter at its limit and refuses it one past, in every kind of text', async () => {
       const document = await generateOpenApiDocument(loadConfig({}));
-      expect(parameters(document).map((parameter) => parameter.name).sort()).toEqual(['callStatus', 'search', 'status']);
+      expect(
+        parameters(document)
+          .map((parameter) => parameter.name)
+          .sort(),
+      ).toEqual(['callStatus', 'search', 'status']);
       const failures: string[] = [];
       for (const { name, schema } of parameters(document)) {
         for (const [kind, unit] of Object.entries(KINDS)) {
-          const atLimit = await context.as(account).get('/calls').query({ [name]: textOf(unit, schema!.maxLength!) });
+          const atLimit = await context
+            .as(account)
+            .get('/calls')
+            .query({ [name]: textOf(unit, schema!.maxLength!) });
           if (atLimit.status !== 200) failures.push(`${name} (${kind}) at the limit: ${atLimit.status}`);
-          const past = await context.as(account).get('/calls').query({ [name]: textOf(unit, schema!.maxLength! + 1) });
-          if (past.status !== 400 || past.body.details?.[0]?.field !== name) failures.push(`${name} (${kind}) past the limit: ${past.status}`);
+          const past = await context
+            .as(account)
+            .get('/calls')
+            .query({ [name]: textOf(unit, schema!.maxLength! + 1) });
+          if (past.status !== 400 || past.body.details?.[0]?.field !== name)
+            failures.push(`${name} (${kind}) past the limit: ${past.status}`);
         }
       }
       expect(failures).toEqual([]);
@@ -293,7 +389,11 @@ describe('length limits, counted in code points as PostgreSQL counts them', () =
       const content = textOf(unit, 500_000);
       const created = await context.as(account).post(`/knowledge-bases/${kb}/sources`).send({ content }).expect(201);
       expect(created.body.content === content).toBe(true);
-      const refused = await context.as(account).post(`/knowledge-bases/${kb}/sources`).send({ content: textOf(unit, 500_001) }).expect(400);
+      const refused = await context
+        .as(account)
+        .post(`/knowledge-bases/${kb}/sources`)
+        .send({ content: textOf(unit, 500_001) })
+        .expect(400);
       expect(refused.body.details).toEqual([{ field: 'content', message: expect.any(String) }]);
     });
   });

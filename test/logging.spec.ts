@@ -53,7 +53,12 @@ describe('request logs', () => {
     await until(() => lines.length > 0);
 
     const [entry] = entries();
-    expect(entry).toMatchObject({ level: 30, msg: 'request completed', req: { id: 'req-42', method: 'GET', path: '/calls' }, res: { statusCode: 200 } });
+    expect(entry).toMatchObject({
+      level: 30,
+      msg: 'request completed',
+      req: { id: 'req-42', method: 'GET', path: '/calls' },
+      res: { statusCode: 200 },
+    });
     expect(entry.req).toEqual({ id: 'req-42', method: 'GET', path: '/calls' });
     expect(typeof entry.responseTime).toBe('number');
     const text = lines.join('\n');
@@ -70,7 +75,10 @@ describe('request logs', () => {
     await request(server).get(`/recordings/${token}?expires=1&signature=abc`).expect(200);
     await request(server).get('/calls/5f0c2a7e-8d3b-4c1e-9a6f-2b7d4e8c1a90/recording').expect(200);
     await until(() => lines.length > 1);
-    expect(entries().map((entry) => entry.req?.path)).toEqual(['/recordings/:token', '/calls/5f0c2a7e-8d3b-4c1e-9a6f-2b7d4e8c1a90/recording']);
+    expect(entries().map((entry) => entry.req?.path)).toEqual([
+      '/recordings/:token',
+      '/calls/5f0c2a7e-8d3b-4c1e-9a6f-2b7d4e8c1a90/recording',
+    ]);
     expect(lines.join('\n')).not.toContain(token);
   });
 
@@ -90,7 +98,13 @@ describe('request logs', () => {
     expect(Object.keys(completed)).toEqual(['level', 'time', 'pid', 'hostname', 'req', 'res', 'responseTime', 'msg']);
     expect(Object.keys(completed.req!)).toEqual(['id', 'method', 'path']);
     expect(Object.keys(broken)).toEqual(['level', 'time', 'pid', 'hostname', 'req', 'res', 'err', 'responseTime', 'msg']);
-    expect(broken).toMatchObject({ level: 50, msg: 'request aborted', req: { path: '/broken' }, res: { statusCode: 200 }, err: { type: 'Error', code: 'EPIPE', syscall: 'write' } });
+    expect(broken).toMatchObject({
+      level: 50,
+      msg: 'request aborted',
+      req: { path: '/broken' },
+      res: { statusCode: 200 },
+      err: { type: 'Error', code: 'EPIPE', syscall: 'write' },
+    });
     expect(lines).toHaveLength(2); // one line per request, whichever of finish, close and error came first
   });
 
@@ -183,7 +197,8 @@ describe('logs without customer data', () => {
     dataSource = app.get(DataSource);
     apiKey = (await app.get(AccountsService).create('Logging')).key.apiKey;
     const cases = Object.values(RAISED).map(
-      (code) => `WHEN NEW.name LIKE '${code}%' THEN RAISE EXCEPTION 'refused %', NEW.name USING ERRCODE = '${code}', DETAIL = NEW.phone || NEW.transcript::text;`,
+      (code) =>
+        `WHEN NEW.name LIKE '${code}%' THEN RAISE EXCEPTION 'refused %', NEW.name USING ERRCODE = '${code}', DETAIL = NEW.phone || NEW.transcript::text;`,
     );
     await dataSource.query(`CREATE FUNCTION log_probe_${suffix}() RETURNS trigger LANGUAGE plpgsql AS $$
       BEGIN CASE ${cases.join(' ')} ELSE END CASE; RETURN NEW; END $$`);
@@ -218,7 +233,12 @@ describe('logs without customer data', () => {
     // Validation: 400s
     sent(await post({ name: `${MARKER}${'x'.repeat(300)}` }).expect(400));
     sent(await post({ phone: `call ${MARKER}` }).expect(400));
-    sent(await request(app.getHttpServer()).get(`/calls?search=${MARKER}${'x'.repeat(300)}`).set('X-Api-Key', apiKey).expect(400));
+    sent(
+      await request(app.getHttpServer())
+        .get(`/calls?search=${MARKER}${'x'.repeat(300)}`)
+        .set('X-Api-Key', apiKey)
+        .expect(400),
+    );
     // The database refuses a value (the safety net): 400
     sent(await post(call(RAISED.refused)).expect(400));
     // The database unavailable (class 57, as a statement timeout): 503
@@ -227,13 +247,28 @@ describe('logs without customer data', () => {
     sent(await post(call(RAISED.unexpected)).expect(500));
     // Successful requests with data in the body and the query string
     const created = sent(await post(call('Priya')).expect(201));
-    sent(await request(app.getHttpServer()).get(`/calls?search=${MARKER}&status=${MARKER}`).set('X-Api-Key', apiKey).set(markedHeaders()).expect(200));
+    sent(
+      await request(app.getHttpServer())
+        .get(`/calls?search=${MARKER}&status=${MARKER}`)
+        .set('X-Api-Key', apiKey)
+        .set(markedHeaders())
+        .expect(200),
+    );
     sent(await post({ name: MARKER, systemPrompt: `prompt ${MARKER}` }, '/agents').expect(201));
     // A key that is wrong, and one shaped like the marker: 401
     sent(await request(app.getHttpServer()).get('/agents').set('X-Api-Key', `vak_${MARKER}`).expect(401));
     // A recording upload whose signed playback URL (signature in the query string) is then fetched
-    sent(await request(app.getHttpServer()).put(`/calls/${created.body.id}/recording?ref=${MARKER}`).set('X-Api-Key', apiKey).set('Content-Type', 'audio/mpeg').send(Buffer.from(MARKER)).expect(204));
-    const playback = new URL(sent(await request(app.getHttpServer()).get(`/calls/${created.body.id}/recording`).set('X-Api-Key', apiKey).expect(200)).body.url);
+    sent(
+      await request(app.getHttpServer())
+        .put(`/calls/${created.body.id}/recording?ref=${MARKER}`)
+        .set('X-Api-Key', apiKey)
+        .set('Content-Type', 'audio/mpeg')
+        .send(Buffer.from(MARKER))
+        .expect(204),
+    );
+    const playback = new URL(
+      sent(await request(app.getHttpServer()).get(`/calls/${created.body.id}/recording`).set('X-Api-Key', apiKey).expect(200)).body.url,
+    );
     sent(await request(app.getHttpServer()).get(`${playback.pathname}${playback.search}`).expect(200));
 
     await until(() => lines.filter((line) => line.includes('"responseTime"')).length >= requests);
@@ -245,9 +280,19 @@ describe('logs without customer data', () => {
     // Exactly one line per request, and the error paths were really logged (with what may be logged).
     expect(entries().filter((entry) => entry.responseTime !== undefined)).toHaveLength(requests);
     const logged = (msg: string) => entries().filter((entry) => entry.msg === msg);
-    expect(logged('The database refused a value of the request')).toEqual([expect.objectContaining({ err: expect.objectContaining({ type: 'DatabaseError', code: RAISED.refused }) })]);
-    expect(logged('Database unavailable')).toEqual([expect.objectContaining({ err: expect.objectContaining({ type: 'DatabaseError', code: RAISED.unavailable, routine: expect.any(String) }) })]);
-    expect(logged('Unexpected error')).toEqual([expect.objectContaining({ err: expect.objectContaining({ type: 'DatabaseError', code: RAISED.unexpected, stack: expect.stringContaining('    at ') }) })]);
+    expect(logged('The database refused a value of the request')).toEqual([
+      expect.objectContaining({ err: expect.objectContaining({ type: 'DatabaseError', code: RAISED.refused }) }),
+    ]);
+    expect(logged('Database unavailable')).toEqual([
+      expect.objectContaining({
+        err: expect.objectContaining({ type: 'DatabaseError', code: RAISED.unavailable, routine: expect.any(String) }),
+      }),
+    ]);
+    expect(logged('Unexpected error')).toEqual([
+      expect.objectContaining({
+        err: expect.objectContaining({ type: 'DatabaseError', code: RAISED.unexpected, stack: expect.stringContaining('    at ') }),
+      }),
+    ]);
   });
 
   it('keeps of a raw pg error (the pg pool, no TypeORM) its type, SQLSTATE and names, never its message, detail or where', async () => {
@@ -255,7 +300,9 @@ describe('logs without customer data', () => {
     await client.connect();
     try {
       const error = await client
-        .query(`DO $$ BEGIN RAISE EXCEPTION USING ERRCODE = '23505', MESSAGE = 'dup ${MARKER}', DETAIL = 'Key (name)=(${MARKER})', CONSTRAINT = 'UQ_probe', TABLE = 'calls'; END $$`)
+        .query(
+          `DO $$ BEGIN RAISE EXCEPTION USING ERRCODE = '23505', MESSAGE = 'dup ${MARKER}', DETAIL = 'Key (name)=(${MARKER})', CONSTRAINT = 'UQ_probe', TABLE = 'calls'; END $$`,
+        )
         .catch((caught: unknown) => caught);
       expect((error as { constructor: { name: string } }).constructor.name).toBe('DatabaseError');
       const serialized = serializeError(error);
@@ -271,7 +318,13 @@ describe('logs without customer data', () => {
   it('removes the fields that carry request data wherever they are logged by mistake (redact)', async () => {
     const captured = capturedLogger('debug');
     captured.logger.warn(
-      { query: `SELECT '${MARKER}'`, parameters: [MARKER], headers: { cookie: MARKER }, req: { headers: { cookie: MARKER }, url: `/calls?search=${MARKER}` }, kept: 'yes' },
+      {
+        query: `SELECT '${MARKER}'`,
+        parameters: [MARKER],
+        headers: { cookie: MARKER },
+        req: { headers: { cookie: MARKER }, url: `/calls?search=${MARKER}` },
+        kept: 'yes',
+      },
       'oops',
     );
     await until(() => captured.lines.length > 0);
@@ -295,11 +348,22 @@ describe('logs without customer data', () => {
         await writeFile(path.join(config.dataDir, 'recordings', '.incoming'), 'not a directory');
       }
       const key = (await storageApp.get(AccountsService).create('Storage')).key.apiKey;
-      const callId = (await request(storageApp.getHttpServer()).post('/calls').set('X-Api-Key', key).send(call('Storage')).expect(201)).body.id;
-      await request(storageApp.getHttpServer()).put(`/calls/${callId}/recording?ref=${MARKER}`).set('X-Api-Key', key).set(markedHeaders()).set('Content-Type', 'audio/mpeg').send(Buffer.from(MARKER)).expect(503);
+      const callId = (await request(storageApp.getHttpServer()).post('/calls').set('X-Api-Key', key).send(call('Storage')).expect(201)).body
+        .id;
+      await request(storageApp.getHttpServer())
+        .put(`/calls/${callId}/recording?ref=${MARKER}`)
+        .set('X-Api-Key', key)
+        .set(markedHeaders())
+        .set('Content-Type', 'audio/mpeg')
+        .send(Buffer.from(MARKER))
+        .expect(503);
       await until(() => captured.lines.filter((line) => line.includes('"responseTime"')).length >= 2);
 
-      expect(captured.lines.filter((line) => line.includes(MARKER) || line.includes(key) || line.includes(config.dataDir) || /recordings\/[0-9a-f]{2}\//.test(line))).toEqual([]);
+      expect(
+        captured.lines.filter(
+          (line) => line.includes(MARKER) || line.includes(key) || line.includes(config.dataDir) || /recordings\/[0-9a-f]{2}\//.test(line),
+        ),
+      ).toEqual([]);
       const failure = captured.entries().find((entry) => entry.err?.type === 'RecordingStorageError');
       expect(failure).toMatchObject({ level: 40, err: { reason: expect.stringMatching(/^could not store a recording: /) } });
     } finally {

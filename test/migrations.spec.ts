@@ -105,7 +105,11 @@ describe('migrations on a big database', () => {
     await application.connect();
     try {
       await application.query('BEGIN; LOCK TABLE busy IN ACCESS SHARE MODE'); // a long read transaction
-      const failure = await runMigrations(database.url, settings, { migrations: [AddColumn1700000000003], attempts: 2, retryDelayMs: 10 }).catch((error) => error);
+      const failure = await runMigrations(database.url, settings, {
+        migrations: [AddColumn1700000000003],
+        attempts: 2,
+        retryDelayMs: 10,
+      }).catch((error) => error);
       expect(failure).toBeInstanceOf(StartupError);
       expect(failure.message).toBe(
         'Migration AddColumn1700000000003 could not lock the tables it changes within 200 ms, 2 times: long transactions hold them. ' +
@@ -121,9 +125,16 @@ describe('migrations on a big database', () => {
   it('build an index CONCURRENTLY in a migration with transaction = false, replacing one an interrupted build left invalid', async () => {
     await sql(database.url, 'CREATE TABLE big (value int); INSERT INTO big SELECT 1 FROM generate_series(1, 2)');
     // An interrupted concurrent build leaves an invalid index behind: here, a unique one that met a duplicate.
-    await expect(sql(database.url, 'CREATE UNIQUE INDEX CONCURRENTLY "IDX_big_value" ON big (value)')).rejects.toThrow(/could not create unique index/);
-    expect(await runMigrations(database.url, settings, { migrations: [IndexConcurrently1700000000004] })).toEqual(['IndexConcurrently1700000000004']);
-    const [index] = await sql(database.url, `SELECT indisvalid AS valid, indisunique AS "unique" FROM pg_index WHERE indexrelid = '"IDX_big_value"'::regclass`);
+    await expect(sql(database.url, 'CREATE UNIQUE INDEX CONCURRENTLY "IDX_big_value" ON big (value)')).rejects.toThrow(
+      /could not create unique index/,
+    );
+    expect(await runMigrations(database.url, settings, { migrations: [IndexConcurrently1700000000004] })).toEqual([
+      'IndexConcurrently1700000000004',
+    ]);
+    const [index] = await sql(
+      database.url,
+      `SELECT indisvalid AS valid, indisunique AS "unique" FROM pg_index WHERE indexrelid = '"IDX_big_value"'::regclass`,
+    );
     expect(index).toEqual({ valid: true, unique: false });
   });
 

@@ -35,21 +35,28 @@ describe('OpenAPI document', () => {
     const document = await generateOpenApiDocument(loadConfig({}));
     const missing: string[] = [];
     for (const [path, item] of Object.entries(document.paths)) {
-      for (const [method, operation] of Object.entries(item) as [string, { security?: unknown[]; parameters?: { $ref?: string }[]; responses: Record<string, { headers?: object }> }][]) {
+      for (const [method, operation] of Object.entries(item) as [
+        string,
+        { security?: unknown[]; parameters?: { $ref?: string }[]; responses: Record<string, { headers?: object }> },
+      ][]) {
         // Public, or with a credential of its own (a conversation's bearer token): no key, no account budget.
         if (operation.security && !operation.security.some((requirement) => 'api-key' in (requirement as object))) continue;
         const where = `${method.toUpperCase()} ${path}`;
         for (const [status, response] of Object.entries(operation.responses)) {
-          if (status !== '503' && !(response.headers && 'RateLimit' in response.headers && 'RateLimit-Policy' in response.headers)) missing.push(`${where} ${status}: rate-limit headers`);
+          if (status !== '503' && !(response.headers && 'RateLimit' in response.headers && 'RateLimit-Policy' in response.headers))
+            missing.push(`${where} ${status}: rate-limit headers`);
         }
         if (!operation.responses['403']) missing.push(`${where}: 403`);
         if (method !== 'post') continue;
-        if (!operation.parameters?.some((parameter) => parameter.$ref === '#/components/parameters/Idempotency-Key')) missing.push(`${where}: Idempotency-Key`);
+        if (!operation.parameters?.some((parameter) => parameter.$ref === '#/components/parameters/Idempotency-Key'))
+          missing.push(`${where}: Idempotency-Key`);
         for (const status of ['409', '422']) if (!operation.responses[status]) missing.push(`${where}: ${status}`);
       }
     }
     expect(missing).toEqual([]);
-    expect(document.paths['/agents'].post?.responses['201']).toMatchObject({ headers: { 'Idempotent-Replayed': { $ref: '#/components/headers/Idempotent-Replayed' } } });
+    expect(document.paths['/agents'].post?.responses['201']).toMatchObject({
+      headers: { 'Idempotent-Replayed': { $ref: '#/components/headers/Idempotent-Replayed' } },
+    });
     expect(document.paths['/health'].get?.responses['200']).not.toHaveProperty('headers.RateLimit');
   });
 

@@ -18,7 +18,9 @@ describe('optional SDKs', () => {
         openai: loaded.some((file) => file.includes('/node_modules/openai/')),
         aws: loaded.some((file) => file.includes('/node_modules/@aws-sdk/')),
       }));`;
-    const { stdout } = await promisify(execFile)(process.execPath, ['-r', './scripts/register.js', '-e', probe], { cwd: path.resolve(__dirname, '..') });
+    const { stdout } = await promisify(execFile)(process.execPath, ['-r', './scripts/register.js', '-e', probe], {
+      cwd: path.resolve(__dirname, '..'),
+    });
     expect(JSON.parse(stdout.trim().split('\n').at(-1)!)).toEqual({ app: true, openai: false, aws: false });
   }, 60_000);
 });

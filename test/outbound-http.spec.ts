@@ -96,7 +96,12 @@ describe('outbound HTTP (SSRF defences)', () => {
         req.on('data', (part: Buffer) => parts.push(part));
         req.on('end', () =>
           res.writeHead(201, { 'content-type': 'application/json' }).end(
-            JSON.stringify({ method: req.method, host: req.headers.host, signature: req.headers['x-signature'] ?? null, body: Buffer.concat(parts).toString() }),
+            JSON.stringify({
+              method: req.method,
+              host: req.headers.host,
+              signature: req.headers['x-signature'] ?? null,
+              body: Buffer.concat(parts).toString(),
+            }),
           ),
         );
       } else {
@@ -164,14 +169,20 @@ describe('outbound HTTP (SSRF defences)', () => {
     });
 
     it('refuses a public-looking spelling of the metadata address (decimal 2852039166)', async () => {
-      expect(await failure('http://2852039166/', base())).toMatchObject({ code: 'forbidden-address', message: '169.254.169.254 is a cloud metadata address' });
+      expect(await failure('http://2852039166/', base())).toMatchObject({
+        code: 'forbidden-address',
+        message: '169.254.169.254 is a cloud metadata address',
+      });
     });
   });
 
   describe('refuses host names that resolve to such addresses', () => {
     it('localhost, through the system resolver', async () => {
       const error = await failure(`http://localhost:${server.port}/`, base());
-      expect(error).toMatchObject({ code: 'forbidden-address', message: expect.stringMatching(/^localhost resolves to a loopback address$/) });
+      expect(error).toMatchObject({
+        code: 'forbidden-address',
+        message: expect.stringMatching(/^localhost resolves to a loopback address$/),
+      });
       expect(server.hits).toHaveLength(0);
     });
 
@@ -199,7 +210,10 @@ describe('outbound HTTP (SSRF defences)', () => {
       const resolver: Resolver = async () => {
         throw Object.assign(new Error('getaddrinfo ENOTFOUND'), { code: 'ENOTFOUND' });
       };
-      expect(await failure('http://nowhere.example.test/', base({ resolver }))).toMatchObject({ code: 'dns', message: 'nowhere.example.test could not be resolved' });
+      expect(await failure('http://nowhere.example.test/', base({ resolver }))).toMatchObject({
+        code: 'dns',
+        message: 'nowhere.example.test could not be resolved',
+      });
     });
   });
 
@@ -212,7 +226,10 @@ describe('outbound HTTP (SSRF defences)', () => {
         asked.push(hostname);
         return [{ address: answers.shift()!, family: 4 }];
       };
-      const response = await outboundRequest(`http://pinned.example.test:${server.port}/echo`, base({ resolver, policy: onlyTestServer() }));
+      const response = await outboundRequest(
+        `http://pinned.example.test:${server.port}/echo`,
+        base({ resolver, policy: onlyTestServer() }),
+      );
       expect(asked).toEqual(['pinned.example.test']);
       expect(response.status).toBe(201);
       expect(JSON.parse(response.body.toString()).host).toBe(`pinned.example.test:${server.port}`);
@@ -244,7 +261,9 @@ describe('outbound HTTP (SSRF defences)', () => {
 
     it('refuses a redirect to another scheme', async () => {
       expect(await failure(via('file:///etc/passwd'), base({ policy: onlyTestServer() }))).toMatchObject({ code: 'invalid-url' });
-      expect(await failure(via('gopher://127.0.0.1:6379/_INFO'), base({ policy: onlyTestServer() }))).toMatchObject({ code: 'invalid-url' });
+      expect(await failure(via('gopher://127.0.0.1:6379/_INFO'), base({ policy: onlyTestServer() }))).toMatchObject({
+        code: 'invalid-url',
+      });
     });
 
     it('follows at most maxRedirects (5) redirects', async () => {
@@ -262,10 +281,16 @@ describe('outbound HTTP (SSRF defences)', () => {
     });
 
     it('does not forward custom headers to another origin', async () => {
-      const sameOrigin = await outboundRequest(via(`${server.url}/echo`, 307), base({ policy: onlyTestServer(), headers: { 'x-signature': 's1' } }));
+      const sameOrigin = await outboundRequest(
+        via(`${server.url}/echo`, 307),
+        base({ policy: onlyTestServer(), headers: { 'x-signature': 's1' } }),
+      );
       expect(JSON.parse(sameOrigin.body.toString()).signature).toBe('s1');
       const resolver: Resolver = async () => [{ address: '127.0.0.1', family: 4 }];
-      const otherOrigin = await outboundRequest(via(`http://other.example.test:${server.port}/echo`, 307), base({ policy: onlyTestServer(), resolver, headers: { 'x-signature': 's1' } }));
+      const otherOrigin = await outboundRequest(
+        via(`http://other.example.test:${server.port}/echo`, 307),
+        base({ policy: onlyTestServer(), resolver, headers: { 'x-signature': 's1' } }),
+      );
       expect(JSON.parse(otherOrigin.body.toString()).signature).toBeNull();
     });
   });
@@ -278,7 +303,10 @@ describe('outbound HTTP (SSRF defences)', () => {
       ['chunked', '&chunked=1'],
     ])('accepts a body of exactly maxBodyBytes and refuses one byte more (%s)', async (_name, chunked) => {
       expect((await outboundRequest(`${server.url}/bytes?size=1000${chunked}`, small())).body).toHaveLength(1000);
-      expect(await failure(`${server.url}/bytes?size=1001${chunked}`, small())).toMatchObject({ code: 'too-large', message: 'the response is larger than 1000 bytes' });
+      expect(await failure(`${server.url}/bytes?size=1001${chunked}`, small())).toMatchObject({
+        code: 'too-large',
+        message: 'the response is larger than 1000 bytes',
+      });
     });
 
     it('refuses a compressed body that expands past the cap, and decompresses one that does not', async () => {
@@ -300,10 +328,15 @@ describe('outbound HTTP (SSRF defences)', () => {
     });
 
     it('refuses http: in https-only mode, and schemes other than http(s) always', async () => {
-      expect(await failure(`${server.url}/`, base({ policy: onlyTestServer(), httpsOnly: true }))).toMatchObject({ code: 'invalid-url', message: 'only https: URLs are allowed, not http:' });
+      expect(await failure(`${server.url}/`, base({ policy: onlyTestServer(), httpsOnly: true }))).toMatchObject({
+        code: 'invalid-url',
+        message: 'only https: URLs are allowed, not http:',
+      });
       expect(await failure('ftp://example.com/file', base())).toMatchObject({ code: 'invalid-url' });
       expect(await failure('not a url', base())).toMatchObject({ code: 'invalid-url' });
-      expect(await failure(`http://user:secret@127.0.0.1:${server.port}/`, base({ policy: onlyTestServer() }))).toMatchObject({ code: 'invalid-url' });
+      expect(await failure(`http://user:secret@127.0.0.1:${server.port}/`, base({ policy: onlyTestServer() }))).toMatchObject({
+        code: 'invalid-url',
+      });
     });
 
     it('reports a refused connection without the address', async () => {
@@ -323,7 +356,12 @@ describe('outbound HTTP (SSRF defences)', () => {
         body: '{"event":"call.created"}',
       });
       expect(response.status).toBe(201);
-      expect(JSON.parse(response.body.toString())).toEqual({ method: 'POST', host: `127.0.0.1:${server.port}`, signature: 'sig', body: '{"event":"call.created"}' });
+      expect(JSON.parse(response.body.toString())).toEqual({
+        method: 'POST',
+        host: `127.0.0.1:${server.port}`,
+        signature: 'sig',
+        body: '{"event":"call.created"}',
+      });
     });
 
     it('reaches loopback with allowPrivateAddresses, but never the metadata address', async () => {
@@ -380,7 +418,8 @@ describe('outbound HTTP keep-alive (PinnedAgents)', () => {
     const options = base({ policy: { allowPrivateAddresses: true }, resolver, agents });
     try {
       const bodies: string[] = [];
-      for (let index = 0; index < 3; index++) bodies.push((await outboundRequest(`http://hooks.example.com:${port}/`, options)).body.toString());
+      for (let index = 0; index < 3; index++)
+        bodies.push((await outboundRequest(`http://hooks.example.com:${port}/`, options)).body.toString());
       answer = '127.0.0.3';
       bodies.push((await outboundRequest(`http://hooks.example.com:${port}/`, options)).body.toString());
       expect(bodies).toEqual(['127.0.0.1', '127.0.0.1', '127.0.0.1', '127.0.0.3']);

@@ -35,7 +35,9 @@ describe('search tokens', () => {
 
 describe('passages', () => {
   it('keeps short paragraphs together, up to the length', () => {
-    expect(splitIntoPassages('First paragraph.\n\nSecond paragraph.\r\n\r\nThird.')).toEqual(['First paragraph.\n\nSecond paragraph.\n\nThird.']);
+    expect(splitIntoPassages('First paragraph.\n\nSecond paragraph.\r\n\r\nThird.')).toEqual([
+      'First paragraph.\n\nSecond paragraph.\n\nThird.',
+    ]);
     expect(splitIntoPassages('  \n\n ')).toEqual([]);
   });
 
@@ -85,7 +87,8 @@ describe('passages', () => {
 
 describe('readable text of HTML', () => {
   it("keeps the article's text with its paragraphs, and leaves the navigation, scripts and footer out", () => {
-    const paragraph = (n: number) => `<p>Paragraph ${n} of the returns policy: bring the receipt and the product to any branch within thirty days of purchase.</p>`;
+    const paragraph = (n: number) =>
+      `<p>Paragraph ${n} of the returns policy: bring the receipt and the product to any branch within thirty days of purchase.</p>`;
     const html = `<!doctype html><html><head><title>Returns policy</title><script>var tracking = 1;</script></head><body>
       <nav><a href="/">Home</a> <a href="/menu">Menu item</a></nav>
       <article><h1>Returns policy</h1>${[1, 2, 3, 4, 5].map(paragraph).join('')}</article>

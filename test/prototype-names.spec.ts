@@ -21,12 +21,27 @@ describe('body fields named like the members of Object.prototype', () => {
     account = await context.createAccount();
     const agent = (await context.as(account).post('/agents').send({ name: 'Target' }).expect(201)).body;
     const kb = (await context.as(account).post('/knowledge-bases').send({ name: 'KB' }).expect(201)).body;
-    const source = (await context.as(account).post(`/knowledge-bases/${kb.id}/sources`).send({ content: 'Open nine to six.' }).expect(201)).body;
+    const source = (await context.as(account).post(`/knowledge-bases/${kb.id}/sources`).send({ content: 'Open nine to six.' }).expect(201))
+      .body;
     const site = (await context.as(account).post('/widget/sites').send({ name: 'Site', agentId: agent.id }).expect(201)).body;
     const conversation = (await context.as(account).post(`/agents/${agent.id}/conversations`).send({}).expect(201)).body;
     // Last, so that no event of the account is delivered to it.
-    const webhook = (await context.as(account).post('/webhooks').send({ url: 'https://hooks.invalid/hook', events: ['call.deleted'] }).expect(201)).body;
-    Object.assign(ids, { agentId: agent.id, kbId: kb.id, sourceId: source.id, siteId: site.id, webhookId: webhook.id, deliveryId: '1', conversationId: conversation.conversationId });
+    const webhook = (
+      await context
+        .as(account)
+        .post('/webhooks')
+        .send({ url: 'https://hooks.invalid/hook', events: ['call.deleted'] })
+        .expect(201)
+    ).body;
+    Object.assign(ids, {
+      agentId: agent.id,
+      kbId: kb.id,
+      sourceId: source.id,
+      siteId: site.id,
+      webhookId: webhook.id,
+      deliveryId: '1',
+      conversationId: conversation.conversationId,
+    });
     token = conversation.token;
   });
   afterAll(() => context.close());
@@ -40,7 +55,9 @@ describe('body fields named like the members of Object.prototype', () => {
   it('are a 400 naming the field, like any unknown field, on every route that takes a JSON body, and nothing is stored', async () => {
     const routes = jsonRoutes();
     expect(routes.length).toBeGreaterThanOrEqual(19);
-    expect(INHERITED_NAMES).toEqual(expect.arrayContaining(['constructor', '__proto__', 'toString', 'valueOf', 'hasOwnProperty', 'prototype']));
+    expect(INHERITED_NAMES).toEqual(
+      expect.arrayContaining(['constructor', '__proto__', 'toString', 'valueOf', 'hasOwnProperty', 'prototype']),
+    );
     const before = await accountFingerprint(context.app.get(DataSource), account.id);
     const wrong: string[] = [];
     for (const [method, path] of routes) {
@@ -52,7 +69,8 @@ describe('body fields named like the members of Object.prototype', () => {
           .set('Content-Type', 'application/json')
           .send(`{"${name}": {"nested": 1}}`); // as text: JSON.stringify would drop __proto__
         const named = response.body.details?.some((detail: { field: string }) => detail.field === name);
-        if (response.status !== 400 || !named) wrong.push(`${method} ${path} ${name}: ${response.status} ${JSON.stringify(response.body.details ?? response.body)}`);
+        if (response.status !== 400 || !named)
+          wrong.push(`${method} ${path} ${name}: ${response.status} ${JSON.stringify(response.body.details ?? response.body)}`);
       }
     }
     expect(wrong).toEqual([]);
@@ -61,10 +79,26 @@ describe('body fields named like the members of Object.prototype', () => {
 
   it('are refused inside a nested object and a free-form JSON field too, where they would otherwise be lost', async () => {
     for (const name of INHERITED_NAMES) {
-      const transcript = await context.as(account).post('/calls').set('Content-Type', 'application/json').send(`{"transcript": [{"speaker": "agent", "text": "Hi", "${name}": 1}]}`);
-      expect([name, transcript.status, transcript.body.details]).toEqual([name, 400, [{ field: `transcript.0.${name}`, message: `property ${name} should not exist (a name of Object.prototype)` }]]);
-      const extracted = await context.as(account).post('/calls').set('Content-Type', 'application/json').send(`{"extractedData": {"${name}": "kept?"}}`);
-      expect([name, extracted.status, extracted.body.details]).toEqual([name, 400, [{ field: `extractedData.${name}`, message: `property ${name} should not exist (a name of Object.prototype)` }]]);
+      const transcript = await context
+        .as(account)
+        .post('/calls')
+        .set('Content-Type', 'application/json')
+        .send(`{"transcript": [{"speaker": "agent", "text": "Hi", "${name}": 1}]}`);
+      expect([name, transcript.status, transcript.body.details]).toEqual([
+        name,
+        400,
+        [{ field: `transcript.0.${name}`, message: `property ${name} should not exist (a name of Object.prototype)` }],
+      ]);
+      const extracted = await context
+        .as(account)
+        .post('/calls')
+        .set('Content-Type', 'application/json')
+        .send(`{"extractedData": {"${name}": "kept?"}}`);
+      expect([name, extracted.status, extracted.body.details]).toEqual([
+        name,
+        400,
+        [{ field: `extractedData.${name}`, message: `property ${name} should not exist (a name of Object.prototype)` }],
+      ]);
     }
     expect((await context.as(account).get('/calls').expect(200)).body).toEqual([]);
   });

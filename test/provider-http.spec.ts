@@ -41,10 +41,11 @@ async function startServer(tls?: { key: string; cert: string }): Promise<TestSer
     connections: 0,
     open: new Set(),
     handle: (next) => (handler = next),
-    close: () => new Promise((resolve) => {
-      server.closeAllConnections();
-      server.close(() => resolve());
-    }),
+    close: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
   server.on(tls ? 'secureConnection' : 'connection', (socket) => {
     state.connections++;
@@ -82,7 +83,11 @@ describe('ProviderHttp: the fetch the provider client is given', () => {
       headers: new Headers({ Authorization: 'Bearer sk-1', 'Content-Type': 'application/json' }),
       body,
     });
-    expect(seen).toMatchObject({ method: 'POST', body, headers: { authorization: 'Bearer sk-1', 'content-length': String(Buffer.byteLength(body)) } });
+    expect(seen).toMatchObject({
+      method: 'POST',
+      body,
+      headers: { authorization: 'Bearer sk-1', 'content-length': String(Buffer.byteLength(body)) },
+    });
     expect(seen.headers).not.toHaveProperty('transfer-encoding');
     expect(seen.headers).not.toHaveProperty('accept-encoding');
     expect(response).toMatchObject({ status: 201, statusText: 'Made', ok: true, url: `${server.url}/v1/chat/completions` });
@@ -107,7 +112,8 @@ describe('ProviderHttp: the fetch the provider client is given', () => {
   });
 
   it('keeps the connection for the next request', async () => {
-    for (let index = 0; index < 3; index++) expect(await (await provider.fetch(server.url, { method: 'POST', body: '{}' })).text()).toBe('ok');
+    for (let index = 0; index < 3; index++)
+      expect(await (await provider.fetch(server.url, { method: 'POST', body: '{}' })).text()).toBe('ok');
     expect(server.connections).toBe(1);
   });
 
@@ -170,7 +176,10 @@ describe('ProviderHttp: the fetch the provider client is given', () => {
   it('rejects with a TypeError whose cause is the socket error when nothing listens', async () => {
     const address = server.url;
     await server.close();
-    const error = await provider.fetch(address).then(() => undefined, (failure: unknown) => failure);
+    const error = await provider.fetch(address).then(
+      () => undefined,
+      (failure: unknown) => failure,
+    );
     expect(error).toBeInstanceOf(TypeError);
     expect((error as TypeError).message).toBe('fetch failed');
     expect((error as TypeError).cause).toMatchObject({ code: 'ECONNREFUSED' });
@@ -179,9 +188,15 @@ describe('ProviderHttp: the fetch the provider client is given', () => {
   it('answers no body for 204, 304 and HEAD, and keeps the connection', async () => {
     server.handle((request, response) => {
       const status = request.url === '/204' ? 204 : request.url === '/304' ? 304 : 200;
-      response.writeHead(status, status === 200 ? { 'Content-Length': '2' } : {}).end(status === 200 && request.method !== 'HEAD' ? 'ok' : undefined);
+      response
+        .writeHead(status, status === 200 ? { 'Content-Length': '2' } : {})
+        .end(status === 200 && request.method !== 'HEAD' ? 'ok' : undefined);
     });
-    for (const [url, method] of [['/204', 'GET'], ['/304', 'GET'], ['/', 'HEAD']] as const) {
+    for (const [url, method] of [
+      ['/204', 'GET'],
+      ['/304', 'GET'],
+      ['/', 'HEAD'],
+    ] as const) {
       const response = await provider.fetch(`${server.url}${url}`, { method });
       expect(response.body).toBeNull();
     }
@@ -189,7 +204,9 @@ describe('ProviderHttp: the fetch the provider client is given', () => {
   });
 
   it('does not follow a redirect: the 3xx is the answer', async () => {
-    server.handle((request, response) => (request.url === '/moved' ? response.writeHead(200).end('moved') : response.writeHead(307, { Location: '/moved' }).end()));
+    server.handle((request, response) =>
+      request.url === '/moved' ? response.writeHead(200).end('moved') : response.writeHead(307, { Location: '/moved' }).end(),
+    );
     const response = await provider.fetch(`${server.url}/v1`, { method: 'POST', body: '{}' });
     expect(response.status).toBe(307);
     expect(response.headers.get('location')).toBe('/moved');
@@ -215,7 +232,10 @@ describe('ProviderHttp over HTTPS', () => {
       expect(await (await trusting.fetch(server.url)).text()).toBe('ok');
       expect(await (await trusting.fetch(server.url)).text()).toBe('ok');
       expect(server.connections).toBe(1);
-      const refused = await untrusting.fetch(server.url).then(() => undefined, (failure: unknown) => failure);
+      const refused = await untrusting.fetch(server.url).then(
+        () => undefined,
+        (failure: unknown) => failure,
+      );
       expect(refused).toBeInstanceOf(TypeError);
       expect((refused as TypeError).cause).toMatchObject({ code: 'DEPTH_ZERO_SELF_SIGNED_CERT' });
     } finally {

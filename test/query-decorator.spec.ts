@@ -15,5 +15,4 @@ describe('account-scoped repository methods', () => {
     await agents.list(7);
     expect(query).toHaveBeenCalledWith(expect.stringContaining('account_id = $1'), [7]);
   });
-
 });

@@ -21,11 +21,20 @@ describe('rate-limit keys made from what a client sends', () => {
     const counters = countersOf(context);
     const huge = (seed: number, length: number) => `${seed}`.padEnd(length, 'k');
     for (let seed = 0; seed < 3; seed++) {
-      await context.http.post('/widget/sessions').send({ siteKey: huge(seed, 1_000_000) }).expect(404);
+      await context.http
+        .post('/widget/sessions')
+        .send({ siteKey: huge(seed, 1_000_000) })
+        .expect(404);
       await context.http.get(`/widget/config/${huge(seed, 8_000)}`).expect(404);
-      await context.http.get(`/conversations/${huge(seed, 8_000)}`).set('Authorization', 'Bearer vac_x').expect(404);
+      await context.http
+        .get(`/conversations/${huge(seed, 8_000)}`)
+        .set('Authorization', 'Bearer vac_x')
+        .expect(404);
       await context.http.get('/agents').set('X-Forwarded-For', huge(seed, 8_000)).expect(401);
-      await context.http.get('/widget/embed.js').set('X-Forwarded-For', `${huge(seed, 8_000)}`).expect(200);
+      await context.http
+        .get('/widget/embed.js')
+        .set('X-Forwarded-For', `${huge(seed, 8_000)}`)
+        .expect(200);
     }
     const keys = [...counters.keys()];
     expect(keys.length).toBeGreaterThan(0);
@@ -39,7 +48,9 @@ describe('rate-limit keys made from what a client sends', () => {
     await context.http.get(`/widget/config/${site.siteKey}`).set('X-Forwarded-For', '198.51.100.1').expect(200);
     await context.http.get(`/widget/config/${site.siteKey}`).set('X-Forwarded-For', '198.51.100.1').expect(200);
     await context.http.get(`/widget/config/${site.siteKey}`).set('X-Forwarded-For', '198.51.100.2').expect(200);
-    const hits = [...counters.entries()].filter(([key]) => key.includes(site.siteKey)).map(([key, window]) => [key, (window as { hits: number }).hits]);
+    const hits = [...counters.entries()]
+      .filter(([key]) => key.includes(site.siteKey))
+      .map(([key, window]) => [key, (window as { hits: number }).hits]);
     expect(hits).toEqual([
       [`widget:widget:${site.siteKey}|198.51.100.1`, 2],
       [`widget:widget:${site.siteKey}|198.51.100.2`, 1],
@@ -50,10 +61,14 @@ describe('rate-limit keys made from what a client sends', () => {
     const id = 'abcdef00-0000-4000-8000-00000000000a';
     const counters = countersOf(context);
     for (const variant of [id, id.toUpperCase(), 'ABCdef00-0000-4000-8000-00000000000A']) {
-      await context.http.get(`/conversations/${variant}`).set('Authorization', 'Bearer vac_x').set('X-Forwarded-For', '198.51.100.3').expect(404);
+      await context.http
+        .get(`/conversations/${variant}`)
+        .set('Authorization', 'Bearer vac_x')
+        .set('X-Forwarded-For', '198.51.100.3')
+        .expect(404);
     }
-    expect([...counters.entries()].filter(([key]) => key.includes(id)).map(([key, window]) => [key, (window as { hits: number }).hits])).toEqual([
-      [`widget:widget:${id}|198.51.100.3`, 3],
-    ]);
+    expect(
+      [...counters.entries()].filter(([key]) => key.includes(id)).map(([key, window]) => [key, (window as { hits: number }).hits]),
+    ).toEqual([[`widget:widget:${id}|198.51.100.3`, 3]]);
   });
 });

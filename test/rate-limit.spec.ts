@@ -40,8 +40,10 @@ describe('rate limit per account', () => {
     const account = await context.createAccount();
     const keys = await Promise.all([1, 2, 3].map(() => context.app.get(ApiKeysService).create(account.id)));
     const withKey = (apiKey: string) => context.http.get('/agents').set('X-Api-Key', apiKey);
-    for (const apiKey of [account.apiKey, keys[0].apiKey, keys[1].apiKey, keys[2].apiKey, account.apiKey]) await withKey(apiKey).expect(200);
-    for (const apiKey of [account.apiKey, keys[0].apiKey, keys[1].apiKey, keys[2].apiKey]) expect((await withKey(apiKey).expect(429)).body).toEqual(TOO_MANY);
+    for (const apiKey of [account.apiKey, keys[0].apiKey, keys[1].apiKey, keys[2].apiKey, account.apiKey])
+      await withKey(apiKey).expect(200);
+    for (const apiKey of [account.apiKey, keys[0].apiKey, keys[1].apiKey, keys[2].apiKey])
+      expect((await withKey(apiKey).expect(429)).body).toEqual(TOO_MANY);
   });
 
   it('does not limit the public health check', async () => {
@@ -50,7 +52,9 @@ describe('rate limit per account', () => {
 });
 
 /** The two rate-limit headers of a response, parsed: `RateLimit-Policy: 3;w=60`, `RateLimit: limit=3, remaining=2, reset=60`. */
-function rateLimitHeaders(response: { headers: Record<string, string> }): { policy: string | undefined; limit: number; remaining: number; reset: number } | undefined {
+function rateLimitHeaders(response: {
+  headers: Record<string, string>;
+}): { policy: string | undefined; limit: number; remaining: number; reset: number } | undefined {
   const header = response.headers.ratelimit;
   if (header === undefined) return undefined;
   const match = /^limit=(\d+), remaining=(\d+), reset=(\d+)$/.exec(header);
@@ -81,7 +85,12 @@ describe('rate-limit headers (RateLimit-Policy, RateLimit)', () => {
     const now = Date.now();
     const clock = jest.spyOn(Date, 'now').mockImplementation(() => now + 61_000); // the window and the block are over
     try {
-      expect(rateLimitHeaders(await context.as(account).get('/agents').expect(200))).toEqual({ policy: '3;w=60', limit: 3, remaining: 2, reset: 60 });
+      expect(rateLimitHeaders(await context.as(account).get('/agents').expect(200))).toEqual({
+        policy: '3;w=60',
+        limit: 3,
+        remaining: 2,
+        reset: 60,
+      });
     } finally {
       clock.mockRestore();
     }
@@ -101,7 +110,12 @@ describe('rate-limit headers (RateLimit-Policy, RateLimit)', () => {
     const now = Date.now();
     const clock = jest.spyOn(Date, 'now').mockImplementation(() => now + 61_000);
     try {
-      const created = await context.as(account).post('/agents').set('Idempotency-Key', 'after-the-limit').send({ name: 'Later' }).expect(201);
+      const created = await context
+        .as(account)
+        .post('/agents')
+        .set('Idempotency-Key', 'after-the-limit')
+        .send({ name: 'Later' })
+        .expect(201);
       expect(created.headers['idempotent-replayed']).toBeUndefined();
     } finally {
       clock.mockRestore();
@@ -138,11 +152,25 @@ describe('the order of the checks: key, rate limit, scope, then the body', () =>
     expect(rateLimitHeaders(await textBody(read.apiKey).expect(403))).toMatchObject({ limit: 6, remaining: 5 });
 
     const unsupported = await textBody(account.apiKey).expect(415);
-    expect(unsupported.body).toEqual({ statusCode: 415, error: 'Unsupported Media Type', message: 'Content-Type must be application/json' });
+    expect(unsupported.body).toEqual({
+      statusCode: 415,
+      error: 'Unsupported Media Type',
+      message: 'Content-Type must be application/json',
+    });
     expect(rateLimitHeaders(unsupported)).toMatchObject({ limit: 6, remaining: 4 });
-    const malformed = await context.as(account).post('/agents').set('Content-Type', 'application/json').set('Idempotency-Key', 'bad-body').send('{"name":').expect(400);
+    const malformed = await context
+      .as(account)
+      .post('/agents')
+      .set('Content-Type', 'application/json')
+      .set('Idempotency-Key', 'bad-body')
+      .send('{"name":')
+      .expect(400);
     expect(rateLimitHeaders(malformed)).toMatchObject({ remaining: 3 });
-    const tooLarge = await context.as(account).post('/agents').send({ name: 'x', description: 'y'.repeat(2 * 1024 * 1024) }).expect(413);
+    const tooLarge = await context
+      .as(account)
+      .post('/agents')
+      .send({ name: 'x', description: 'y'.repeat(2 * 1024 * 1024) })
+      .expect(413);
     expect(rateLimitHeaders(tooLarge)).toMatchObject({ remaining: 2 });
     // The refused body did not claim its Idempotency-Key: the same key with a good body does the work.
     const created = await context.as(account).post('/agents').set('Idempotency-Key', 'bad-body').send({ name: 'Good' }).expect(201);
@@ -168,7 +196,10 @@ describe('requests without a valid key, per client IP', () => {
     const query = jest.spyOn(context.app.get(DataSource).manager, 'query');
     try {
       await context.http.get('/agents').set('X-Api-Key', 'vak_short').expect(401);
-      await context.http.get('/agents').set('X-Api-Key', `vak_${'a'.repeat(5000)}`).expect(401);
+      await context.http
+        .get('/agents')
+        .set('X-Api-Key', `vak_${'a'.repeat(5000)}`)
+        .expect(401);
       expect(query).not.toHaveBeenCalled();
     } finally {
       query.mockRestore();
@@ -206,7 +237,19 @@ describe('requests without a valid key, per client IP', () => {
 /** A real redis-server on loopback (installed by .ci/run; apt-get install redis-server). */
 function startRedis(port: number, extra: string[] = []): Promise<ChildProcess> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'redis-'));
-  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, ...extra]);
+  const child = spawn('redis-server', [
+    '--port',
+    String(port),
+    '--bind',
+    '127.0.0.1',
+    '--save',
+    '',
+    '--appendonly',
+    'no',
+    '--dir',
+    dir,
+    ...extra,
+  ]);
   child.on('exit', () => fs.rmSync(dir, { recursive: true, force: true }));
   return new Promise((resolve, reject) => {
     child.stdout.on('data', (chunk) => String(chunk).includes('Ready to accept connections') && resolve(child));
@@ -273,7 +316,12 @@ describe('rate limit through Redis when Redis fails', () => {
     port = await freePort();
     redis = await startRedis(port);
     logs = [];
-    const config = { ...loadConfig({ ...process.env, LOG_LEVEL: 'info' }), rateLimit: 3, unauthenticatedRateLimit: 0, redisUrl: `redis://127.0.0.1:${port}` };
+    const config = {
+      ...loadConfig({ ...process.env, LOG_LEVEL: 'info' }),
+      rateLimit: 3,
+      unauthenticatedRateLimit: 0,
+      redisUrl: `redis://127.0.0.1:${port}`,
+    };
     const logger = createLogger(config, { write: (line: string) => void logs.push(JSON.parse(line)) });
     app = await createApp(config, process.env.DATABASE_URL!, logger);
   });

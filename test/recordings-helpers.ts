@@ -67,7 +67,8 @@ export async function localTestStorage(maxRecordingBytes = MAX_RECORDING_BYTES):
 export async function s3TestStorage(maxRecordingBytes = MAX_RECORDING_BYTES): Promise<TestStorage> {
   const directory = await mkdtemp(path.join(tmpdir(), 'recordings-s3-'));
   const dataDir = await mkdtemp(path.join(tmpdir(), 'recordings-test-'));
-  const start = (port: number) => new S3rver({ port, address: '127.0.0.1', silent: true, directory, configureBuckets: [{ name: 'recordings' }] });
+  const start = (port: number) =>
+    new S3rver({ port, address: '127.0.0.1', silent: true, directory, configureBuckets: [{ name: 'recordings' }] });
   let server: S3rver | undefined = start(0);
   const { port } = await server.run();
   const s3 = {
@@ -116,7 +117,12 @@ export interface RawResponse {
  * A request written by hand: exact headers (a Content-Length that is a lie, or none: chunked) and a body
  * produced chunk by chunk. Resolves with the response even if the server answers before the body is sent.
  */
-export function rawRequest(url: string, method: string, headers: Record<string, string>, body?: AsyncIterable<Buffer> | Iterable<Buffer>): Promise<RawResponse> {
+export function rawRequest(
+  url: string,
+  method: string,
+  headers: Record<string, string>,
+  body?: AsyncIterable<Buffer> | Iterable<Buffer>,
+): Promise<RawResponse> {
   return new Promise((resolve, reject) => {
     const request = httpRequest(url, { method, headers });
     request.on('response', (response) => {

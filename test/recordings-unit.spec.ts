@@ -137,9 +137,13 @@ describe('signed playback URLs', () => {
   it('refuses every other last character of the signature, including those that decode to the same bytes', () => {
     const signed = signer.sign(key, now + 60);
     const base64url = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
-    const variants = [...base64url].filter((character) => character !== signed.signature.at(-1)).map((character) => `${signed.signature.slice(0, -1)}${character}`);
+    const variants = [...base64url]
+      .filter((character) => character !== signed.signature.at(-1))
+      .map((character) => `${signed.signature.slice(0, -1)}${character}`);
     expect(variants).toHaveLength(63);
-    expect(variants.filter((variant) => Buffer.from(variant, 'base64url').equals(Buffer.from(signed.signature, 'base64url')))).toHaveLength(3);
+    expect(variants.filter((variant) => Buffer.from(variant, 'base64url').equals(Buffer.from(signed.signature, 'base64url')))).toHaveLength(
+      3,
+    );
     for (const variant of variants) expect(signer.verify(signed.token, String(signed.expires), variant, now)).toBeUndefined();
     expect(signer.verify(signed.token, String(signed.expires), signed.signature, now)).toBe(key);
   });
@@ -263,7 +267,11 @@ describe('local storage', () => {
   it('keeps HTTP errors from the body as they are', () => {
     const tooLarge = new PayloadTooLargeException('x');
     expect(storageFailure('store a recording', tooLarge)).toBe(tooLarge);
-    const s3Like = Object.assign(new Error('Access Denied for recordings/ab/key.mp3'), { name: 'AccessDenied', Key: 'recordings/ab/key.mp3', $metadata: { httpStatusCode: 403 } });
+    const s3Like = Object.assign(new Error('Access Denied for recordings/ab/key.mp3'), {
+      name: 'AccessDenied',
+      Key: 'recordings/ab/key.mp3',
+      $metadata: { httpStatusCode: 403 },
+    });
     const replaced = storageFailure('open a recording', s3Like);
     expect((replaced as RecordingStorageError).reason).toBe('could not open a recording: AccessDenied (HTTP 403)');
     expect(JSON.stringify({ ...replaced, message: replaced.message })).not.toContain('key.mp3');
@@ -286,7 +294,12 @@ describe('storage configuration', () => {
   const s3 = { STORAGE_DRIVER: 's3', S3_BUCKET: 'recordings', S3_REGION: 'us-east-1' };
 
   it('defaults to local storage, a generated secret and the 200 MiB limit', () => {
-    expect(loadConfig({}).storage).toEqual({ driver: 'local', s3: undefined, signingSecret: undefined, maxRecordingBytes: MAX_RECORDING_BYTES });
+    expect(loadConfig({}).storage).toEqual({
+      driver: 'local',
+      s3: undefined,
+      signingSecret: undefined,
+      maxRecordingBytes: MAX_RECORDING_BYTES,
+    });
     expect(MAX_RECORDING_BYTES).toBe(200 * 1024 * 1024);
   });
 

@@ -42,7 +42,8 @@ describe.each([
   const hasRecording = async (callId: string) => (await context.as(owner).get(`/calls/${callId}`).expect(200)).body.hasRecording;
   const storedKey = async (callId: string): Promise<string | null> =>
     (await context.app.get(DataSource).query('SELECT recording_key FROM calls WHERE id = $1', [callId]))[0].recording_key;
-  const playbackUrl = async (callId: string): Promise<string> => (await context.as(owner).get(`/calls/${callId}/recording`).expect(200)).body.url;
+  const playbackUrl = async (callId: string): Promise<string> =>
+    (await context.as(owner).get(`/calls/${callId}/recording`).expect(200)).body.url;
   const fetchBytes = async (url: string, headers: Record<string, string> = {}) => {
     const response = await fetch(url, { headers });
     return { response, body: Buffer.from(await response.arrayBuffer()) };
@@ -59,7 +60,12 @@ describe.each([
 
     it('accepts audio/mpeg with parameters, and a chunked body without Content-Length', async () => {
       const callId = await createCall();
-      const response = await rawRequest(`${baseUrl}/calls/${callId}/recording`, 'PUT', { 'X-Api-Key': owner.apiKey, 'Content-Type': 'Audio/MPEG; foo=bar' }, chunks(20));
+      const response = await rawRequest(
+        `${baseUrl}/calls/${callId}/recording`,
+        'PUT',
+        { 'X-Api-Key': owner.apiKey, 'Content-Type': 'Audio/MPEG; foo=bar' },
+        chunks(20),
+      );
       expect(response.status).toBe(204);
       const { body } = await fetchBytes(await playbackUrl(callId));
       expect(body.equals(Buffer.concat([...chunks(20)]))).toBe(true);
@@ -106,9 +112,15 @@ describe.each([
     ])('refuses %s with a 415 and stores nothing', async (_, headers) => {
       const callId = await createCall();
       const before = await storage.objects();
-      const response = await rawRequest(`${baseUrl}/calls/${callId}/recording`, 'PUT', { 'X-Api-Key': owner.apiKey, ...headers }, [Buffer.from('{"a":1}')]);
+      const response = await rawRequest(`${baseUrl}/calls/${callId}/recording`, 'PUT', { 'X-Api-Key': owner.apiKey, ...headers }, [
+        Buffer.from('{"a":1}'),
+      ]);
       expect(response.status).toBe(415);
-      expect(JSON.parse(response.body.toString())).toEqual({ statusCode: 415, error: 'Unsupported Media Type', message: 'Content-Type must be audio/mpeg' });
+      expect(JSON.parse(response.body.toString())).toEqual({
+        statusCode: 415,
+        error: 'Unsupported Media Type',
+        message: 'Content-Type must be audio/mpeg',
+      });
       expect(await hasRecording(callId)).toBe(false);
       expect(await storage.objects()).toEqual(before);
     });
@@ -129,7 +141,11 @@ describe.each([
         [Buffer.alloc(1024)],
       );
       expect(response.status).toBe(413);
-      expect(JSON.parse(response.body.toString())).toEqual({ statusCode: 413, error: 'Payload Too Large', message: 'A recording may be at most 12 MiB' });
+      expect(JSON.parse(response.body.toString())).toEqual({
+        statusCode: 413,
+        error: 'Payload Too Large',
+        message: 'A recording may be at most 12 MiB',
+      });
       expect(response.headers.connection).toBe('close');
       expect(await hasRecording(callId)).toBe(false);
     });
@@ -148,7 +164,12 @@ describe.each([
 
     it('takes a body of exactly the limit', async () => {
       const callId = await createCall();
-      const response = await rawRequest(`${baseUrl}/calls/${callId}/recording`, 'PUT', { 'X-Api-Key': owner.apiKey, ...MP3 }, chunks(TEST_LIMIT / (64 * 1024)));
+      const response = await rawRequest(
+        `${baseUrl}/calls/${callId}/recording`,
+        'PUT',
+        { 'X-Api-Key': owner.apiKey, ...MP3 },
+        chunks(TEST_LIMIT / (64 * 1024)),
+      );
       expect(response.status).toBe(204);
     });
 
@@ -204,7 +225,10 @@ describe.each([
       expect(url).not.toContain(callId);
       // No path segment or query value is the account id (the URL's lifetime, a number of seconds, may equal it by chance).
       const { pathname, searchParams } = new URL(url);
-      const parts = [...pathname.split('/'), ...[...searchParams].filter(([name]) => !/^(expires|X-Amz-Expires)$/i.test(name)).map(([, value]) => value)];
+      const parts = [
+        ...pathname.split('/'),
+        ...[...searchParams].filter(([name]) => !/^(expires|X-Amz-Expires)$/i.test(name)).map(([, value]) => value),
+      ];
       expect(parts).not.toContain(String(owner.id));
     });
 
@@ -244,11 +268,16 @@ describe.each([
 
   describe('download', () => {
     const audio = randomBytes(50_000);
-    const download = (callId: string) => context.as(owner).get(`/calls/${callId}/recording/download`).buffer(true).parse((response, done) => {
-      const parts: Buffer[] = [];
-      response.on('data', (part: Buffer) => parts.push(part));
-      response.on('end', () => done(null, Buffer.concat(parts)));
-    });
+    const download = (callId: string) =>
+      context
+        .as(owner)
+        .get(`/calls/${callId}/recording/download`)
+        .buffer(true)
+        .parse((response, done) => {
+          const parts: Buffer[] = [];
+          response.on('data', (part: Buffer) => parts.push(part));
+          response.on('end', () => done(null, Buffer.concat(parts)));
+        });
 
     it('streams the MP3 with its type, length and an attachment file name', async () => {
       const callId = await createCall('Priya Sharma');
@@ -261,11 +290,15 @@ describe.each([
     });
 
     it.each([
-      ['राज कुमार', (id: string) => `attachment; filename="call-${id}.mp3"; filename*=UTF-8''%E0%A4%B0%E0%A4%BE%E0%A4%9C%20%E0%A4%95%E0%A5%81%E0%A4%AE%E0%A4%BE%E0%A4%B0.mp3`],
+      [
+        'राज कुमार',
+        (id: string) =>
+          `attachment; filename="call-${id}.mp3"; filename*=UTF-8''%E0%A4%B0%E0%A4%BE%E0%A4%9C%20%E0%A4%95%E0%A5%81%E0%A4%AE%E0%A4%BE%E0%A4%B0.mp3`,
+      ],
       ['O\'Brien "Jr"', () => 'attachment; filename="OBrien Jr.mp3"'],
       ['a/b\\c', () => 'attachment; filename="abc.mp3"'],
       ['Ana\nMaria', () => 'attachment; filename="Ana Maria.mp3"'],
-      ['José', () => "attachment; filename=\"Jose.mp3\"; filename*=UTF-8''Jos%C3%A9.mp3"],
+      ['José', () => 'attachment; filename="Jose.mp3"; filename*=UTF-8\'\'Jos%C3%A9.mp3'],
       ['', (id: string) => `attachment; filename="call-${id}.mp3"`],
     ])('downloads a caller named %j with a 200 and a safe header', async (name, expected) => {
       const callId = await createCall(name);
@@ -299,13 +332,17 @@ describe.each([
       const filesBefore = await openFiles();
       try {
         await new Promise<void>((resolve, reject) => {
-          const request = httpGet(`${baseUrl}/calls/${callId}/recording/download`, { headers: { 'X-Api-Key': owner.apiKey } }, (response) => {
-            expect(response.statusCode).toBe(200);
-            response.once('data', () => {
-              request.destroy();
-              resolve();
-            });
-          });
+          const request = httpGet(
+            `${baseUrl}/calls/${callId}/recording/download`,
+            { headers: { 'X-Api-Key': owner.apiKey } },
+            (response) => {
+              expect(response.statusCode).toBe(200);
+              response.once('data', () => {
+                request.destroy();
+                resolve();
+              });
+            },
+          );
           request.on('error', (error: NodeJS.ErrnoException) => (error.code === 'ECONNRESET' ? undefined : reject(error)));
         });
         expect(opened).toHaveLength(1);
@@ -340,7 +377,7 @@ describe.each([
 
   describe('another account', () => {
     let callId: string;
-    const audio = Buffer.from('A\'s private recording');
+    const audio = Buffer.from("A's private recording");
     beforeAll(async () => {
       callId = await createCall('Secret Caller');
       await upload(callId, audio).expect(204);
@@ -351,7 +388,7 @@ describe.each([
       expect(body.equals(audio)).toBe(true);
     };
 
-    it('cannot upload to A\'s call (404), and A\'s recording is untouched', async () => {
+    it("cannot upload to A's call (404), and A's recording is untouched", async () => {
       const response = await upload(callId, Buffer.from('overwritten'), other).expect(404);
       expect(response.body).toEqual({ statusCode: 404, error: 'Not Found', message: `Call ${callId} not found` });
       await expectUnchanged();
@@ -368,7 +405,7 @@ describe.each([
       expect(JSON.stringify(response.body)).not.toContain('Secret');
     });
 
-    it('cannot delete (404), and A\'s recording is untouched', async () => {
+    it("cannot delete (404), and A's recording is untouched", async () => {
       await context.as(other).delete(`/calls/${callId}/recording`).expect(404);
       await expectUnchanged();
     });
@@ -392,7 +429,7 @@ describe.each([
   });
 });
 
-describe('recordings: the local driver\'s signed URLs', () => {
+describe("recordings: the local driver's signed URLs", () => {
   let storage: TestStorage;
   let context: TestContext;
   let owner: TestAccount;
@@ -441,7 +478,11 @@ describe('recordings: the local driver\'s signed URLs', () => {
     const { path, expires, signature } = await signedPath();
     const response = await context.http.get(path).query({ expires, signature }).set('Range', 'bytes=10000-').expect(416);
     expect(response.headers['content-range']).toBe(`bytes */${audio.length}`);
-    expect(response.body).toEqual({ statusCode: 416, error: 'Range Not Satisfiable', message: `The range is outside the recording (${audio.length} bytes)` });
+    expect(response.body).toEqual({
+      statusCode: 416,
+      error: 'Range Not Satisfiable',
+      message: `The range is outside the recording (${audio.length} bytes)`,
+    });
   });
 
   it('answers HEAD with the headers only', async () => {
@@ -456,16 +497,31 @@ describe('recordings: the local driver\'s signed URLs', () => {
     const { path, expires, signature } = await signedPath();
     const key = signer.verify(path.split('/')[2], expires, signature, 0)!;
     const expired = signer.sign(key, Math.floor(Date.now() / 1000) - 1);
-    const response = await context.http.get(`/recordings/${expired.token}`).query({ expires: expired.expires, signature: expired.signature }).expect(403);
+    const response = await context.http
+      .get(`/recordings/${expired.token}`)
+      .query({ expires: expired.expires, signature: expired.signature })
+      .expect(403);
     expect(response.body).toEqual(forbidden);
   });
 
   it.each([
-    ['a later expiry', (url: { path: string; expires: string; signature: string }) => ({ ...url, expires: String(Number(url.expires) + 3600) })],
-    ['another token', (url: { path: string; expires: string; signature: string }) => ({ ...url, path: `${url.path.slice(0, -1)}${url.path.endsWith('A') ? 'B' : 'A'}` })],
+    [
+      'a later expiry',
+      (url: { path: string; expires: string; signature: string }) => ({ ...url, expires: String(Number(url.expires) + 3600) }),
+    ],
+    [
+      'another token',
+      (url: { path: string; expires: string; signature: string }) => ({
+        ...url,
+        path: `${url.path.slice(0, -1)}${url.path.endsWith('A') ? 'B' : 'A'}`,
+      }),
+    ],
     ['no signature', (url: { path: string; expires: string; signature: string }) => ({ ...url, signature: '' })],
     ['no expiry', (url: { path: string; expires: string; signature: string }) => ({ ...url, expires: '' })],
-    ['a garbage token', (url: { path: string; expires: string; signature: string }) => ({ ...url, path: '/recordings/..%2F..%2Fetc%2Fpasswd' })],
+    [
+      'a garbage token',
+      (url: { path: string; expires: string; signature: string }) => ({ ...url, path: '/recordings/..%2F..%2Fetc%2Fpasswd' }),
+    ],
   ])('refuses an altered URL (%s) with a 403', async (_, alter) => {
     const { path, expires, signature } = alter(await signedPath());
     const response = await context.http.get(path).query({ expires, signature }).expect(403);
@@ -477,8 +533,12 @@ describe('recordings: the local driver\'s signed URLs', () => {
   it('refuses a signature with any other last character with a 403', async () => {
     const { path, expires, signature } = await signedPath();
     const base64url = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
-    const variants = [...base64url].filter((character) => character !== signature.at(-1)).map((character) => `${signature.slice(0, -1)}${character}`);
-    const statuses = await Promise.all(variants.map(async (variant) => (await context.http.get(path).query({ expires, signature: variant })).status));
+    const variants = [...base64url]
+      .filter((character) => character !== signature.at(-1))
+      .map((character) => `${signature.slice(0, -1)}${character}`);
+    const statuses = await Promise.all(
+      variants.map(async (variant) => (await context.http.get(path).query({ expires, signature: variant })).status),
+    );
     expect(statuses).toEqual(variants.map(() => 403));
   });
 
@@ -507,7 +567,10 @@ describe('recordings: the local driver\'s signed URLs', () => {
 
   it('uses RECORDING_SIGNING_SECRET when set: URLs signed with another secret are refused', async () => {
     const { path, expires, signature } = await signedPath();
-    const configured = await createTestContext({ ...storage.config, storage: { ...storage.config.storage!, signingSecret: 'x'.repeat(40) } });
+    const configured = await createTestContext({
+      ...storage.config,
+      storage: { ...storage.config.storage!, signingSecret: 'x'.repeat(40) },
+    });
     try {
       await configured.http.get(path).query({ expires, signature }).expect(403);
     } finally {
@@ -517,7 +580,11 @@ describe('recordings: the local driver\'s signed URLs', () => {
 });
 
 describe('recordings: limits and driver routing', () => {
-  const STORAGE_UNAVAILABLE = { statusCode: 503, error: 'Service Unavailable', message: 'Recording storage is unavailable; try again shortly' };
+  const STORAGE_UNAVAILABLE = {
+    statusCode: 503,
+    error: 'Service Unavailable',
+    message: 'Recording storage is unavailable; try again shortly',
+  };
 
   /** Uploads to a fresh call and checks the 503, and that nothing was recorded. */
   async function expectUploadUnavailable(context: TestContext, body: Buffer): Promise<void> {
@@ -553,7 +620,9 @@ describe('recordings: limits and driver routing', () => {
     const context = await createTestContext({ dataDir, storage: local.config.storage });
     try {
       await expectUploadUnavailable(context, randomBytes(2 * 1024 * 1024));
-      const leftovers = (await readdir(dataDir, { recursive: true, withFileTypes: true })).filter((entry) => entry.isFile() && entry.name.endsWith('.mp3'));
+      const leftovers = (await readdir(dataDir, { recursive: true, withFileTypes: true })).filter(
+        (entry) => entry.isFile() && entry.name.endsWith('.mp3'),
+      );
       expect(leftovers).toEqual([]);
     } finally {
       await context.close();
@@ -585,11 +654,16 @@ describe('recordings: limits and driver routing', () => {
       const owner = await context.createAccount();
       const callId = (await context.as(owner).post('/calls').send({}).expect(201)).body.id;
       const port = await listenOnLoopback(context.app.getHttpServer());
-      const response = await rawRequest(`http://127.0.0.1:${port}/calls/${callId}/recording`, 'PUT', {
-        'X-Api-Key': owner.apiKey,
-        ...MP3,
-        'Content-Length': String(200 * 1024 * 1024 + 1),
-      }, [Buffer.alloc(1024)]);
+      const response = await rawRequest(
+        `http://127.0.0.1:${port}/calls/${callId}/recording`,
+        'PUT',
+        {
+          'X-Api-Key': owner.apiKey,
+          ...MP3,
+          'Content-Length': String(200 * 1024 * 1024 + 1),
+        },
+        [Buffer.alloc(1024)],
+      );
       expect(response.status).toBe(413);
       expect(JSON.parse(response.body.toString()).message).toBe('A recording may be at most 200 MiB');
     } finally {

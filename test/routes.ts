@@ -48,4 +48,3 @@ export function registeredRoutes(context: TestContext): string[] {
     .filter((layer) => layer.route && !isMiddlewareLayer(layer.route.path))
     .flatMap((layer) => Object.keys(layer.route!.methods).map((method) => `${method.toUpperCase()} ${layer.route!.path}`));
 }
-

@@ -49,7 +49,10 @@ describe('security headers and CORS', () => {
   });
 
   it('adds no CORS header, and no Vary, to a request without an Origin (the cors library is skipped for it)', async () => {
-    for (const response of [await context.as(account).get('/agents').expect(200), await context.http.options('/agents').set('Access-Control-Request-Method', 'POST')]) {
+    for (const response of [
+      await context.as(account).get('/agents').expect(200),
+      await context.http.options('/agents').set('Access-Control-Request-Method', 'POST'),
+    ]) {
       expect(Object.keys(response.headers).filter((name) => name.startsWith('access-control-') || name === 'vary')).toEqual([]);
     }
   });
@@ -82,7 +85,9 @@ describe('security headers and CORS', () => {
       .set('Access-Control-Request-Headers', 'x-api-key, content-type, idempotency-key')
       .expect(204);
     expect(preflight.headers['access-control-allow-origin']).toBe('https://dashboard.example.com');
-    expect(preflight.headers['access-control-allow-headers'].split(',')).toEqual(expect.arrayContaining(['X-Api-Key', 'Content-Type', 'Idempotency-Key']));
+    expect(preflight.headers['access-control-allow-headers'].split(',')).toEqual(
+      expect.arrayContaining(['X-Api-Key', 'Content-Type', 'Idempotency-Key']),
+    );
     const response = await context.as(account).get('/agents').set('Origin', 'https://dashboard.example.com').expect(200);
     expect(response.headers['access-control-allow-origin']).toBe('https://dashboard.example.com');
     // The browser lets the dashboard read these: the rate limit (RateLimit, RateLimit-Policy, Retry-After) and a replay.

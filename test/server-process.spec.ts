@@ -75,10 +75,13 @@ function startServerOnFreePorts(env: Record<string, string>): Promise<{ server: 
 /** One request on a fresh connection: its status, or the network error code if it was not answered. */
 function send(port: number, method: string, path: string, apiKey: string): Promise<number | string> {
   return new Promise((resolve) => {
-    const request = http.request({ host: '127.0.0.1', port, method, path, agent: false, headers: { 'X-Api-Key': apiKey, 'Content-Type': 'application/json' } }, (response) => {
-      response.resume();
-      response.on('end', () => resolve(response.statusCode!));
-    });
+    const request = http.request(
+      { host: '127.0.0.1', port, method, path, agent: false, headers: { 'X-Api-Key': apiKey, 'Content-Type': 'application/json' } },
+      (response) => {
+        response.resume();
+        response.on('end', () => resolve(response.statusCode!));
+      },
+    );
     request.on('error', (error: NodeJS.ErrnoException) => resolve(error.code ?? error.message));
     request.end(method === 'POST' ? '{"name":"Mid-shutdown"}' : undefined);
   });
@@ -117,10 +120,14 @@ function ownDataDir(prefix: string): string {
 
 /** An account and its API key, made by the CLI attached to the server's embedded PostgreSQL. */
 async function createAccountWithCli(dataDir: string, name: string): Promise<string> {
-  const { stdout } = await promisify(execFile)(process.execPath, ['-r', './scripts/register.js', 'src/cli/cli.ts', 'account:create', '--name', name], {
-    cwd: ROOT,
-    env: { ...process.env, DATABASE_URL: '', EMBEDDED_PG_PORT: '', DATA_DIR: dataDir },
-  });
+  const { stdout } = await promisify(execFile)(
+    process.execPath,
+    ['-r', './scripts/register.js', 'src/cli/cli.ts', 'account:create', '--name', name],
+    {
+      cwd: ROOT,
+      env: { ...process.env, DATABASE_URL: '', EMBEDDED_PG_PORT: '', DATA_DIR: dataDir },
+    },
+  );
   return JSON.parse(stdout.trim().split('\n').pop()!).apiKey;
 }
 
@@ -143,10 +150,14 @@ describe('the server process', () => {
     expect(banner).toContain(`data in ${dataDir}`);
 
     // The CLI attaches to the server's running embedded PostgreSQL.
-    const { stdout } = await promisify(execFile)(process.execPath, ['-r', './scripts/register.js', 'src/cli/cli.ts', 'account:create', '--name', 'Shutdown'], {
-      cwd: ROOT,
-      env: { ...process.env, DATABASE_URL: '', DATA_DIR: dataDir },
-    });
+    const { stdout } = await promisify(execFile)(
+      process.execPath,
+      ['-r', './scripts/register.js', 'src/cli/cli.ts', 'account:create', '--name', 'Shutdown'],
+      {
+        cwd: ROOT,
+        env: { ...process.env, DATABASE_URL: '', DATA_DIR: dataDir },
+      },
+    );
     const { apiKey } = JSON.parse(stdout.trim().split('\n').pop()!);
 
     // 50 requests in flight when the signal comes: headers and half of each body sent before it, the rest after.
@@ -174,10 +185,18 @@ describe('the server process', () => {
     expect(await exited).toBe(0);
     expect(fs.existsSync(path.join(dataDir, 'postgres', 'postmaster.pid'))).toBe(false); // PostgreSQL stopped cleanly
     // Standard output is a pipe here: every line is JSON, the banner and the shutdown lines included.
-    const lines = server.stdout().trim().split('\n').map((line) => JSON.parse(line));
+    const lines = server
+      .stdout()
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line));
     expect(lines).toEqual(
       expect.arrayContaining([
-        expect.objectContaining({ level: 30, msg: expect.stringMatching(/^Voice Agent API listening on port \d+ \(ready in \d+ ms\)$/), docs: `http://localhost:${port}/docs` }),
+        expect.objectContaining({
+          level: 30,
+          msg: expect.stringMatching(/^Voice Agent API listening on port \d+ \(ready in \d+ ms\)$/),
+          docs: `http://localhost:${port}/docs`,
+        }),
         expect.objectContaining({ level: 30, msg: 'SIGTERM received: finishing in-flight requests' }),
         expect.objectContaining({ level: 30, msg: 'Stopped' }),
       ]),
@@ -192,7 +211,7 @@ describe('the server process', () => {
     try {
       const client = new Client({ connectionString: postgres.url });
       await client.connect();
-      const { rows } = await client.query("SELECT name, count(*)::int AS n FROM agents GROUP BY name ORDER BY name");
+      const { rows } = await client.query('SELECT name, count(*)::int AS n FROM agents GROUP BY name ORDER BY name');
       await client.end();
       expect(rows).toEqual([
         { name: 'In flight', n: 50 },
@@ -222,11 +241,26 @@ describe('the server process', () => {
     try {
       const cases: [Record<string, string>, string | RegExp][] = [
         [{ PORT: 'eighty', DATA_DIR: dataDir }, 'Invalid configuration: PORT must be a whole number, got "eighty"'],
-        [{ DATA_DIR: path.join(notADirectory, 'data') }, `DATA_DIR ${path.join(notADirectory, 'data')} cannot be used (ENOTDIR): set DATA_DIR to a directory this user can create and write`],
-        [{ DATA_DIR: freshDataDir, EMBEDDED_PG_PORT: String(takenPgPort) }, `EMBEDDED_PG_PORT ${takenPgPort} is already in use by another program: set EMBEDDED_PG_PORT to a free port, or unset it to have one chosen`],
-        [{ DATABASE_URL: unreachable, DATA_DIR: dataDir }, `Cannot connect to PostgreSQL at 127.0.0.1:${new URL(unreachable).port}/nowhere: connect ECONNREFUSED 127.0.0.1:${new URL(unreachable).port}. Check that it is running and that DATABASE_URL is right.`],
-        [{ DATABASE_URL: clashing.toString(), DATA_DIR: dataDir }, 'Migration Initial1795327392008 failed: relation "accounts" already exists'],
-        [{ DATABASE_URL: testDatabase.toString(), DATA_DIR: dataDir, PORT: String(takenHttpPort) }, `PORT ${takenHttpPort} is already in use by another program: set PORT to another port`],
+        [
+          { DATA_DIR: path.join(notADirectory, 'data') },
+          `DATA_DIR ${path.join(notADirectory, 'data')} cannot be used (ENOTDIR): set DATA_DIR to a directory this user can create and write`,
+        ],
+        [
+          { DATA_DIR: freshDataDir, EMBEDDED_PG_PORT: String(takenPgPort) },
+          `EMBEDDED_PG_PORT ${takenPgPort} is already in use by another program: set EMBEDDED_PG_PORT to a free port, or unset it to have one chosen`,
+        ],
+        [
+          { DATABASE_URL: unreachable, DATA_DIR: dataDir },
+          `Cannot connect to PostgreSQL at 127.0.0.1:${new URL(unreachable).port}/nowhere: connect ECONNREFUSED 127.0.0.1:${new URL(unreachable).port}. Check that it is running and that DATABASE_URL is right.`,
+        ],
+        [
+          { DATABASE_URL: clashing.toString(), DATA_DIR: dataDir },
+          'Migration Initial1795327392008 failed: relation "accounts" already exists',
+        ],
+        [
+          { DATABASE_URL: testDatabase.toString(), DATA_DIR: dataDir, PORT: String(takenHttpPort) },
+          `PORT ${takenHttpPort} is already in use by another program: set PORT to another port`,
+        ],
       ];
       const results = await Promise.all(cases.map(([env]) => runServerToExit(env)));
       results.forEach(({ code, stderr }, index) => {
@@ -249,13 +283,22 @@ describe('the server process', () => {
     fs.chmodSync(ownDataDir, 0o755);
     const squatter = await holdPort(DEFAULT_EMBEDDED_PG_PORT);
     try {
-      const { server, port } = await startServerOnFreePorts({ DATA_DIR: ownDataDir, EMBEDDED_PG_PORT: '', LOG_LEVEL: 'warn', RATE_LIMIT: '0' });
+      const { server, port } = await startServerOnFreePorts({
+        DATA_DIR: ownDataDir,
+        EMBEDDED_PG_PORT: '',
+        LOG_LEVEL: 'warn',
+        RATE_LIMIT: '0',
+      });
       const exited = new Promise<number | null>((resolve) => server.child.on('exit', resolve));
       try {
-        const { stdout } = await promisify(execFile)(process.execPath, ['-r', './scripts/register.js', 'src/cli/cli.ts', 'account:create', '--name', 'Second'], {
-          cwd: ROOT,
-          env: { ...process.env, DATABASE_URL: '', EMBEDDED_PG_PORT: '', DATA_DIR: ownDataDir },
-        });
+        const { stdout } = await promisify(execFile)(
+          process.execPath,
+          ['-r', './scripts/register.js', 'src/cli/cli.ts', 'account:create', '--name', 'Second'],
+          {
+            cwd: ROOT,
+            env: { ...process.env, DATABASE_URL: '', EMBEDDED_PG_PORT: '', DATA_DIR: ownDataDir },
+          },
+        );
         const { apiKey } = JSON.parse(stdout.trim().split('\n').pop()!);
         expect(await send(port, 'GET', '/agents', apiKey)).toBe(200); // the server sees what the CLI created
         expect(server.output()).not.toContain(`127.0.0.1:${DEFAULT_EMBEDDED_PG_PORT},`);
@@ -278,7 +321,11 @@ describe('the server process', () => {
       const { server, port } = await startServerOnFreePorts({ DATA_DIR: crashDataDir, LOG_LEVEL: 'warn', RATE_LIMIT: '0' });
       const exited = new Promise<number | null>((resolve) => server.child.on('exit', resolve));
       const api = (method: string, body?: object) =>
-        fetch(`http://127.0.0.1:${port}/agents`, { method, headers: { 'X-Api-Key': apiKey, 'Content-Type': 'application/json' }, body: body && JSON.stringify(body) });
+        fetch(`http://127.0.0.1:${port}/agents`, {
+          method,
+          headers: { 'X-Api-Key': apiKey, 'Content-Type': 'application/json' },
+          body: body && JSON.stringify(body),
+        });
       let apiKey = '';
       try {
         apiKey = await createAccountWithCli(crashDataDir, 'Crash');
@@ -297,7 +344,8 @@ describe('the server process', () => {
         expect((await api('POST', { name: 'After the crash' })).status).toBe(201);
         // Its LISTEN connections (API key revocations, queued jobs) and the job queue's pool are back too.
         const { url } = await startEmbeddedPostgres({ dataDir: crashDataDir }); // attaches to the running server
-        const connected = "SELECT DISTINCT application_name AS name FROM pg_stat_activity WHERE application_name LIKE 'voice-agent-api%' ORDER BY 1";
+        const connected =
+          "SELECT DISTINCT application_name AS name FROM pg_stat_activity WHERE application_name LIKE 'voice-agent-api%' ORDER BY 1";
         const expected = ['voice-agent-api', 'voice-agent-api-jobs', 'voice-agent-api-jobs-listen', 'voice-agent-api-listen'];
         await eventually(async () => {
           const names = (await queryOnce<{ name: string }>(url, connected)).map((row) => row.name);
@@ -312,21 +360,27 @@ describe('the server process', () => {
       expect(fs.existsSync(path.join(crashDataDir, 'postgres', 'postmaster.pid'))).toBe(false);
     }, 60_000);
 
-    it('exits with 1 and one line on stderr when it cannot restart it within RESTART_WITHIN_S', async () => {
-      const { server } = await startServerOnFreePorts({ DATA_DIR: crashDataDir, LOG_LEVEL: 'warn', RATE_LIMIT: '0' });
-      const exited = new Promise<number | null>((resolve) => server.child.on('exit', resolve));
-      try {
-        // A setting PostgreSQL refuses, which the running server never reads again: every restart fails on it.
-        fs.appendFileSync(path.join(crashDataDir, 'postgres', 'postgresql.conf'), "\nmax_connections = 'none'\n");
-        process.kill(postmasterPid(crashDataDir), 'SIGKILL');
-        const stillRunning = sleep((RESTART_WITHIN_S + 15) * 1000, 'still running', { ref: false });
-        expect(await Promise.race([exited, stillRunning])).toBe(1);
-      } finally {
-        server.child.kill('SIGKILL'); // when it did not exit (a no-op when it did)
-      }
-      expect(server.stderr()).toMatch(
-        new RegExp(`^The embedded PostgreSQL stopped and could not be restarted within ${RESTART_WITHIN_S} s: The embedded PostgreSQL in \\S+ did not start: [^\\n]*FATAL: [^\\n]*postgresql.conf[^\\n]* contains errors \\(its log: [^\\n]+\\)\\n$`),
-      );
-    }, (RESTART_WITHIN_S + 30) * 1000);
+    it(
+      'exits with 1 and one line on stderr when it cannot restart it within RESTART_WITHIN_S',
+      async () => {
+        const { server } = await startServerOnFreePorts({ DATA_DIR: crashDataDir, LOG_LEVEL: 'warn', RATE_LIMIT: '0' });
+        const exited = new Promise<number | null>((resolve) => server.child.on('exit', resolve));
+        try {
+          // A setting PostgreSQL refuses, which the running server never reads again: every restart fails on it.
+          fs.appendFileSync(path.join(crashDataDir, 'postgres', 'postgresql.conf'), "\nmax_connections = 'none'\n");
+          process.kill(postmasterPid(crashDataDir), 'SIGKILL');
+          const stillRunning = sleep((RESTART_WITHIN_S + 15) * 1000, 'still running', { ref: false });
+          expect(await Promise.race([exited, stillRunning])).toBe(1);
+        } finally {
+          server.child.kill('SIGKILL'); // when it did not exit (a no-op when it did)
+        }
+        expect(server.stderr()).toMatch(
+          new RegExp(
+            `^The embedded PostgreSQL stopped and could not be restarted within ${RESTART_WITHIN_S} s: The embedded PostgreSQL in \\S+ did not start: [^\\n]*FATAL: [^\\n]*postgresql.conf[^\\n]* contains errors \\(its log: [^\\n]+\\)\\n$`,
+          ),
+        );
+      },
+      (RESTART_WITHIN_S + 30) * 1000,
+    );
   });
 });

@@ -29,7 +29,8 @@ function checkedInQueries(): { file: string; label: string; unscoped: boolean; s
  * generator (scripts/sql-generator.ts) fails when such a method binds anything but its account argument as `$1`.
  */
 const constrainsAccount = (statement: string) =>
-  /\baccount_id\s*=\s*\$1\b/i.test(statement) || /^INSERT\s+INTO\s+\S+\s*\(\s*account_id\b[^)]*\)\s*(VALUES\s*\(\s*\$1\b|SELECT\s+\$1\b)/i.test(statement);
+  /\baccount_id\s*=\s*\$1\b/i.test(statement) ||
+  /^INSERT\s+INTO\s+\S+\s*\(\s*account_id\b[^)]*\)\s*(VALUES\s*\(\s*\$1\b|SELECT\s+\$1\b)/i.test(statement);
 
 describe('the SQL of the repositories (src/queries)', () => {
   it('is what `npm run sql` generates from the repositories now', async () => {
@@ -44,7 +45,11 @@ describe('the SQL of the repositories (src/queries)', () => {
     expect(queries.length).toBeGreaterThan(0);
     const unscopedStatements = queries
       .filter((query) => !query.unscoped)
-      .flatMap((query) => query.statements.filter((statement) => !constrainsAccount(statement)).map((statement) => `${query.file} ${query.label}: ${statement}`));
+      .flatMap((query) =>
+        query.statements
+          .filter((statement) => !constrainsAccount(statement))
+          .map((statement) => `${query.file} ${query.label}: ${statement}`),
+      );
     expect(unscopedStatements).toEqual([]);
   });
 

@@ -29,7 +29,8 @@ describe('GET /usage', () => {
   afterAll(() => context.close());
 
   const record = async (account: TestAccount, body: object) => (await context.as(account).post('/calls').send(body).expect(201)).body;
-  const usage = async <T>(account: TestAccount, query: Record<string, string> = {}) => (await context.as(account).get('/usage').query(query).expect(200)).body as T[];
+  const usage = async <T>(account: TestAccount, query: Record<string, string> = {}) =>
+    (await context.as(account).get('/usage').query(query).expect(200)).body as T[];
 
   describe('per UTC day', () => {
     it('lists every day of the range in order, zeros included, split at midnight UTC, without test calls or other accounts', async () => {
@@ -78,7 +79,9 @@ describe('GET /usage', () => {
       const account = await context.createAccount();
       expect(await usage<DayRow>(account, { from: '2024-01-01', to: '2024-12-31' })).toHaveLength(366);
       const response = await context.as(account).get('/usage').query({ from: '2024-01-01', to: '2025-01-01' }).expect(400);
-      expect(response.body.details).toEqual([{ field: 'from', message: 'the range may cover at most 366 days; 2024-01-01 to 2025-01-01 is 367' }]);
+      expect(response.body.details).toEqual([
+        { field: 'from', message: 'the range may cover at most 366 days; 2024-01-01 to 2025-01-01 is 367' },
+      ]);
     });
   });
 
@@ -91,7 +94,9 @@ describe('GET /usage', () => {
       const agentId = (await context.as(account).post('/agents').send({ name: 'Edge' }).expect(201)).body.id;
       await record(account, { callDate, durationSeconds: 60, agentId });
       expect(await usage<DayRow>(account, { from: day, to: day })).toEqual([{ date: day, calls: 1, durationSeconds: 60, creditsUsed: 1 }]);
-      expect(await usage<AgentRow>(account, { from: day, to: day, groupBy: 'agent' })).toEqual([{ agentId, agent: 'Edge', calls: 1, durationSeconds: 60, creditsUsed: 1 }]);
+      expect(await usage<AgentRow>(account, { from: day, to: day, groupBy: 'agent' })).toEqual([
+        { agentId, agent: 'Edge', calls: 1, durationSeconds: 60, creditsUsed: 1 },
+      ]);
     });
 
     it.each([
@@ -105,19 +110,27 @@ describe('GET /usage', () => {
 
     it('answers, without counting them, for calls stored in year 0000 or before (accepted before the range was one)', async () => {
       const account = await context.createAccount();
-      await context.app.get(DataSource).query(
-        `INSERT INTO calls (account_id, name, call_date, duration_seconds) VALUES ($1, 'year 0', '0001-06-15 00:00:00+00 BC', 60), ($1, 'year -1', '0002-12-31 23:59:59.999+00 BC', 60)`,
-        [account.id],
-      );
+      await context.app
+        .get(DataSource)
+        .query(
+          `INSERT INTO calls (account_id, name, call_date, duration_seconds) VALUES ($1, 'year 0', '0001-06-15 00:00:00+00 BC', 60), ($1, 'year -1', '0002-12-31 23:59:59.999+00 BC', 60)`,
+          [account.id],
+        );
       await record(account, { callDate: '0001-01-01T00:00:00Z', durationSeconds: 30 });
       expect(await usage<DayRow>(account, { from: '0001-01-01', to: '0001-01-02' })).toEqual([
         { date: '0001-01-01', calls: 1, durationSeconds: 30, creditsUsed: 0.5 },
         { date: '0001-01-02', calls: 0, durationSeconds: 0, creditsUsed: 0 },
       ]);
-      expect(await usage<AgentRow>(account, { to: '0001-01-10', groupBy: 'agent' })).toEqual([{ agentId: null, agent: '', calls: 1, durationSeconds: 30, creditsUsed: 0.5 }]);
+      expect(await usage<AgentRow>(account, { to: '0001-01-10', groupBy: 'agent' })).toEqual([
+        { agentId: null, agent: '', calls: 1, durationSeconds: 30, creditsUsed: 0.5 },
+      ]);
       // They are still listed, as they were stored.
       const listed = (await context.as(account).get('/calls').expect(200)).body as { callDate: string }[];
-      expect(listed.map((call) => call.callDate)).toEqual(['0001-01-01T00:00:00.000Z', '0000-06-15T00:00:00.000Z', '-000001-12-31T23:59:59.999Z']);
+      expect(listed.map((call) => call.callDate)).toEqual([
+        '0001-01-01T00:00:00.000Z',
+        '0000-06-15T00:00:00.000Z',
+        '-000001-12-31T23:59:59.999Z',
+      ]);
     });
   });
 
@@ -156,7 +169,7 @@ describe('GET /usage', () => {
     });
   });
 
-  describe('credits: the sum of each call\'s creditsUsed, as GET /calls/{callId} shows them', () => {
+  describe("credits: the sum of each call's creditsUsed, as GET /calls/{callId} shows them", () => {
     const durations = [0, 1, 29, 30, 31, 59.4, 61.5, 90, 95, 100, 0.3, 12.345, 3599, 86400, 44.44, 7.5];
 
     it.each([1, 1.5, 0.75, 2.5, 0.1])('agrees per day and per agent at %d credits per minute', async (rate) => {
@@ -172,13 +185,21 @@ describe('GET /usage', () => {
         const perDay = new Map<string, number>();
         for (const [index, durationSeconds] of durations.entries()) {
           const date = `2026-06-${String(1 + (index % 3)).padStart(2, '0')}`;
-          const call = (await rated.as(account).post('/calls').send({ durationSeconds, agentId: agents[index % 3], callDate: `${date}T08:00:00Z` }).expect(201)).body;
+          const call = (
+            await rated
+              .as(account)
+              .post('/calls')
+              .send({ durationSeconds, agentId: agents[index % 3], callDate: `${date}T08:00:00Z` })
+              .expect(201)
+          ).body;
           const shown = (await rated.as(account).get(`/calls/${call.id}`).expect(200)).body.creditsUsed as number;
           total += cents(shown);
           perDay.set(date, (perDay.get(date) ?? 0) + cents(shown));
         }
         const days = (await rated.as(account).get('/usage').query({ from: '2026-06-01', to: '2026-06-03' }).expect(200)).body as DayRow[];
-        const byAgent = (await rated.as(account).get('/usage').query({ from: '2026-06-01', to: '2026-06-03', groupBy: 'agent' }).expect(200)).body as AgentRow[];
+        const byAgent = (
+          await rated.as(account).get('/usage').query({ from: '2026-06-01', to: '2026-06-03', groupBy: 'agent' }).expect(200)
+        ).body as AgentRow[];
         expect(days.map((day) => [day.date, cents(day.creditsUsed)])).toEqual([...perDay.entries()]);
         expect(days.reduce((sum, day) => sum + cents(day.creditsUsed), 0)).toBe(total);
         expect(byAgent.reduce((sum, row) => sum + cents(row.creditsUsed), 0)).toBe(total);
@@ -209,7 +230,12 @@ describe('GET /usage', () => {
     it.each(bad)('refuses %s with a 400 naming the parameter', async (_, query, field) => {
       const account = await context.createAccount();
       const response = await context.as(account).get('/usage').query(query).expect(400);
-      expect(response.body).toEqual({ statusCode: 400, error: 'Bad Request', message: expect.any(String), details: expect.arrayContaining([expect.objectContaining({ field })]) });
+      expect(response.body).toEqual({
+        statusCode: 400,
+        error: 'Bad Request',
+        message: expect.any(String),
+        details: expect.arrayContaining([expect.objectContaining({ field })]),
+      });
       expect(response.body.details.every((detail: { field: string }) => detail.field === field)).toBe(true);
     });
 

@@ -160,10 +160,14 @@ describe('revocations that do not go through the service, and a listener that di
       await operator.end();
     }
   };
-  const keyId = async (account: TestAccount) => ((await runCommand(cli(), 'key:list', { account: String(account.id) })) as { keyId: number }[])[0].keyId;
+  const keyId = async (account: TestAccount) =>
+    ((await runCommand(cli(), 'key:list', { account: String(account.id) })) as { keyId: number }[])[0].keyId;
   let cliSource: DataSource | undefined;
   const cli = () => cliSource!;
-  beforeAll(async () => (cliSource = await new DataSource({ ...dataSourceOptions(process.env.DATABASE_URL!, loadConfig()), poolSize: 1 }).initialize()));
+  beforeAll(
+    async () =>
+      (cliSource = await new DataSource({ ...dataSourceOptions(process.env.DATABASE_URL!, loadConfig()), poolSize: 1 }).initialize()),
+  );
   afterAll(() => cliSource?.destroy());
 
   it.each([
@@ -186,7 +190,10 @@ describe('revocations that do not go through the service, and a listener that di
     await sql('SELECT pg_terminate_backend($1)', [listener.processID]);
     await msUntil(() => cache.get(hashApiKey(account.apiKey)) === undefined, 2_000);
     // Reconnected: verified keys are cached again.
-    await msUntil(async () => (await context.as(account).get('/agents')).status === 200 && cache.get(hashApiKey(account.apiKey)) !== undefined, 5_000);
+    await msUntil(
+      async () => (await context.as(account).get('/agents')).status === 200 && cache.get(hashApiKey(account.apiKey)) !== undefined,
+      5_000,
+    );
   });
 
   it('notices within seconds a listening connection that went silent (no reset, no answer), and stops caching', async () => {

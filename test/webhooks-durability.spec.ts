@@ -103,7 +103,10 @@ describe('webhook deliveries survive a killed instance', () => {
     const webhook = await api('POST', '/webhooks', { url: `https://localhost:${receiver.port}/hooks`, events: ['call.created'] });
     expect(webhook.status).toBe(201);
     const verify = (delivery: { body: string; headers: Record<string, unknown> }) =>
-      new StandardWebhook(webhook.body.secret).verify(delivery.body, delivery.headers as Record<string, string>) as { id: string; data: { id: string } };
+      new StandardWebhook(webhook.body.secret).verify(delivery.body, delivery.headers as Record<string, string>) as {
+        id: string;
+        data: { id: string };
+      };
 
     // 1. Killed mid-attempt: the receiver has the request and has not answered.
     const first = await api('POST', '/calls', CALL);
@@ -154,9 +157,17 @@ describe('webhook deliveries survive a killed instance', () => {
     expect(await database.query(`SELECT count(*)::int AS n FROM webhook_outbox WHERE account_id = $1`, [account.id])).toEqual([{ n: 1 }]);
     // The instance queues a relay as it starts (the minute's relay would come later).
     server = await startServer(serverEnv);
-    expect(await database.query(`SELECT count(*)::int AS n FROM ${serverEnv.JOB_QUEUE_SCHEMA}.job WHERE name = 'webhooks.relay'`)).toEqual([{ n: 1 }]);
+    expect(await database.query(`SELECT count(*)::int AS n FROM ${serverEnv.JOB_QUEUE_SCHEMA}.job WHERE name = 'webhooks.relay'`)).toEqual([
+      { n: 1 },
+    ]);
     const [delivery] = await receiver.waitFor(1, 15_000);
-    expect((new StandardWebhook(webhook.body.secret).verify(delivery.body, delivery.headers as Record<string, string>) as { data: { id: string } }).data.id).toBe(call.body.id);
+    expect(
+      (
+        new StandardWebhook(webhook.body.secret).verify(delivery.body, delivery.headers as Record<string, string>) as {
+          data: { id: string };
+        }
+      ).data.id,
+    ).toBe(call.body.id);
     expect(await database.query(`SELECT count(*)::int AS n FROM webhook_outbox WHERE account_id = $1`, [account.id])).toEqual([{ n: 0 }]);
   }, 120_000);
 });
@@ -183,12 +194,24 @@ describe('webhook deliveries with two instances on one queue', () => {
 
   it('delivers each of 500 events exactly once when the receiver answers at once', async () => {
     const account = await a.createAccount();
-    const { id: webhookId } = (await a.as(account).post('/webhooks').send({ url: receiver.url(), events: ['call.created'] }).expect(201)).body;
+    const { id: webhookId } = (
+      await a
+        .as(account)
+        .post('/webhooks')
+        .send({ url: receiver.url(), events: ['call.created'] })
+        .expect(201)
+    ).body;
     const calls: string[] = [];
     // 500 calls, half through each instance, 10 at a time.
     for (let round = 0; round < 50; round++) {
       const created = await Promise.all(
-        Array.from({ length: 10 }, (_, index) => ((round + index) % 2 ? a : b).as(account).post('/calls').send({ ...CALL, name: `Caller ${round}-${index}` }).expect(201)),
+        Array.from({ length: 10 }, (_, index) =>
+          ((round + index) % 2 ? a : b)
+            .as(account)
+            .post('/calls')
+            .send({ ...CALL, name: `Caller ${round}-${index}` })
+            .expect(201),
+        ),
       );
       calls.push(...created.map((response) => response.body.id as string));
     }
@@ -197,11 +220,13 @@ describe('webhook deliveries with two instances on one queue', () => {
     const dataSource = a.app.get(DataSource);
     await eventually(
       async () =>
-        (await dataSource.query(
-          `SELECT (SELECT count(*)::int FROM webhook_deliveries WHERE account_id = $1 AND webhook_id = $2 AND status = 'succeeded') AS succeeded,
+        (
+          await dataSource.query(
+            `SELECT (SELECT count(*)::int FROM webhook_deliveries WHERE account_id = $1 AND webhook_id = $2 AND status = 'succeeded') AS succeeded,
                   (SELECT count(*)::int FROM ${a.config.jobQueueSchema}.job WHERE name = 'webhooks.deliver' AND state < 'completed') AS unfinished`,
-          [account.id, webhookId],
-        ))[0],
+            [account.id, webhookId],
+          )
+        )[0],
       (counts: { succeeded: number; unfinished: number }) => counts.succeeded === 500 && counts.unfinished === 0,
       60_000,
     );

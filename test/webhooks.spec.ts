@@ -61,8 +61,13 @@ describe('webhooks', () => {
   });
 
   const createWebhook = async (body: object = {}, who = account) =>
-    (await context.as(who).post('/webhooks').send({ url: receiver.url(), events: ['call.created', 'call.recording.ready', 'call.deleted'], ...body }).expect(201))
-      .body;
+    (
+      await context
+        .as(who)
+        .post('/webhooks')
+        .send({ url: receiver.url(), events: ['call.created', 'call.recording.ready', 'call.deleted'], ...body })
+        .expect(201)
+    ).body;
   /**
    * The types of the events recorded for the account, relayed or still in the outbox: a change's transaction writes
    * its event to the outbox, and the relay moves it to webhook_events later, in one transaction, so one statement
@@ -71,16 +76,19 @@ describe('webhooks', () => {
   const recordedEvents = (accountId: number): Promise<{ type: string }[]> =>
     context.app
       .get(DataSource)
-      .query(`SELECT type FROM webhook_events WHERE account_id = $1 UNION ALL SELECT type FROM webhook_outbox WHERE account_id = $1`, [accountId]);
+      .query(`SELECT type FROM webhook_events WHERE account_id = $1 UNION ALL SELECT type FROM webhook_outbox WHERE account_id = $1`, [
+        accountId,
+      ]);
   /** Waits until no job of the delivery is queued or running: whatever it was going to do is done. */
   const jobsSettled = (deliveryId: string) =>
     eventually(
       () =>
         context.app
           .get(DataSource)
-          .query(`SELECT count(*)::int AS n FROM ${context.config.jobQueueSchema}.job WHERE name = 'webhooks.deliver' AND data->>'deliveryId' = $1 AND state < 'completed'`, [
-            deliveryId,
-          ]),
+          .query(
+            `SELECT count(*)::int AS n FROM ${context.config.jobQueueSchema}.job WHERE name = 'webhooks.deliver' AND data->>'deliveryId' = $1 AND state < 'completed'`,
+            [deliveryId],
+          ),
       (rows: { n: number }[]) => rows[0].n === 0,
     );
   const deliveries = (webhookId: number, who = account) =>
@@ -108,7 +116,13 @@ describe('webhooks', () => {
       expect((await context.as(account).get('/webhooks').expect(200)).body).toEqual([shown]);
       expect((await context.as(account).get(`/webhooks/${created.id}`).expect(200)).body).toEqual(shown);
 
-      const changed = (await context.as(account).patch(`/webhooks/${created.id}`).send({ events: ['call.deleted', 'call.created', 'call.deleted'], enabled: false }).expect(200)).body;
+      const changed = (
+        await context
+          .as(account)
+          .patch(`/webhooks/${created.id}`)
+          .send({ events: ['call.deleted', 'call.created', 'call.deleted'], enabled: false })
+          .expect(200)
+      ).body;
       expect(changed).toMatchObject({ events: ['call.created', 'call.deleted'], enabled: false, description: 'CRM sync' });
       expect(changed).not.toHaveProperty('secret');
 
@@ -145,12 +159,26 @@ describe('webhooks', () => {
     it('counts the url as stored, normalised: 2,000 characters pass, 2,001 or percent-encoding past 2,000 do not', async () => {
       const base = receiver.url();
       const sized = (length: number) => `${base}?${'a'.repeat(length - base.length - 1)}`;
-      const accepted = (await context.as(account).post('/webhooks').send({ url: sized(2_000), events: ['call.created'] }).expect(201)).body;
+      const accepted = (
+        await context
+          .as(account)
+          .post('/webhooks')
+          .send({ url: sized(2_000), events: ['call.created'] })
+          .expect(201)
+      ).body;
       expect(accepted.url).toHaveLength(2_000);
-      const tooLong = await context.as(account).post('/webhooks').send({ url: sized(2_001), events: ['call.created'] }).expect(400);
+      const tooLong = await context
+        .as(account)
+        .post('/webhooks')
+        .send({ url: sized(2_001), events: ['call.created'] })
+        .expect(400);
       expect(tooLong.body.details).toEqual([{ field: 'url', message: 'url must be at most 2000 characters' }]);
       const encoded = `${base}?${'é'.repeat(500)}`; // 6 characters each once encoded
-      const refused = await context.as(account).post('/webhooks').send({ url: encoded, events: ['call.created'] }).expect(400);
+      const refused = await context
+        .as(account)
+        .post('/webhooks')
+        .send({ url: encoded, events: ['call.created'] })
+        .expect(400);
       expect(refused.body.details[0].message).toContain(`(${base.length + 1 + 3_000} here)`);
       expect((await context.as(account).get('/webhooks').expect(200)).body).toHaveLength(1);
     });
@@ -159,17 +187,30 @@ describe('webhooks', () => {
       const created = await createWebhook();
       await context.as(account).patch(`/webhooks/${created.id}`).send({ url: 'ftp://example.com/' }).expect(400);
       await context.as(account).patch(`/webhooks/${created.id}`).send({ events: [] }).expect(400);
-      expect((await context.as(account).get(`/webhooks/${created.id}`).expect(200)).body).toMatchObject({ url: created.url, events: created.events });
+      expect((await context.as(account).get(`/webhooks/${created.id}`).expect(200)).body).toMatchObject({
+        url: created.url,
+        events: created.events,
+      });
     });
 
     it('allows 20 webhooks per account and refuses the 21st with a 400, even when they are created at once', async () => {
       const statuses = await Promise.all(
-        Array.from({ length: 24 }, () => context.as(account).post('/webhooks').send({ url: receiver.url(), events: ['call.created'] }).then((r) => r.status)),
+        Array.from({ length: 24 }, () =>
+          context
+            .as(account)
+            .post('/webhooks')
+            .send({ url: receiver.url(), events: ['call.created'] })
+            .then((r) => r.status),
+        ),
       );
       expect(statuses.filter((status) => status === 201)).toHaveLength(20);
       expect(statuses.filter((status) => status === 400)).toHaveLength(4);
       expect((await context.as(account).get('/webhooks').expect(200)).body).toHaveLength(20);
-      const refused = await context.as(account).post('/webhooks').send({ url: receiver.url(), events: ['call.created'] }).expect(400);
+      const refused = await context
+        .as(account)
+        .post('/webhooks')
+        .send({ url: receiver.url(), events: ['call.created'] })
+        .expect(400);
       expect(refused.body.message).toContain('at most 20 webhooks');
       // Another account has its own 20.
       await createWebhook({}, await context.createAccount());
@@ -178,7 +219,10 @@ describe('webhooks', () => {
     it('hides every webhook and delivery of another account: 404, and nothing changes', async () => {
       const created = await createWebhook();
       await context.as(account).post('/calls').send(CALL).expect(201);
-      const [delivery] = await eventually(() => deliveries(created.id), (rows) => rows.length === 1);
+      const [delivery] = await eventually(
+        () => deliveries(created.id),
+        (rows) => rows.length === 1,
+      );
       const intruder = await context.createAccount();
       await context.as(intruder).get(`/webhooks/${created.id}`).expect(404);
       await context.as(intruder).patch(`/webhooks/${created.id}`).send({ enabled: false }).expect(404);
@@ -199,13 +243,19 @@ describe('webhooks', () => {
     it('lists deliveries newest first, 50 by default, at most 200; a bad limit is a 400', async () => {
       const created = await createWebhook();
       for (let index = 0; index < 51; index++) await context.as(account).post(`/webhooks/${created.id}/test`).expect(202);
-      const all = () => context.as(account).get(`/webhooks/${created.id}/deliveries?limit=200`).expect(200).then((response) => response.body as Record<string, unknown>[]);
+      const all = () =>
+        context
+          .as(account)
+          .get(`/webhooks/${created.id}/deliveries?limit=200`)
+          .expect(200)
+          .then((response) => response.body as Record<string, unknown>[]);
       const rows = await eventually(all, (list) => list.length === 51 && list.every((row) => row.status === 'succeeded'));
       const times = rows.map((row) => Date.parse(row.createdAt as string));
       expect([...times].sort((a, b) => b - a)).toEqual(times);
       expect(await deliveries(created.id)).toEqual(rows.slice(0, 50));
       expect((await context.as(account).get(`/webhooks/${created.id}/deliveries?limit=2`).expect(200)).body).toEqual(rows.slice(0, 2));
-      for (const limit of ['0', '201', 'abc', '1.5']) await context.as(account).get(`/webhooks/${created.id}/deliveries?limit=${limit}`).expect(400);
+      for (const limit of ['0', '201', 'abc', '1.5'])
+        await context.as(account).get(`/webhooks/${created.id}/deliveries?limit=${limit}`).expect(400);
       await context.as(account).get(`/webhooks/${created.id}/deliveries?limit=200`).expect(200);
       await context.as(account).get('/webhooks/999999/deliveries').expect(404);
     });
@@ -217,11 +267,19 @@ describe('webhooks', () => {
       const call = (await context.as(account).post('/calls').send(CALL).expect(201)).body;
       const [delivery] = await receiver.waitFor(1);
       const event = verified(secret, delivery);
-      expect(event).toEqual({ id: expect.stringMatching(/^evt_[0-9a-f]{32}$/), type: 'call.created', createdAt: expect.any(String), data: call });
+      expect(event).toEqual({
+        id: expect.stringMatching(/^evt_[0-9a-f]{32}$/),
+        type: 'call.created',
+        createdAt: expect.any(String),
+        data: call,
+      });
       expect(event.data).toEqual((await context.as(account).get(`/calls/${call.id}`).expect(200)).body);
       expect(delivery.headers['webhook-id']).toBe(event.id);
       expect(delivery.headers['content-type']).toBe('application/json');
-      const [row] = await eventually(() => deliveries(id), (rows) => rows[0]?.status === 'succeeded');
+      const [row] = await eventually(
+        () => deliveries(id),
+        (rows) => rows[0]?.status === 'succeeded',
+      );
       expect(row).toEqual({
         id: expect.any(String),
         event: 'call.created',
@@ -238,7 +296,11 @@ describe('webhooks', () => {
     it('sends nothing for a test call, nor to a webhook that is disabled or subscribes to other events', async () => {
       await createWebhook({ events: ['call.deleted'] });
       const disabled = await createWebhook({ enabled: false });
-      await context.as(account).post('/calls').send({ ...CALL, isTest: true }).expect(201);
+      await context
+        .as(account)
+        .post('/calls')
+        .send({ ...CALL, isTest: true })
+        .expect(201);
       await context.as(account).post('/calls').send(CALL).expect(201);
       // A ping to the disabled webhook, sent after the calls, arrives: nothing else came before it.
       await context.as(account).post(`/webhooks/${disabled.id}/test`).expect(202);
@@ -254,7 +316,11 @@ describe('webhooks', () => {
       const talk = async (test: boolean) => {
         const started = (await context.as(account).post(`/agents/${agent.id}/conversations`).send({ test }).expect(201)).body;
         const authorization = `Bearer ${started.token}`;
-        await context.http.post(`/conversations/${started.conversationId}/messages`).set('Authorization', authorization).send({ text: 'Open on Sunday?' }).expect(200);
+        await context.http
+          .post(`/conversations/${started.conversationId}/messages`)
+          .set('Authorization', authorization)
+          .send({ text: 'Open on Sunday?' })
+          .expect(200);
         await context.http.post(`/conversations/${started.conversationId}/end`).set('Authorization', authorization).expect(204);
         return started.conversationId as string;
       };
@@ -272,7 +338,12 @@ describe('webhooks', () => {
     it('delivers call.recording.ready when an upload commits, with hasRecording true', async () => {
       const { secret } = await createWebhook({ events: ['call.recording.ready'] });
       const call = (await context.as(account).post('/calls').send(CALL).expect(201)).body;
-      await context.as(account).put(`/calls/${call.id}/recording`).set('Content-Type', 'audio/mpeg').send(Buffer.from('ID3 audio')).expect(204);
+      await context
+        .as(account)
+        .put(`/calls/${call.id}/recording`)
+        .set('Content-Type', 'audio/mpeg')
+        .send(Buffer.from('ID3 audio'))
+        .expect(204);
       const [delivery] = await receiver.waitFor(1);
       const event = verified(secret, delivery);
       expect(event.type).toBe('call.recording.ready');
@@ -285,7 +356,10 @@ describe('webhooks', () => {
       const { id: webhookId, secret } = await createWebhook();
       const call = (await context.as(account).post('/calls').send(CALL).expect(201)).body;
       await receiver.waitFor(1);
-      const [created] = await eventually(() => deliveries(webhookId), (rows) => rows[0]?.attempts === 1);
+      const [created] = await eventually(
+        () => deliveries(webhookId),
+        (rows) => rows[0]?.attempts === 1,
+      );
       expect(created).toMatchObject({ status: 'pending', lastStatusCode: 503 });
       receiver.respond = answerOk;
 
@@ -293,9 +367,20 @@ describe('webhooks', () => {
 
       const deleted = (await receiver.waitFor(2))[1];
       expect(verified(secret, deleted)).toMatchObject({ type: 'call.deleted', data: { id: call.id } });
-      const rows = await eventually(() => deliveries(webhookId), (list) => list.length === 2 && list[0].status === 'succeeded');
-      expect(rows[1]).toMatchObject({ id: created.id, event: 'call.created', status: 'failed', nextAttemptAt: null, lastError: expect.stringContaining('erased') });
-      const stored = await context.app.get(DataSource).query(`SELECT type, body FROM webhook_events WHERE account_id = $1 ORDER BY created_at`, [account.id]);
+      const rows = await eventually(
+        () => deliveries(webhookId),
+        (list) => list.length === 2 && list[0].status === 'succeeded',
+      );
+      expect(rows[1]).toMatchObject({
+        id: created.id,
+        event: 'call.created',
+        status: 'failed',
+        nextAttemptAt: null,
+        lastError: expect.stringContaining('erased'),
+      });
+      const stored = await context.app
+        .get(DataSource)
+        .query(`SELECT type, body FROM webhook_events WHERE account_id = $1 ORDER BY created_at`, [account.id]);
       expect(stored).toEqual([
         { type: 'call.created', body: null },
         { type: 'call.deleted', body: expect.stringContaining(call.id) },
@@ -310,7 +395,13 @@ describe('webhooks', () => {
 
     it('sends no call.deleted for the erasure of a test call', async () => {
       await createWebhook({ events: ['call.deleted'] });
-      const testCall = (await context.as(account).post('/calls').send({ ...CALL, isTest: true }).expect(201)).body;
+      const testCall = (
+        await context
+          .as(account)
+          .post('/calls')
+          .send({ ...CALL, isTest: true })
+          .expect(201)
+      ).body;
       await context.as(account).delete(`/calls/${testCall.id}`).expect(204);
       await context.as(account).delete(`/calls/${testCall.id}`).expect(404);
       const events = await recordedEvents(account.id);
@@ -328,7 +419,11 @@ describe('webhooks', () => {
         throw new Error('a failure after the event was recorded');
       });
       try {
-        await context.as(account).post('/calls').send({ ...CALL, name: 'Rolled back' }).expect(500);
+        await context
+          .as(account)
+          .post('/calls')
+          .send({ ...CALL, name: 'Rolled back' })
+          .expect(500);
       } finally {
         spy.mockRestore();
       }
@@ -338,7 +433,9 @@ describe('webhooks', () => {
       expect(await dataSource.query(`SELECT id FROM webhook_events WHERE account_id = $1`, [account.id])).toEqual([]);
       expect(await dataSource.query(`SELECT seq FROM webhook_outbox WHERE account_id = $1`, [account.id])).toEqual([]);
       expect(await dataSource.query(`SELECT id FROM webhook_deliveries WHERE account_id = $1`, [account.id])).toEqual([]);
-      expect(await dataSource.query(`SELECT id FROM ${context.config.jobQueueSchema}.job WHERE data->>'accountId' = $1`, [String(account.id)])).toEqual([]);
+      expect(
+        await dataSource.query(`SELECT id FROM ${context.config.jobQueueSchema}.job WHERE data->>'accountId' = $1`, [String(account.id)]),
+      ).toEqual([]);
       // The next call goes through, and only its event is delivered.
       await context.as(account).post('/calls').send(CALL).expect(201);
       const [delivery] = await receiver.waitFor(1);
@@ -367,7 +464,13 @@ describe('webhooks', () => {
      */
     const recordUnrelayed = (callId: string, meanwhile: (sql: TransactionSql) => Promise<void> = async () => undefined) =>
       context.app.get(Database).transaction(async (sql) => {
-        const event = { id: randomUUID(), type: 'call.created' as const, callId, body: JSON.stringify({ data: { id: callId } }), createdAt: new Date() };
+        const event = {
+          id: randomUUID(),
+          type: 'call.created' as const,
+          callId,
+          body: JSON.stringify({ data: { id: callId } }),
+          createdAt: new Date(),
+        };
         const recorded = await context.app.get(WebhooksRepository).recordEvent(account.id, event, sql);
         await meanwhile(sql);
         return recorded;
@@ -378,7 +481,9 @@ describe('webhooks', () => {
       const { id, secret } = await createWebhook({ events: ['call.created'] });
       const callId = randomUUID();
       const recorded = await recordUnrelayed(callId, async (sql) => {
-        expect(await sql.query(`SELECT type, call_id AS "callId" FROM webhook_outbox WHERE account_id = $1`, [account.id])).toEqual([{ type: 'call.created', callId }]);
+        expect(await sql.query(`SELECT type, call_id AS "callId" FROM webhook_outbox WHERE account_id = $1`, [account.id])).toEqual([
+          { type: 'call.created', callId },
+        ]);
         expect(await sql.query(`SELECT id FROM webhook_events WHERE account_id = $1`, [account.id])).toEqual([]);
         expect(await sql.query(`SELECT id FROM webhook_deliveries WHERE account_id = $1`, [account.id])).toEqual([]);
       });
@@ -386,12 +491,18 @@ describe('webhooks', () => {
       await relay();
       const [delivery] = await receiver.waitFor(1);
       expect(verified(secret, delivery).data).toEqual({ id: callId });
-      const [row] = await eventually(() => deliveries(id), (rows) => rows.length === 1 && rows[0].status === 'succeeded');
+      const [row] = await eventually(
+        () => deliveries(id),
+        (rows) => rows.length === 1 && rows[0].status === 'succeeded',
+      );
       const dataSource = context.app.get(DataSource);
       expect(await dataSource.query(`SELECT seq FROM webhook_outbox WHERE account_id = $1`, [account.id])).toEqual([]);
-      expect(await dataSource.query(`SELECT 'evt_' || replace(id::text, '-', '') AS id, call_id AS "callId" FROM webhook_events WHERE account_id = $1`, [account.id])).toEqual([
-        { id: row.eventId, callId },
-      ]);
+      expect(
+        await dataSource.query(
+          `SELECT 'evt_' || replace(id::text, '-', '') AS id, call_id AS "callId" FROM webhook_events WHERE account_id = $1`,
+          [account.id],
+        ),
+      ).toEqual([{ id: row.eventId, callId }]);
     });
 
     it('writes nothing for an account whose webhooks do not subscribe, and relays to the webhooks subscribed when it runs', async () => {
@@ -407,7 +518,12 @@ describe('webhooks', () => {
       });
       await relay();
       await receiver.waitFor(1);
-      expect(await eventually(() => deliveries(latest), (rows) => rows[0]?.status === 'succeeded')).toHaveLength(1);
+      expect(
+        await eventually(
+          () => deliveries(latest),
+          (rows) => rows[0]?.status === 'succeeded',
+        ),
+      ).toHaveLength(1);
       expect(await deliveries(id)).toEqual([]);
       expect(await deliveries(disabled)).toEqual([]);
     });
@@ -417,10 +533,17 @@ describe('webhooks', () => {
       const callId = randomUUID();
       await recordUnrelayed(callId, (sql) => context.app.get(WebhooksRepository).erasePayloadsOfCall(account.id, callId, sql));
       await relay();
-      const [row] = await eventually(() => deliveries(id), (rows) => rows.length === 1);
+      const [row] = await eventually(
+        () => deliveries(id),
+        (rows) => rows.length === 1,
+      );
       expect(row).toMatchObject({ status: 'failed', attempts: 0, nextAttemptAt: null, lastError: CANCELLED_BY_ERASURE });
       expect(
-        await context.app.get(DataSource).query(`SELECT id FROM ${context.config.jobQueueSchema}.job WHERE name = 'webhooks.deliver' AND data->>'deliveryId' = $1`, [row.id]),
+        await context.app
+          .get(DataSource)
+          .query(`SELECT id FROM ${context.config.jobQueueSchema}.job WHERE name = 'webhooks.deliver' AND data->>'deliveryId' = $1`, [
+            row.id,
+          ]),
       ).toEqual([]);
       expect(receiver.deliveries).toEqual([]);
     });
@@ -439,15 +562,23 @@ describe('webhooks', () => {
         erasure = repository.erasePayloadsOfCall(account.id, callId);
         if (events === 0) return;
         await eventually(
-          () => dataSource.query(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE 'UPDATE webhook_outbox SET body = NULL%'`),
+          () =>
+            dataSource.query(
+              `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE 'UPDATE webhook_outbox SET body = NULL%'`,
+            ),
           (rows: { n: number }[]) => rows[0].n === 1,
         );
       });
       await erasure;
-      expect(await dataSource.query(`SELECT body FROM webhook_events WHERE account_id = $1 AND call_id = $2`, [account.id, callId])).toEqual([{ body: null }]);
+      expect(
+        await dataSource.query(`SELECT body FROM webhook_events WHERE account_id = $1 AND call_id = $2`, [account.id, callId]),
+      ).toEqual([{ body: null }]);
       // Its delivery is not left pending: cancelled by the erasure, as a rule. (An attempt that a worker claimed in
       // the moment between the relay's commit and the erasure's goes out, as any attempt in flight when a call is deleted.)
-      const [row] = await eventually(() => deliveries(id), (rows) => rows.length === 1 && rows[0].status !== 'pending');
+      const [row] = await eventually(
+        () => deliveries(id),
+        (rows) => rows.length === 1 && rows[0].status !== 'pending',
+      );
       if (row.status === 'failed') expect(row.lastError).toBe(CANCELLED_BY_ERASURE);
     });
 
@@ -462,21 +593,33 @@ describe('webhooks', () => {
         // The relay reaches the webhook being deleted and waits for the deletion to commit or not.
         relayed = relay();
         await eventually(
-          () => dataSource.query(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE 'WITH taken AS%'`),
+          () =>
+            dataSource.query(
+              `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE 'WITH taken AS%'`,
+            ),
           (rows: { n: number }[]) => rows[0].n === 1,
         );
       });
       await relayed; // no foreign key error
       await receiver.waitFor(1);
-      expect(await eventually(() => deliveries(kept), (rows) => rows[0]?.status === 'succeeded')).toHaveLength(1);
-      expect(await dataSource.query(`SELECT webhook_id FROM webhook_deliveries WHERE account_id = $1`, [account.id])).toEqual([{ webhook_id: kept }]);
+      expect(
+        await eventually(
+          () => deliveries(kept),
+          (rows) => rows[0]?.status === 'succeeded',
+        ),
+      ).toHaveLength(1);
+      expect(await dataSource.query(`SELECT webhook_id FROM webhook_deliveries WHERE account_id = $1`, [account.id])).toEqual([
+        { webhook_id: kept },
+      ]);
     });
 
     it('is a job queued every minute (and by each instance as it starts: see webhooks-durability), one waiting at a time', async () => {
       const dataSource = context.app.get(DataSource);
       const [queue] = await dataSource.query(`SELECT policy FROM ${context.config.jobQueueSchema}.queue WHERE name = 'webhooks.relay'`);
       expect(queue).toEqual({ policy: 'short' });
-      const [schedule] = await dataSource.query(`SELECT cron, timezone FROM ${context.config.jobQueueSchema}.schedule WHERE name = 'webhooks.relay'`);
+      const [schedule] = await dataSource.query(
+        `SELECT cron, timezone FROM ${context.config.jobQueueSchema}.schedule WHERE name = 'webhooks.relay'`,
+      );
       expect(schedule).toEqual({ cron: '* * * * *', timezone: 'UTC' });
     });
   });
@@ -486,22 +629,37 @@ describe('webhooks', () => {
     const snippet = /## Webhooks[\s\S]*?```js\n([\s\S]*?)```/.exec(readme)![1].replace(/^ {2}/gm, '');
     // The secret is the process's from the start, as in production; the webhook's URL comes once the port is known.
     const { id, secret } = await createWebhook({ url: 'http://127.0.0.1:9/', events: ['call.created'] });
-    const child = spawn(process.execPath, ['-e', snippet.replace('.listen(8080)', '.listen(0, function () { process.stderr.write(`${this.address().port}\\n`); })')], {
-      cwd: path.join(__dirname, '..'),
-      env: { ...process.env, WEBHOOK_SECRET: secret },
-    });
+    const child = spawn(
+      process.execPath,
+      ['-e', snippet.replace('.listen(8080)', '.listen(0, function () { process.stderr.write(`${this.address().port}\\n`); })')],
+      {
+        cwd: path.join(__dirname, '..'),
+        env: { ...process.env, WEBHOOK_SECRET: secret },
+      },
+    );
     let output = '';
     child.stdout.on('data', (chunk) => (output += chunk));
     const port = await new Promise<number>((resolve) => child.stderr.once('data', (chunk) => resolve(Number(String(chunk).trim()))));
     try {
-      await context.as(account).patch(`/webhooks/${id}`).send({ url: `http://127.0.0.1:${port}/` }).expect(200);
+      await context
+        .as(account)
+        .patch(`/webhooks/${id}`)
+        .send({ url: `http://127.0.0.1:${port}/` })
+        .expect(200);
       const call = (await context.as(account).post('/calls').send(CALL).expect(201)).body;
-      await eventually(() => deliveries(id), (rows) => rows[0]?.status === 'succeeded');
+      await eventually(
+        () => deliveries(id),
+        (rows) => rows[0]?.status === 'succeeded',
+      );
       expect(output).toBe(`call.created ${call.id}\n`);
       // A delivery signed with another secret is refused.
       const forger = new StandardWebhook(generateWebhookSecret());
       const body = JSON.stringify({ id: 'evt_forged', type: 'call.created', createdAt: new Date().toISOString(), data: call });
-      const headers = { 'webhook-id': 'evt_forged', 'webhook-timestamp': String(Math.floor(Date.now() / 1000)), 'webhook-signature': forger.sign('evt_forged', new Date(), body) };
+      const headers = {
+        'webhook-id': 'evt_forged',
+        'webhook-timestamp': String(Math.floor(Date.now() / 1000)),
+        'webhook-signature': forger.sign('evt_forged', new Date(), body),
+      };
       expect((await fetch(`http://127.0.0.1:${port}/`, { method: 'POST', headers, body })).status).toBe(400);
       expect(output).toBe(`call.created ${call.id}\n`);
     } finally {
@@ -515,10 +673,21 @@ describe('webhooks', () => {
       const { id } = await createWebhook({ events: ['call.created'] });
       await context.as(account).post('/calls').send(CALL).expect(201);
       await receiver.waitFor(1);
-      const [afterFirst] = await eventually(() => deliveries(id), (rows) => rows[0]?.attempts === 1);
-      expect(afterFirst).toMatchObject({ status: 'pending', lastStatusCode: 500, lastError: 'HTTP 500: database down retry later', nextAttemptAt: expect.any(String) });
+      const [afterFirst] = await eventually(
+        () => deliveries(id),
+        (rows) => rows[0]?.attempts === 1,
+      );
+      expect(afterFirst).toMatchObject({
+        status: 'pending',
+        lastStatusCode: 500,
+        lastError: 'HTTP 500: database down retry later',
+        nextAttemptAt: expect.any(String),
+      });
       const received = await receiver.waitFor(3);
-      const [row] = await eventually(() => deliveries(id), (rows) => rows[0]?.status === 'succeeded');
+      const [row] = await eventually(
+        () => deliveries(id),
+        (rows) => rows[0]?.status === 'succeeded',
+      );
       expect(row).toMatchObject({ attempts: 3, lastStatusCode: 200, lastError: null, nextAttemptAt: null });
       expect(new Set(received.map((delivery) => delivery.headers['webhook-id'])).size).toBe(1);
       expect(new Set(received.map((delivery) => delivery.body)).size).toBe(1);
@@ -529,7 +698,10 @@ describe('webhooks', () => {
       receiver.respond = () => ({ status: 502, body: `<html>${'x'.repeat(100_000)}</html>` });
       const { id } = await createWebhook();
       await context.as(account).post(`/webhooks/${id}/test`).expect(202);
-      const [row] = await eventually(() => deliveries(id), (rows) => rows[0]?.status === 'failed');
+      const [row] = await eventually(
+        () => deliveries(id),
+        (rows) => rows[0]?.status === 'failed',
+      );
       expect(row).toMatchObject({ attempts: 3, lastStatusCode: 502, nextAttemptAt: null });
       expect((row.lastError as string).length).toBeLessThanOrEqual(220);
       expect(row.lastError).toMatch(/^HTTP 502: <html>x+…$/);
@@ -540,9 +712,15 @@ describe('webhooks', () => {
       receiver.respond = (_delivery, index) => (index === 0 ? { status: 503 } : { status: 410 });
       const { id } = await createWebhook();
       await context.as(account).post(`/webhooks/${id}/test`).expect(202);
-      await eventually(() => deliveries(id), (rows) => rows[0]?.attempts === 1);
+      await eventually(
+        () => deliveries(id),
+        (rows) => rows[0]?.attempts === 1,
+      );
       await context.as(account).post(`/webhooks/${id}/test`).expect(202);
-      const rows = await eventually(() => deliveries(id), (list) => list.length === 2 && list.every((row) => row.status === 'failed'));
+      const rows = await eventually(
+        () => deliveries(id),
+        (list) => list.length === 2 && list.every((row) => row.status === 'failed'),
+      );
       expect(rows[0]).toMatchObject({ lastStatusCode: 410, lastError: 'HTTP 410 (the webhook was disabled)' });
       expect(rows[1]).toMatchObject({ attempts: 1, lastError: expect.stringContaining('410 Gone') });
       expect((await context.as(account).get(`/webhooks/${id}`).expect(200)).body.enabled).toBe(false);
@@ -554,11 +732,17 @@ describe('webhooks', () => {
       receiver.respond = () => ({ status: 500 });
       const { id } = await createWebhook();
       await context.as(account).post(`/webhooks/${id}/test`).expect(202);
-      const [failed] = await eventually(() => deliveries(id), (rows) => rows[0]?.status === 'failed');
+      const [failed] = await eventually(
+        () => deliveries(id),
+        (rows) => rows[0]?.status === 'failed',
+      );
       receiver.respond = answerOk;
       const retried = (await context.as(account).post(`/webhooks/${id}/deliveries/${failed.id}/retry`).expect(202)).body;
       expect(retried).toMatchObject({ id: failed.id, status: 'pending', attempts: 3 });
-      const [done] = await eventually(() => deliveries(id), (rows) => rows[0]?.status === 'succeeded');
+      const [done] = await eventually(
+        () => deliveries(id),
+        (rows) => rows[0]?.status === 'succeeded',
+      );
       expect(done).toMatchObject({ attempts: 4, lastStatusCode: 204 });
       await context.as(account).post(`/webhooks/${id}/deliveries/${failed.id}/retry`).expect(202);
       await receiver.waitFor(5);
@@ -585,7 +769,12 @@ describe('webhooks', () => {
       expect(verified(oldSecret, during).type).toBe('ping');
 
       // 24 hours later (the overlap is moved into the past rather than waited for).
-      await context.app.get(DataSource).query(`UPDATE webhooks SET previous_secret_expires_at = now() - interval '1 second' WHERE account_id = $1 AND id = $2`, [account.id, id]);
+      await context.app
+        .get(DataSource)
+        .query(`UPDATE webhooks SET previous_secret_expires_at = now() - interval '1 second' WHERE account_id = $1 AND id = $2`, [
+          account.id,
+          id,
+        ]);
       await context.as(account).post(`/webhooks/${id}/test`).expect(202);
       const after = (await receiver.waitFor(2))[1];
       expect((after.headers['webhook-signature'] as string).split(' ')).toHaveLength(1);
@@ -609,7 +798,10 @@ describe('webhooks', () => {
         await context.as(account).post(`/webhooks/${hanging.id}/test`).expect(202);
         await context.as(account).post(`/webhooks/${half.id}/test`).expect(202);
         for (const webhook of [hanging, half]) {
-          const [row] = await eventually(() => deliveries(webhook.id), (rows) => rows[0]?.attempts === 1);
+          const [row] = await eventually(
+            () => deliveries(webhook.id),
+            (rows) => rows[0]?.attempts === 1,
+          );
           expect(row).toMatchObject({ status: 'pending', lastStatusCode: null, lastError: 'no complete answer within 2 s' });
         }
       } finally {
@@ -625,7 +817,10 @@ describe('webhooks', () => {
       await gone.close();
       const { id } = await createWebhook({ url });
       await context.as(account).post(`/webhooks/${id}/test`).expect(202);
-      const [row] = await eventually(() => deliveries(id), (rows) => rows[0]?.attempts === 1);
+      const [row] = await eventually(
+        () => deliveries(id),
+        (rows) => rows[0]?.attempts === 1,
+      );
       expect(row).toMatchObject({ status: 'pending', lastStatusCode: null, lastError: expect.stringContaining('connection refused') });
     });
 
@@ -633,7 +828,10 @@ describe('webhooks', () => {
       receiver.respond = () => ({ status: 500 });
       const { id } = await createWebhook();
       await context.as(account).post(`/webhooks/${id}/test`).expect(202);
-      await eventually(() => deliveries(id), (rows) => rows[0]?.attempts === 1);
+      await eventually(
+        () => deliveries(id),
+        (rows) => rows[0]?.attempts === 1,
+      );
       await context.as(account).patch(`/webhooks/${id}`).send({ enabled: false }).expect(200);
       const [row] = await deliveries(id);
       expect(row).toMatchObject({ status: 'failed', nextAttemptAt: null, lastError: 'Not delivered: the webhook was disabled' });
@@ -643,12 +841,18 @@ describe('webhooks', () => {
       receiver.respond = () => 'hang'; // the attempt ends at WEBHOOK_TIMEOUT_MS, a failure that would be retried
       const { id } = await createWebhook();
       const ping = (await context.as(account).post(`/webhooks/${id}/test`).expect(202)).body;
-      await eventually(async () => receiver.deliveries.length, (count) => count === 1);
+      await eventually(
+        async () => receiver.deliveries.length,
+        (count) => count === 1,
+      );
       await context.as(account).patch(`/webhooks/${id}`).send({ enabled: false }).expect(200);
       // The PATCH came while the attempt was in flight (its outcome, at WEBHOOK_TIMEOUT_MS, is not recorded yet).
       const [inFlight] = await deliveries(id);
       expect(inFlight).toMatchObject({ status: 'failed', attempts: 0 });
-      const [row] = await eventually(() => deliveries(id), (rows) => rows[0]?.attempts === 1);
+      const [row] = await eventually(
+        () => deliveries(id),
+        (rows) => rows[0]?.attempts === 1,
+      );
       expect(row).toMatchObject({ status: 'failed', nextAttemptAt: null, lastError: 'Not delivered: the webhook was disabled' });
       await jobsSettled(ping.id);
       expect(await deliveries(id)).toEqual([row]);
@@ -660,14 +864,20 @@ describe('webhooks', () => {
     const database = () => context.app.get(DataSource);
     /** Moves the call's event back in time, as if it had been created that long ago. */
     const age = (callId: string, interval: string) =>
-      database().query(`UPDATE webhook_events SET created_at = now() - $2::interval WHERE account_id = $1 AND call_id = $3`, [account.id, interval, callId]);
+      database().query(`UPDATE webhook_events SET created_at = now() - $2::interval WHERE account_id = $1 AND call_id = $3`, [
+        account.id,
+        interval,
+        callId,
+      ]);
     const eventCount = (callIds: string[]) =>
       database()
         .query(`SELECT count(*)::int AS n FROM webhook_events WHERE account_id = $1 AND call_id = ANY ($2)`, [account.id, callIds])
         .then((rows: { n: number }[]) => rows[0].n);
 
     it('is an hourly job', async () => {
-      const rows = await database().query(`SELECT cron, timezone FROM ${context.config.jobQueueSchema}.schedule WHERE name = 'webhooks.prune-events'`);
+      const rows = await database().query(
+        `SELECT cron, timezone FROM ${context.config.jobQueueSchema}.schedule WHERE name = 'webhooks.prune-events'`,
+      );
       expect(rows).toEqual([{ cron: '17 * * * *', timezone: 'UTC' }]);
     });
 
@@ -675,16 +885,19 @@ describe('webhooks', () => {
       const { id } = await createWebhook({ events: ['call.created'] });
       const calls: string[] = [];
       for (let index = 0; index < 4; index++) calls.push((await context.as(account).post('/calls').send(CALL).expect(201)).body.id);
-      await eventually(() => deliveries(id), (rows) => rows.length === 4 && rows.every((row) => row.status === 'succeeded'));
+      await eventually(
+        () => deliveries(id),
+        (rows) => rows.length === 4 && rows.every((row) => row.status === 'succeeded'),
+      );
       const [expired, pending, kept] = calls;
       await age(expired, '30 days 1 minute');
       await age(pending, '30 days 1 minute');
       await age(kept, '29 days 23 hours 59 minutes');
       // A retry of the pending one is scheduled for later.
-      await database().query(`UPDATE webhook_deliveries SET status = 'pending' WHERE account_id = $1 AND event_id = (SELECT id FROM webhook_events WHERE account_id = $1 AND call_id = $2)`, [
-        account.id,
-        pending,
-      ]);
+      await database().query(
+        `UPDATE webhook_deliveries SET status = 'pending' WHERE account_id = $1 AND event_id = (SELECT id FROM webhook_events WHERE account_id = $1 AND call_id = $2)`,
+        [account.id, pending],
+      );
 
       expect(await context.app.get(WebhookRetention).prune()).toBe(1);
       expect(await eventCount(calls)).toBe(3);
@@ -727,7 +940,11 @@ describe('webhook targets (SSRF)', () => {
     ['metadata', 'https://169.254.169.254/hooks'],
     ['localhost', 'https://localhost/hooks'],
   ])('refuses a %s target with a 400', async (_case, url) => {
-    const response = await context.as(account).post('/webhooks').send({ url, events: ['call.created'] }).expect(400);
+    const response = await context
+      .as(account)
+      .post('/webhooks')
+      .send({ url, events: ['call.created'] })
+      .expect(400);
     expect(response.body.details).toEqual([{ field: 'url', message: expect.stringMatching(/^url must/) }]);
   });
 
@@ -736,11 +953,21 @@ describe('webhook targets (SSRF)', () => {
     let answer = '93.184.216.34';
     targets.resolver = async () => [{ address: answer, family: 4 }];
     try {
-      const { id } = (await context.as(account).post('/webhooks').send({ url: `https://hooks.example.com:${receiver.port}/`, events: ['call.created'] }).expect(201)).body;
+      const { id } = (
+        await context
+          .as(account)
+          .post('/webhooks')
+          .send({ url: `https://hooks.example.com:${receiver.port}/`, events: ['call.created'] })
+          .expect(201)
+      ).body;
       answer = '127.0.0.1';
       await context.as(account).post(`/webhooks/${id}/test`).expect(202);
       const [row] = await eventually(
-        () => context.as(account).get(`/webhooks/${id}/deliveries`).then((response) => response.body),
+        () =>
+          context
+            .as(account)
+            .get(`/webhooks/${id}/deliveries`)
+            .then((response) => response.body),
         (rows: { attempts: number }[]) => rows[0]?.attempts === 1,
       );
       expect(row).toMatchObject({ status: 'pending', lastStatusCode: null, lastError: 'hooks.example.com resolves to a loopback address' });
@@ -757,7 +984,11 @@ describe('webhook relay at shutdown', () => {
     let closed = false;
     try {
       const account = await context.createAccount();
-      await context.as(account).post('/webhooks').send({ url: 'http://127.0.0.1:9/', events: ['call.created'] }).expect(201);
+      await context
+        .as(account)
+        .post('/webhooks')
+        .send({ url: 'http://127.0.0.1:9/', events: ['call.created'] })
+        .expect(201);
       const dataSource = context.app.get(DataSource);
       const [{ now }] = await dataSource.query(`SELECT clock_timestamp() AS now`);
       await context.as(account).post('/calls').send(CALL).expect(201);
@@ -793,9 +1024,19 @@ describe('webhook retry schedule (WEBHOOK_RETRY_SECONDS=1,3)', () => {
 
   it('waits each delay of the list in turn before the next attempt, then fails the delivery', async () => {
     const account = await context.createAccount();
-    const { id } = (await context.as(account).post('/webhooks').send({ url: receiver.url(), events: ['call.created'] }).expect(201)).body;
+    const { id } = (
+      await context
+        .as(account)
+        .post('/webhooks')
+        .send({ url: receiver.url(), events: ['call.created'] })
+        .expect(201)
+    ).body;
     await context.as(account).post(`/webhooks/${id}/test`).expect(202);
-    const rows = () => context.as(account).get(`/webhooks/${id}/deliveries`).then((response) => response.body as { attempts: number; status: string; nextAttemptAt: string | null }[]);
+    const rows = () =>
+      context
+        .as(account)
+        .get(`/webhooks/${id}/deliveries`)
+        .then((response) => response.body as { attempts: number; status: string; nextAttemptAt: string | null }[]);
     const receivedAt = (index: number) => receiver.deliveries[index].receivedAtMs;
 
     await receiver.waitFor(1);
@@ -844,7 +1085,13 @@ describe('webhook retry by hand while an attempt is in flight (WEBHOOK_RETRY_SEC
     let release!: () => void;
     const released = new Promise<void>((resolve) => (release = resolve));
     receiver.respond = (_delivery, index) => (index === 0 ? released.then(() => ({ status: first })) : { status: 204 });
-    const { id } = (await context.as(account).post('/webhooks').send({ url: receiver.url(), events: ['call.created'] }).expect(201)).body;
+    const { id } = (
+      await context
+        .as(account)
+        .post('/webhooks')
+        .send({ url: receiver.url(), events: ['call.created'] })
+        .expect(201)
+    ).body;
     const ping = (await context.as(account).post(`/webhooks/${id}/test`).expect(202)).body;
     await receiver.waitFor(1); // the first attempt is in flight
     return { webhookId: id as number, deliveryId: ping.id as string, release };
@@ -861,7 +1108,10 @@ describe('webhook retry by hand while an attempt is in flight (WEBHOOK_RETRY_SEC
     const [first, second] = await receiver.waitFor(2, 15_000);
     expect(second.headers['webhook-id']).toBe(first.headers['webhook-id']);
     // Asked for once, attempted once more: the second attempt answered the request, and nothing else is due.
-    const [row] = await eventually(() => deliveries(webhookId), (rows) => rows[0]?.attempts === 2);
+    const [row] = await eventually(
+      () => deliveries(webhookId),
+      (rows) => rows[0]?.attempts === 2,
+    );
     expect(row).toMatchObject({ status: 'succeeded', lastStatusCode: 204, nextAttemptAt: null });
   });
 
@@ -869,7 +1119,10 @@ describe('webhook retry by hand while an attempt is in flight (WEBHOOK_RETRY_SEC
     const { webhookId, deliveryId, release } = await heldPing(410);
     await context.as(account).post(`/webhooks/${webhookId}/deliveries/${deliveryId}/retry`).expect(202);
     release();
-    const [row] = await eventually(() => deliveries(webhookId), (rows) => rows[0]?.attempts === 1);
+    const [row] = await eventually(
+      () => deliveries(webhookId),
+      (rows) => rows[0]?.attempts === 1,
+    );
     // Failed for good (no job can take a failed delivery): the retry asked for is not made.
     expect(row).toMatchObject({ status: 'failed', lastStatusCode: 410, nextAttemptAt: null });
     expect((await context.as(account).get(`/webhooks/${webhookId}`).expect(200)).body.enabled).toBe(false);

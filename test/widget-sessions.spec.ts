@@ -24,22 +24,38 @@ describe('widget sessions', () => {
   afterAll(() => context.close());
 
   const createSite = async (body: object = {}): Promise<{ id: number; siteKey: string }> =>
-    (await context.as(owner).post('/widget/sites').send({ name: 'Shop', agentId: agent.id, allowedDomain: '*.example.com', ...body }).expect(201)).body;
+    (
+      await context
+        .as(owner)
+        .post('/widget/sites')
+        .send({ name: 'Shop', agentId: agent.id, allowedDomain: '*.example.com', ...body })
+        .expect(201)
+    ).body;
   /** From the page PAGE unless another origin is given; `null`: no Origin header. */
   const startSession = (body: object, origin: string | null = PAGE) => {
     const request = context.http.post('/widget/sessions');
     return (origin === null ? request : request.set('Origin', origin)).send(body);
   };
 
-  it('starts a conversation with the site\'s agent from an allowed page: 201, the greeting first, CORS for the page', async () => {
+  it("starts a conversation with the site's agent from an allowed page: 201, the greeting first, CORS for the page", async () => {
     const site = await createSite({ widgetGreeting: 'Vanakkam! How can I help?' });
     const response = await startSession({ siteKey: site.siteKey, name: 'Kavya', phone: '+91 90000 12345' }).expect(201);
     expect(response.headers['access-control-allow-origin']).toBe(PAGE);
     expect(response.headers.vary).toMatch(/Origin/);
-    expect(response.body).toEqual({ conversationId: expect.any(String), token: expect.any(String), greeting: 'Vanakkam! How can I help?', expiresAt: expect.any(String) });
+    expect(response.body).toEqual({
+      conversationId: expect.any(String),
+      token: expect.any(String),
+      greeting: 'Vanakkam! How can I help?',
+      expiresAt: expect.any(String),
+    });
     const { conversationId, token } = response.body;
 
-    const reply = await context.http.post(`/conversations/${conversationId}/messages`).set('Origin', PAGE).set(bearer(token)).send({ text: 'Hours?' }).expect(200);
+    const reply = await context.http
+      .post(`/conversations/${conversationId}/messages`)
+      .set('Origin', PAGE)
+      .set(bearer(token))
+      .send({ text: 'Hours?' })
+      .expect(200);
     expect(reply.headers['access-control-allow-origin']).toBe(PAGE);
     const view = (await context.http.get(`/conversations/${conversationId}`).set(bearer(token)).expect(200)).body;
     expect(view.messages.map((m: { speaker: string; text: string }) => [m.speaker, m.text])).toEqual([
@@ -71,14 +87,14 @@ describe('widget sessions', () => {
     expect((await context.as(owner).get('/calls?limit=1000').expect(200)).body.map((c: { id: string }) => c.id)).toContain(conversationId);
   });
 
-  it('answers every page (`*`) when the site allows every domain, keeping the page\'s host as the website', async () => {
+  it("answers every page (`*`) when the site allows every domain, keeping the page's host as the website", async () => {
     const site = await createSite({ allowedDomain: '' });
     const response = await startSession({ siteKey: site.siteKey }, 'http://localhost:5173').expect(201);
     expect(response.headers['access-control-allow-origin']).toBe('*');
     expect(response.body.greeting).toBe('');
   });
 
-  it('keeps a page\'s host of up to 253 characters as the website, and none longer (no host is)', async () => {
+  it("keeps a page's host of up to 253 characters as the website, and none longer (no host is)", async () => {
     const site = await createSite({ allowedDomain: '*.example.com' });
     const website = async (host: string) => {
       const { conversationId, token } = (await startSession({ siteKey: site.siteKey }, `https://${host}`).expect(201)).body;
@@ -94,7 +110,8 @@ describe('widget sessions', () => {
 
   it('refuses a page on another domain, or without an Origin (403, no CORS header), and nothing is started', async () => {
     const site = await createSite();
-    const rows = async () => (await context.app.get(DataSource).query('SELECT count(*)::int AS n FROM conversations WHERE account_id = $1', [owner.id]))[0].n;
+    const rows = async () =>
+      (await context.app.get(DataSource).query('SELECT count(*)::int AS n FROM conversations WHERE account_id = $1', [owner.id]))[0].n;
     const before = await rows();
     for (const origin of ['https://evil.example.org', null]) {
       const response = await startSession({ siteKey: site.siteKey }, origin);
@@ -119,12 +136,21 @@ describe('widget sessions', () => {
       }
     }
     const site = await createSite();
-    for (const body of [{}, { siteKey: 42 }, { siteKey: null }, { siteKey: site.siteKey, phone: 'no digits here' }, { siteKey: site.siteKey, extra: true }]) {
+    for (const body of [
+      {},
+      { siteKey: 42 },
+      { siteKey: null },
+      { siteKey: site.siteKey, phone: 'no digits here' },
+      { siteKey: site.siteKey, extra: true },
+    ]) {
       const response = await startSession(body);
       expect(response.status).toBe(400);
       expect(response.body).toMatchObject({ statusCode: 400, error: 'Bad Request' });
     }
-    expect((await context.http.post('/widget/sessions').set('Origin', PAGE).expect(400)).body.details).toContainEqual({ field: 'siteKey', message: 'siteKey must be a string' });
+    expect((await context.http.post('/widget/sessions').set('Origin', PAGE).expect(400)).body.details).toContainEqual({
+      field: 'siteKey',
+      message: 'siteKey must be a string',
+    });
   });
 
   it('lets the page read the 400 about its body once the site allows it; another page gets the 403', async () => {
@@ -136,15 +162,18 @@ describe('widget sessions', () => {
     expect(otherPage.headers['access-control-allow-origin']).toBeUndefined();
 
     const { conversationId, token } = (await startSession({ siteKey: site.siteKey }).expect(201)).body;
-    const message = (body: object, origin = PAGE) => context.http.post(`/conversations/${conversationId}/messages`).set('Origin', origin).set(bearer(token)).send(body);
+    const message = (body: object, origin = PAGE) =>
+      context.http.post(`/conversations/${conversationId}/messages`).set('Origin', origin).set(bearer(token)).send(body);
     for (const body of [{ text: '   ' }, { text: 'a', extra: 1 }, { text: 'x'.repeat(2_001) }]) {
       const response = await message(body).expect(400);
       expect(response.headers['access-control-allow-origin']).toBe(PAGE);
     }
-    expect((await message({ text: '' }, 'https://elsewhere.example.org').expect(400)).headers['access-control-allow-origin']).toBeUndefined();
+    expect(
+      (await message({ text: '' }, 'https://elsewhere.example.org').expect(400)).headers['access-control-allow-origin'],
+    ).toBeUndefined();
   });
 
-  it('answers 409 for a site without an agent, whose agent was deleted, or whose agent is another account\'s', async () => {
+  it("answers 409 for a site without an agent, whose agent was deleted, or whose agent is another account's", async () => {
     const none = await createSite({ agentId: null });
     const temporary = (await context.as(owner).post('/agents').send({ name: 'Temporary' }).expect(201)).body;
     const orphaned = await createSite({ agentId: temporary.id });
@@ -161,22 +190,37 @@ describe('widget sessions', () => {
   });
 
   it('answers the preflight of POST /widget/sessions for any page (the key is in the body)', async () => {
-    const response = await context.http.options('/widget/sessions').set('Origin', 'https://any.example.org').set('Access-Control-Request-Method', 'POST').expect(204);
+    const response = await context.http
+      .options('/widget/sessions')
+      .set('Origin', 'https://any.example.org')
+      .set('Access-Control-Request-Method', 'POST')
+      .expect(204);
     expect(response.headers['access-control-allow-origin']).toBe('https://any.example.org');
     expect(response.headers['access-control-allow-headers']).toMatch(/Content-Type/i);
   });
 
   describe('CORS of the conversation routes', () => {
-    it('preflights the site\'s pages (Authorization and Content-Type allowed), refuses others (403) and unknown conversations (404)', async () => {
+    it("preflights the site's pages (Authorization and Content-Type allowed), refuses others (403) and unknown conversations (404)", async () => {
       const site = await createSite();
       const { conversationId } = (await startSession({ siteKey: site.siteKey }).expect(201)).body;
-      for (const path of [`/conversations/${conversationId}`, `/conversations/${conversationId}/messages`, `/conversations/${conversationId}/end`]) {
-        const allowed = await context.http.options(path).set('Origin', 'https://www.example.com').set('Access-Control-Request-Method', 'POST').expect(204);
+      for (const path of [
+        `/conversations/${conversationId}`,
+        `/conversations/${conversationId}/messages`,
+        `/conversations/${conversationId}/end`,
+      ]) {
+        const allowed = await context.http
+          .options(path)
+          .set('Origin', 'https://www.example.com')
+          .set('Access-Control-Request-Method', 'POST')
+          .expect(204);
         expect(allowed.headers['access-control-allow-origin']).toBe('https://www.example.com');
         expect(allowed.headers['access-control-allow-headers']).toMatch(/Authorization/);
         expect(allowed.headers['access-control-allow-headers']).toMatch(/Content-Type/);
         expect(allowed.headers['access-control-allow-methods']).toMatch(/POST/);
-        const refused = await context.http.options(path).set('Origin', 'https://evil.example.org').set('Access-Control-Request-Method', 'POST');
+        const refused = await context.http
+          .options(path)
+          .set('Origin', 'https://evil.example.org')
+          .set('Access-Control-Request-Method', 'POST');
         expect(refused.status).toBe(403);
         expect(refused.headers['access-control-allow-origin']).toBeUndefined();
       }
@@ -184,10 +228,14 @@ describe('widget sessions', () => {
       expect(unknown.status).toBe(404);
     });
 
-    it('gives the page no CORS header when its origin is not the site\'s (the browser hides the answer)', async () => {
+    it("gives the page no CORS header when its origin is not the site's (the browser hides the answer)", async () => {
       const site = await createSite();
       const { conversationId, token } = (await startSession({ siteKey: site.siteKey }).expect(201)).body;
-      const response = await context.http.get(`/conversations/${conversationId}`).set('Origin', 'https://evil.example.org').set(bearer(token)).expect(200);
+      const response = await context.http
+        .get(`/conversations/${conversationId}`)
+        .set('Origin', 'https://evil.example.org')
+        .set(bearer(token))
+        .expect(200);
       expect(response.headers['access-control-allow-origin']).toBeUndefined();
     });
 
@@ -212,12 +260,13 @@ describe('the widget rate limit on sessions and conversations', () => {
   });
   afterAll(() => context.close());
 
-  it('limits POST /widget/sessions per IP (its site key is in the body, read only after the count), and each conversation\'s routes per conversation and IP (429 with Retry-After)', async () => {
+  it("limits POST /widget/sessions per IP (its site key is in the body, read only after the count), and each conversation's routes per conversation and IP (429 with Retry-After)", async () => {
     const owner = await context.createAccount();
     const agent = (await context.as(owner).post('/agents').send({}).expect(201)).body;
     const site = (await context.as(owner).post('/widget/sites').send({ name: 'Limited', agentId: agent.id }).expect(201)).body;
     const statuses: number[] = [];
-    for (let index = 0; index < 4; index++) statuses.push((await context.http.post('/widget/sessions').set('Origin', PAGE).send({ siteKey: site.siteKey })).status);
+    for (let index = 0; index < 4; index++)
+      statuses.push((await context.http.post('/widget/sessions').set('Origin', PAGE).send({ siteKey: site.siteKey })).status);
     expect(statuses).toEqual([201, 201, 201, 429]);
 
     const { conversationId, token } = (await context.as(owner).post(`/agents/${agent.id}/conversations`).send({}).expect(201)).body;
@@ -232,13 +281,23 @@ describe('the widget rate limit on sessions and conversations', () => {
     await context.http.get(`/conversations/${other.conversationId}`).set(bearer(other.token)).expect(200);
   });
 
-  it('lets the page read the 429 (CORS `*`, Retry-After exposed), which the route\'s own CORS never reaches', async () => {
+  it("lets the page read the 429 (CORS `*`, Retry-After exposed), which the route's own CORS never reaches", async () => {
     const owner = await context.createAccount();
     const agent = (await context.as(owner).post('/agents').send({}).expect(201)).body;
-    const site = (await context.as(owner).post('/widget/sites').send({ name: 'Shop', agentId: agent.id, allowedDomain: 'shop.example.com' }).expect(201)).body;
+    const site = (
+      await context.as(owner).post('/widget/sites').send({ name: 'Shop', agentId: agent.id, allowedDomain: 'shop.example.com' }).expect(201)
+    ).body;
     // From another address: the test above used up this one's sessions.
-    const { conversationId, token } = (await context.http.post('/widget/sessions').set('X-Forwarded-For', '198.51.100.7').set('Origin', PAGE).send({ siteKey: site.siteKey }).expect(201)).body;
-    const send = () => context.http.post(`/conversations/${conversationId}/messages`).set('Origin', PAGE).set(bearer(token)).send({ text: 'hi' });
+    const { conversationId, token } = (
+      await context.http
+        .post('/widget/sessions')
+        .set('X-Forwarded-For', '198.51.100.7')
+        .set('Origin', PAGE)
+        .send({ siteKey: site.siteKey })
+        .expect(201)
+    ).body;
+    const send = () =>
+      context.http.post(`/conversations/${conversationId}/messages`).set('Origin', PAGE).set(bearer(token)).send({ text: 'hi' });
     for (let index = 0; index < 3; index++) expect((await send()).headers['access-control-allow-origin']).toBe(PAGE);
     const limited = await send();
     expect(limited.status).toBe(429);
@@ -256,7 +315,10 @@ describe('the widget rate limit on sessions and conversations', () => {
 describe('the caps on widget conversations', () => {
   let addresses = 0;
   const nextAddress = () => `10.0.${Math.floor(++addresses / 250)}.${addresses % 250}`;
-  const withCaps = (caps: Partial<ReturnType<typeof loadConfig>['conversationLimits']>) => ({ ...loadConfig({}).conversationLimits, ...caps });
+  const withCaps = (caps: Partial<ReturnType<typeof loadConfig>['conversationLimits']>) => ({
+    ...loadConfig({}).conversationLimits,
+    ...caps,
+  });
 
   /** A 429 of a cap, in the error shape, with its Retry-After, readable by any page. */
   function expectTooMany(response: Response, reason: string): void {
@@ -274,7 +336,9 @@ describe('the caps on widget conversations', () => {
     const agent = (await context.as(account).post('/agents').send({ name: 'Asha' }).expect(201)).body;
     const siteKeys: string[] = [];
     for (const name of ['First', 'Second', 'Third']) {
-      siteKeys.push((await context.as(account).post('/widget/sites').send({ name, agentId: agent.id, allowedDomain: '' }).expect(201)).body.siteKey);
+      siteKeys.push(
+        (await context.as(account).post('/widget/sites').send({ name, agentId: agent.id, allowedDomain: '' }).expect(201)).body.siteKey,
+      );
     }
     return { account, siteKeys };
   }
@@ -286,13 +350,21 @@ describe('the caps on widget conversations', () => {
     let context: TestContext;
 
     beforeAll(async () => {
-      context = await createTestContext({ trustProxy: 1, conversationLimits: withCaps({ activePerSite: 2, activePerAccount: 3, startsPerAddress: 3 }) });
+      context = await createTestContext({
+        trustProxy: 1,
+        conversationLimits: withCaps({ activePerSite: 2, activePerAccount: 3, startsPerAddress: 3 }),
+      });
     });
     afterAll(() => context.close());
 
     const activeConversations = async (account: TestAccount) =>
-      (await context.app.get(DataSource).query(`SELECT count(*)::int AS n FROM conversations WHERE account_id = $1 AND status = 'active'`, [account.id]))[0].n;
-    const end = (started: { conversationId: string; token: string }) => context.http.post(`/conversations/${started.conversationId}/end`).set(bearer(started.token)).expect(204);
+      (
+        await context.app
+          .get(DataSource)
+          .query(`SELECT count(*)::int AS n FROM conversations WHERE account_id = $1 AND status = 'active'`, [account.id])
+      )[0].n;
+    const end = (started: { conversationId: string; token: string }) =>
+      context.http.post(`/conversations/${started.conversationId}/end`).set(bearer(started.token)).expect(204);
 
     it('caps the active conversations of a site, then of its account (429, Retry-After); ending one frees its place; other accounts are not held', async () => {
       const { account, siteKeys } = await newAccount(context);
@@ -315,7 +387,7 @@ describe('the caps on widget conversations', () => {
       await start(context, other.siteKeys[0]).expect(201);
     });
 
-    it('counts under the account\'s lock: a start waits for a concurrent one to commit, then counts the conversation it made', async () => {
+    it("counts under the account's lock: a start waits for a concurrent one to commit, then counts the conversation it made", async () => {
       const { account, siteKeys } = await newAccount(context);
       const [site] = await context.app.get(DataSource).query(`SELECT id FROM widget_sites WHERE site_key = $1`, [siteKeys[0]]);
       await start(context, siteKeys[0]).expect(201);
@@ -333,7 +405,12 @@ describe('the caps on widget conversations', () => {
         const starting = start(context, siteKeys[0]).then((response) => response);
         // The start waits for the lock (or, were there none, would be answered at once, counting one conversation).
         const waiting = eventually(async () =>
-          (await concurrent.query(`SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND NOT granted AND objsubid = 2 AND objid = $1::oid`, [account.id])).rowCount
+          (
+            await concurrent.query(
+              `SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND NOT granted AND objsubid = 2 AND objid = $1::oid`,
+              [account.id],
+            )
+          ).rowCount
             ? true
             : undefined,
         ).catch(() => undefined);
@@ -378,12 +455,17 @@ describe('the caps on widget conversations', () => {
       llm.behave({ kind: 'stream', pieces: ['Held ', 'reply.'], hold: held });
       const { siteKeys } = await newAccount(context);
       const other = await newAccount(context);
-      const conversation = async (siteKey: string) => (await start(context, siteKey).expect(201)).body as { conversationId: string; token: string };
+      const conversation = async (siteKey: string) =>
+        (await start(context, siteKey).expect(201)).body as { conversationId: string; token: string };
       const [a1, a2, a3] = [await conversation(siteKeys[0]), await conversation(siteKeys[0]), await conversation(siteKeys[0])];
       const [b1, b2] = [await conversation(siteKeys[1]), await conversation(siteKeys[1])];
       const elsewhere = await conversation(other.siteKeys[0]);
       const send = (to: { conversationId: string; token: string }, address: string) =>
-        context.http.post(`/conversations/${to.conversationId}/messages`).set('X-Forwarded-For', address).set(bearer(to.token)).send({ text: 'Hello?' });
+        context.http
+          .post(`/conversations/${to.conversationId}/messages`)
+          .set('X-Forwarded-For', address)
+          .set(bearer(to.token))
+          .send({ text: 'Hello?' });
 
       // Each message held by the provider: its reply slots are taken once the provider has its request.
       const replies: Promise<Response>[] = [];
@@ -400,10 +482,14 @@ describe('the caps on widget conversations', () => {
       expectTooMany(await send(b2, '198.51.100.4'), 'for this account');
       await hold(elsewhere, '198.51.100.4'); // another account's conversation, from the address just refused
       // A refused message is not recorded.
-      for (const refused of [a3, b2]) expect((await context.http.get(`/conversations/${refused.conversationId}`).set(bearer(refused.token)).expect(200)).body.messages).toEqual([]);
+      for (const refused of [a3, b2])
+        expect(
+          (await context.http.get(`/conversations/${refused.conversationId}`).set(bearer(refused.token)).expect(200)).body.messages,
+        ).toEqual([]);
 
       releaseReplies();
-      for (const reply of await Promise.all(replies)) expect({ status: reply.status, body: reply.body }).toEqual({ status: 200, body: { text: 'Held reply.' } });
+      for (const reply of await Promise.all(replies))
+        expect({ status: reply.status, body: reply.body }).toEqual({ status: 200, body: { text: 'Held reply.' } });
       // Every reply recorded: their slots are free again.
       expect((await send(a3, '198.51.100.1').expect(200)).body).toEqual({ text: 'Held reply.' });
       expect((await send(b2, '198.51.100.1').expect(200)).body).toEqual({ text: 'Held reply.' });

@@ -142,9 +142,12 @@ describe('site keys', () => {
     }
   });
 
-  it.each(['', 'ws_', 'vak_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA', 'ws_AAAA', `ws_${'A'.repeat(33)}`, 'ws_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA='])('%j is not shaped like one', (value) => {
-    expect(isSiteKeyShaped(value)).toBe(false);
-  });
+  it.each(['', 'ws_', 'vak_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA', 'ws_AAAA', `ws_${'A'.repeat(33)}`, 'ws_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA='])(
+    '%j is not shaped like one',
+    (value) => {
+      expect(isSiteKeyShaped(value)).toBe(false);
+    },
+  );
 });
 
 describe('embed snippet and script', () => {
@@ -173,7 +176,10 @@ describe('widget rate-limit configuration', () => {
   });
 
   it('reads both variables', () => {
-    expect(loadConfig({ WIDGET_RATE_LIMIT: '5', WIDGET_RATE_LIMIT_WINDOW_SECONDS: '10' })).toMatchObject({ widgetRateLimit: 5, widgetRateLimitWindowSeconds: 10 });
+    expect(loadConfig({ WIDGET_RATE_LIMIT: '5', WIDGET_RATE_LIMIT_WINDOW_SECONDS: '10' })).toMatchObject({
+      widgetRateLimit: 5,
+      widgetRateLimitWindowSeconds: 10,
+    });
   });
 
   it.each([

@@ -20,7 +20,13 @@ describe('public widget routes', () => {
   afterAll(() => context.close());
 
   const createSite = async (body: object = {}): Promise<Site> =>
-    (await context.as(owner).post('/widget/sites').send({ name: 'Public test', ...body }).expect(201)).body;
+    (
+      await context
+        .as(owner)
+        .post('/widget/sites')
+        .send({ name: 'Public test', ...body })
+        .expect(201)
+    ).body;
   const config = (siteKey: string, origin?: string) => {
     const request = context.http.get(`/widget/config/${siteKey}`);
     return origin === undefined ? request : request.set('Origin', origin);
@@ -52,7 +58,9 @@ describe('public widget routes', () => {
 
   describe('GET /widget/config/{siteKey}', () => {
     it('gives what the widget renders, and nothing internal', async () => {
-      const agent = (await context.as(owner).post('/agents').send({ name: 'Asha', language: 'ta-IN', systemPrompt: 'SECRET-PROMPT' }).expect(201)).body;
+      const agent = (
+        await context.as(owner).post('/agents').send({ name: 'Asha', language: 'ta-IN', systemPrompt: 'SECRET-PROMPT' }).expect(201)
+      ).body;
       const site = await createSite({
         agentId: agent.id,
         widgetPosition: 'bottom-left',
@@ -88,7 +96,7 @@ describe('public widget routes', () => {
       expect((await config(site.siteKey).expect(200)).body).toMatchObject({ agentName: null, language: null });
     });
 
-    it('never names an agent of another account, even one written into the table behind the API\'s back', async () => {
+    it("never names an agent of another account, even one written into the table behind the API's back", async () => {
       const stranger = await context.createAccount();
       const foreign = (await context.as(stranger).post('/agents').send({ name: 'Not yours' }).expect(201)).body;
       const own = (await context.as(owner).post('/agents').send({ name: 'Yours' }).expect(201)).body;
@@ -107,10 +115,13 @@ describe('public widget routes', () => {
       expect((await config(site.siteKey).expect(200)).body.label).toBe('After');
     });
 
-    it.each(['ws_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA', 'nonsense', 'ws_%27%20OR%201=1', `ws_${'x'.repeat(5000)}`])('answers 404 for the unknown key %s', async (key) => {
-      const response = await config(key, 'https://example.com').expect(404);
-      expect(response.body).toEqual({ statusCode: 404, error: 'Not Found', message: 'Unknown site key' });
-    });
+    it.each(['ws_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA', 'nonsense', 'ws_%27%20OR%201=1', `ws_${'x'.repeat(5000)}`])(
+      'answers 404 for the unknown key %s',
+      async (key) => {
+        const response = await config(key, 'https://example.com').expect(404);
+        expect(response.body).toEqual({ statusCode: 404, error: 'Not Found', message: 'Unknown site key' });
+      },
+    );
 
     it('stops answering the old key at once after a rotation, and answers the new one', async () => {
       const site = await createSite();
@@ -209,13 +220,18 @@ describe('public widget rate limit', () => {
   });
   afterAll(() => context.close());
 
-  const newSiteKey = async () => (await context.as(owner).post('/widget/sites').send({ name: 'Limited' }).expect(201)).body.siteKey as string;
+  const newSiteKey = async () =>
+    (await context.as(owner).post('/widget/sites').send({ name: 'Limited' }).expect(201)).body.siteKey as string;
 
   it('answers 429 in the error shape with Retry-After once a site key is over its limit from one address', async () => {
     const siteKey = await newSiteKey();
     for (let i = 0; i < 3; i++) await context.http.get(`/widget/config/${siteKey}`).expect(200);
     const response = await context.http.get(`/widget/config/${siteKey}`).expect(429);
-    expect(response.body).toEqual({ statusCode: 429, error: 'Too Many Requests', message: expect.stringMatching(/^Too many requests; retry in \d+ s$/) });
+    expect(response.body).toEqual({
+      statusCode: 429,
+      error: 'Too Many Requests',
+      message: expect.stringMatching(/^Too many requests; retry in \d+ s$/),
+    });
     expect(Number(response.headers['retry-after'])).toBeGreaterThanOrEqual(1);
     expect(Number(response.headers['retry-after'])).toBeLessThanOrEqual(60);
   });
@@ -263,7 +279,11 @@ describe('public widget credentials, guessed', () => {
     ]) {
       const response = await request;
       expect(response.status).toBe(429);
-      expect(response.body).toEqual({ statusCode: 429, error: 'Too Many Requests', message: expect.stringMatching(/^Too many requests; retry in \d+ s$/) });
+      expect(response.body).toEqual({
+        statusCode: 429,
+        error: 'Too Many Requests',
+        message: expect.stringMatching(/^Too many requests; retry in \d+ s$/),
+      });
       expect(Number(response.headers['retry-after'])).toBeGreaterThanOrEqual(1);
       expect(response.headers['access-control-allow-origin']).toBe('*');
     }

@@ -159,7 +159,11 @@ describe('widget sites (management)', () => {
     });
 
     it('refuses a host one character longer (254) with a 400', async () => {
-      const response = await context.as(owner).post('/widget/sites').send({ name: 'S', allowedDomain: `*.a${longestHost}:65535` }).expect(400);
+      const response = await context
+        .as(owner)
+        .post('/widget/sites')
+        .send({ name: 'S', allowedDomain: `*.a${longestHost}:65535` })
+        .expect(400);
       expect(response.body.details).toEqual([{ field: 'allowedDomain', message: expect.stringContaining('1–253') }]);
     });
 
@@ -246,13 +250,19 @@ describe('widget sites (management)', () => {
     it('sets, changes and clears the agent', async () => {
       const [first, second] = [await createAgent(owner, 'First'), await createAgent(owner, 'Second')];
       const site = await createSite(owner, { name: 'Agent switch', agentId: first.id });
-      expect((await context.as(owner).patch(`/widget/sites/${site.id}`).send({ agentId: second.id }).expect(200)).body.agentId).toBe(second.id);
+      expect((await context.as(owner).patch(`/widget/sites/${site.id}`).send({ agentId: second.id }).expect(200)).body.agentId).toBe(
+        second.id,
+      );
       expect((await context.as(owner).patch(`/widget/sites/${site.id}`).send({ agentId: null }).expect(200)).body.agentId).toBeNull();
     });
 
     it('normalises allowedDomain on PATCH too, and "" allows any site again', async () => {
       const site = await createSite(owner);
-      const patched = await context.as(owner).patch(`/widget/sites/${site.id}`).send({ allowedDomain: 'HTTPS://Shop.Example.com:8443/x' }).expect(200);
+      const patched = await context
+        .as(owner)
+        .patch(`/widget/sites/${site.id}`)
+        .send({ allowedDomain: 'HTTPS://Shop.Example.com:8443/x' })
+        .expect(200);
       expect(patched.body.allowedDomain).toBe('shop.example.com:8443');
       const cleared = await context.as(owner).patch(`/widget/sites/${site.id}`).send({ allowedDomain: '' }).expect(200);
       expect(cleared.body.allowedDomain).toBe('');
@@ -311,7 +321,9 @@ describe('widget sites (management)', () => {
         return found;
       });
       try {
-        await expect(service.create(owner.id, Object.assign(new CreateWidgetSiteDto(), { name: 'Race', agentId: agent.id }))).rejects.toMatchObject({
+        await expect(
+          service.create(owner.id, Object.assign(new CreateWidgetSiteDto(), { name: 'Race', agentId: agent.id })),
+        ).rejects.toMatchObject({
           details: [{ field: 'agentId', message: `agentId ${agent.id} is not an agent of this account` }],
         });
       } finally {
@@ -333,8 +345,8 @@ describe('widget sites (management)', () => {
       expect((await context.as(owner).get(`/widget/sites/${site.id}`).expect(200)).body).toEqual(site);
     });
 
-    it('another account cannot point its site at this account\'s agent (400), on create or PATCH', async () => {
-      const agent = await createAgent(owner, 'Owner\'s agent');
+    it("another account cannot point its site at this account's agent (400), on create or PATCH", async () => {
+      const agent = await createAgent(owner, "Owner's agent");
       const message = `agentId ${agent.id} is not an agent of this account`;
       const created = await context.as(other).post('/widget/sites').send({ name: 'Sneaky', agentId: agent.id }).expect(400);
       expect(created.body.details).toEqual([{ field: 'agentId', message }]);
@@ -344,7 +356,7 @@ describe('widget sites (management)', () => {
       expect((await context.as(other).get(`/widget/sites/${own.id}`).expect(200)).body.agentId).toBeNull();
     });
 
-    it('patching another account\'s site with its own agent is still a 404', async () => {
+    it("patching another account's site with its own agent is still a 404", async () => {
       const agent = await createAgent(owner);
       const site = await createSite(owner, { name: 'Mine' });
       await context.as(other).patch(`/widget/sites/${site.id}`).send({ agentId: agent.id }).expect(404);

@@ -26,7 +26,7 @@ export class AgentsController {
   @Post()
   @ApiOperation({ summary: 'Create an agent; every field is optional' })
   @ApiCreatedResponse({ type: AgentResponse })
-  @ApiErrors(400, [403, 'Preview or next-generation voice on an account other than the platform\'s'], 413, 415)
+  @ApiErrors(400, [403, "Preview or next-generation voice on an account other than the platform's"], 413, 415)
   async create(@CurrentAccount() account: CallerAccount, @Body() dto: CreateAgentDto): Promise<AgentResponse> {
     return toAgentResponse(await this.agents.create(account, dto));
   }
@@ -40,9 +40,9 @@ export class AgentsController {
   }
 
   @Patch(':agentId')
-  @ApiOperation({ summary: 'Change some of an agent\'s fields' })
+  @ApiOperation({ summary: "Change some of an agent's fields" })
   @ApiOkResponse({ type: AgentResponse })
-  @ApiErrors(400, [403, 'Preview or next-generation voice on an account other than the platform\'s'], 404, 413, 415)
+  @ApiErrors(400, [403, "Preview or next-generation voice on an account other than the platform's"], 404, 413, 415)
   async update(@CurrentAccount() account: CallerAccount, @AgentId() agentId: number, @Body() dto: UpdateAgentDto): Promise<AgentResponse> {
     return toAgentResponse(await this.agents.update(account, agentId, dto));
   }

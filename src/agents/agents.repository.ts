@@ -41,7 +41,14 @@ export function answeringAgentJson(accountId: string, agentId: string): string {
              FROM agents WHERE agents.account_id = ${accountId} AND agents.id = ${agentId})`;
 }
 
-const EXAMPLE_FIELDS: AgentFields = { name: 'Reception', description: '', model: 'gpt-4.1', voice: 'shubh', language: 'hi-IN', systemPrompt: '' };
+const EXAMPLE_FIELDS: AgentFields = {
+  name: 'Reception',
+  description: '',
+  model: 'gpt-4.1',
+  voice: 'shubh',
+  language: 'hi-IN',
+  systemPrompt: '',
+};
 
 /** Every query of the agents table. Each method takes the account id first and puts it in the WHERE. */
 @Injectable()
@@ -77,7 +84,9 @@ export class AgentsRepository {
       `UPDATE agents SET name = coalesce($3, name), description = coalesce($4, description), model = coalesce($5, model),
               voice = coalesce($6, voice), language = coalesce($7, language), system_prompt = coalesce($8, system_prompt), updated_at = now()
         WHERE account_id = $1 AND id = $2 RETURNING ${COLUMNS}`,
-      [accountId, id, fields.name, fields.description, fields.model, fields.voice, fields.language, fields.systemPrompt].map((value) => value ?? null),
+      [accountId, id, fields.name, fields.description, fields.model, fields.voice, fields.language, fields.systemPrompt].map(
+        (value) => value ?? null,
+      ),
     );
     return agent;
   }

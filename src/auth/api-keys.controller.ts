@@ -20,7 +20,7 @@ export class ApiKeysController {
   constructor(private readonly keys: ApiKeysService) {}
 
   @Get()
-  @ApiOperation({ summary: 'List the account\'s API keys, by id, revoked and expired ones included (never the keys themselves)' })
+  @ApiOperation({ summary: "List the account's API keys, by id, revoked and expired ones included (never the keys themselves)" })
   @ApiOkResponse({ type: ApiKeyResponse, isArray: true })
   async list(@CurrentAccount() account: CallerAccount): Promise<ApiKeyResponse[]> {
     return (await this.keys.list(account.id)).map(toApiKeyResponse);
@@ -32,7 +32,12 @@ export class ApiKeysController {
     description: 'The new key may have no scope that the key of the request lacks, and may not outlive it (403 otherwise).',
   })
   @ApiCreatedResponse({ type: CreatedApiKeyResponse })
-  @ApiErrors(400, [403, 'A scope the key of the request does not have, or an expiry later than its own (or none, when it expires)'], 413, 415)
+  @ApiErrors(
+    400,
+    [403, 'A scope the key of the request does not have, or an expiry later than its own (or none, when it expires)'],
+    413,
+    415,
+  )
   async create(@CurrentAccount() account: CallerAccount, @Body() dto: CreateApiKeyDto): Promise<CreatedApiKeyResponse> {
     const { key, apiKey } = await this.keys.createFor(account, { name: dto.name, scopes: dto.scopes, expiresAt: dto.expiresAt });
     return toCreatedApiKeyResponse(key, apiKey);

@@ -64,7 +64,9 @@ export class ApiKeysService {
     const callerExpiry = caller.keyExpiresAt;
     const expiresAt = options.expiresAt === undefined ? callerExpiry : options.expiresAt;
     if (callerExpiry && (!expiresAt || expiresAt > callerExpiry)) {
-      throw new ForbiddenException(`This API key expires at ${callerExpiry.toISOString()}, so a key it creates must have an expiresAt no later than that`);
+      throw new ForbiddenException(
+        `This API key expires at ${callerExpiry.toISOString()}, so a key it creates must have an expiresAt no later than that`,
+      );
     }
     return this.create(caller.id, { ...options, scopes, expiresAt });
   }
@@ -82,7 +84,8 @@ export class ApiKeysService {
     try {
       return { key: await this.keys.insert(accountId, fields, sql), apiKey };
     } catch (error) {
-      if ((error as { code?: unknown } | null)?.code === FOREIGN_KEY_VIOLATION) throw new NotFoundException(`Account ${accountId} not found`);
+      if ((error as { code?: unknown } | null)?.code === FOREIGN_KEY_VIOLATION)
+        throw new NotFoundException(`Account ${accountId} not found`);
       throw error;
     }
   }

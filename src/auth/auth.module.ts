@@ -10,7 +10,15 @@ import { VerifiedKeys } from './verified-keys';
 
 @Module({
   controllers: [ApiKeysController],
-  providers: [AccountsRepository, ApiKeysRepository, AccountsService, ApiKeysService, VerifiedKeys, KeyUsage, { provide: APP_GUARD, useClass: ApiKeyGuard }],
+  providers: [
+    AccountsRepository,
+    ApiKeysRepository,
+    AccountsService,
+    ApiKeysService,
+    VerifiedKeys,
+    KeyUsage,
+    { provide: APP_GUARD, useClass: ApiKeyGuard },
+  ],
   exports: [AccountsService, ApiKeysService],
 })
 export class AuthModule {}

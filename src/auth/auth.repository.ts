@@ -50,7 +50,13 @@ export interface RevokedKeyRow {
 
 const KEY_COLUMNS = `id, name, prefix, scopes, created_at AS "createdAt", last_used_at AS "lastUsedAt", expires_at AS "expiresAt", revoked_at AS "revokedAt"`;
 const EXAMPLE_HASH = 'a'.repeat(64);
-const EXAMPLE_KEY: NewApiKey = { name: 'Reporting', scopes: ['read'], expiresAt: new Date('2027-01-01T00:00:00Z'), prefix: 'vak_AbCdEfGh', keyHash: EXAMPLE_HASH };
+const EXAMPLE_KEY: NewApiKey = {
+  name: 'Reporting',
+  scopes: ['read'],
+  expiresAt: new Date('2027-01-01T00:00:00Z'),
+  prefix: 'vak_AbCdEfGh',
+  keyHash: EXAMPLE_HASH,
+};
 
 /** Every query of the accounts table. */
 @Injectable()

@@ -31,7 +31,9 @@ export class ScopeGuard implements CanActivate {
     const request = context.switchToHttp().getRequest<RequestWithAccount & { method: string }>();
     const scopes = request.account?.scopes;
     if (!scopes || scopes.length === API_KEY_SCOPES.length) return true; // a public route, or a key that may do anything
-    const required = this.reflector.getAllAndOverride<ApiKeyScope | undefined>(REQUIRED_SCOPE, [context.getHandler(), context.getClass()]) ?? scopeForMethod(request.method);
+    const required =
+      this.reflector.getAllAndOverride<ApiKeyScope | undefined>(REQUIRED_SCOPE, [context.getHandler(), context.getClass()]) ??
+      scopeForMethod(request.method);
     if (scopes.includes(required)) return true;
     throw new ForbiddenException(`This API key has the ${scopes.join(', ')} scope only; this request needs the ${required} scope`);
   }

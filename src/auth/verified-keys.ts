@@ -131,7 +131,10 @@ export class VerifiedKeys implements OnModuleInit, OnApplicationShutdown {
       this.warned = false;
       this.heartbeat(client);
     } catch (error) {
-      if (!this.warned) this.logger.warn(`Cannot listen for API key revocations (${(error as Error).message}); keys are checked on every request until it can`);
+      if (!this.warned)
+        this.logger.warn(
+          `Cannot listen for API key revocations (${(error as Error).message}); keys are checked on every request until it can`,
+        );
       this.warned = true;
       this.lost(client);
     }

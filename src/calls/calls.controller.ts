@@ -46,7 +46,7 @@ export class CallsController {
     description:
       'The filters combine. Unknown query parameters are ignored; a bad value of a known one is a 400. A full page (as many ' +
       'calls as `limit`) comes with a `Link: <…/calls?…&before=…>; rel="next"` header: the same filters and the cursor of ' +
-      'the page\'s last call. Following it gives the next older calls, none repeated or skipped while calls arrive; the ' +
+      "the page's last call. Following it gives the next older calls, none repeated or skipped while calls arrive; the " +
       'last page is the first that is not full (it has no Link).',
   })
   @ApiOkResponse({
@@ -79,9 +79,9 @@ export class CallsController {
     summary: 'Export every call the filters match, newest first, as CSV or NDJSON',
     description:
       'The filters of `GET /calls`, without a row limit: streamed from the database as it is sent (memory stays flat ' +
-      'whatever the count). CSV: RFC 4180, UTF-8, a header row of the list item\'s field names in the list\'s order, ' +
+      "whatever the count). CSV: RFC 4180, UTF-8, a header row of the list item's field names in the list's order, " +
       '`feedback` and `extractedData` as JSON text, `agentId` empty when null, and a cell that begins with `=`, `+`, `-`, ' +
-      '`@`, a tab or a carriage return prefixed with `\'` (spreadsheet formula injection). NDJSON: one list item per line. ' +
+      "`@`, a tab or a carriage return prefixed with `'` (spreadsheet formula injection). NDJSON: one list item per line. " +
       'A failure after the first bytes cuts the connection (the file is then visibly incomplete), and so does an export ' +
       'still running after `EXPORT_MAX_SECONDS` (600 by default: export a long history in parts, by `days`). One export ' +
       'at a time per account: another, while one runs, is a 429 with `Retry-After`.',
@@ -94,7 +94,10 @@ export class CallsController {
   })
   @ApiErrors(
     400,
-    [429, 'Another export of this account is running (one at a time per account), or over the rate limit of this account; see `Retry-After`'],
+    [
+      429,
+      'Another export of this account is running (one at a time per account), or over the rate limit of this account; see `Retry-After`',
+    ],
     [503, 'The database is unavailable, or too many exports are running (with `Retry-After`)'],
   )
   async export(
@@ -104,7 +107,11 @@ export class CallsController {
     @Res() response: Response,
   ): Promise<void> {
     const writer = exportWriter(query.format);
-    const headers = { 'Content-Type': writer.contentType, 'Content-Disposition': `attachment; filename="${exportFileName(query.format)}"`, 'Cache-Control': 'no-store' };
+    const headers = {
+      'Content-Type': writer.contentType,
+      'Content-Disposition': `attachment; filename="${exportFileName(query.format)}"`,
+      'Cache-Control': 'no-store',
+    };
     if (request.method === 'HEAD') {
       response.status(200).set(headers).end();
       return;
@@ -146,7 +153,7 @@ export class CallsController {
   @ApiOperation({
     summary: 'Erase a call: its recording, its transcript, the conversation it was (if any) and the call itself',
     description:
-      'The recording\'s stored object is deleted first, then the call. When recording storage is unreachable the answer ' +
+      "The recording's stored object is deleted first, then the call. When recording storage is unreachable the answer " +
       'is 503 and nothing is deleted (retry later). Erasing an erased call is a 404.',
   })
   @ApiParam(CALL_ID_PARAM)

@@ -91,7 +91,9 @@ function callsWhere(filters: CallFilters, bind: (value: unknown) => string): str
     if (hasWordJoiningMark(filters.search)) {
       // Around an Indic virama or nukta: pre-select through the name's search key (src/calls/name-search-key.ts).
       // The name only: a phone holds phone characters, never such a mark.
-      conditions.push(`${nameSearchKeySql('name')} ILIKE ${bind(nameSearchKey(`%${escapeLike(filters.search)}%`))} AND name ILIKE ${pattern}`);
+      conditions.push(
+        `${nameSearchKeySql('name')} ILIKE ${bind(nameSearchKey(`%${escapeLike(filters.search)}%`))} AND name ILIKE ${pattern}`,
+      );
     } else {
       const matches = [`name ILIKE ${pattern}`, `phone ILIKE ${pattern}`];
       if (isPhoneLikeSearch(filters.search)) matches.push(`${PHONE_DIGITS_SQL} LIKE ${bind(`%${digitsOf(filters.search)}%`)}`);
@@ -189,7 +191,10 @@ export class CallsRepository {
 
   @AccountQuery(
     { name: 'no filter', params: [1, {}, 200] },
-    { name: 'every filter, a name search', params: [1, { search: 'priya', status: 'qualified', callStatus: 'completed', agentId: 2, days: 7 }, 50] },
+    {
+      name: 'every filter, a name search',
+      params: [1, { search: 'priya', status: 'qualified', callStatus: 'completed', agentId: 2, days: 7 }, 50],
+    },
     { name: 'a phone search', params: [1, { search: '98765 43' }, 200] },
     { name: 'a search around a virama', params: [1, { search: 'श्र' }, 200] },
     { name: 'a next page', params: [1, {}, 200, EXAMPLE_CURSOR] },
@@ -260,7 +265,10 @@ export class CallsRepository {
   /** Deletes the call (its transcript is a column of it), inside `sql`'s transaction; undefined when there was none. */
   @AccountQuery([1, EXAMPLE_ID])
   async delete(accountId: number, id: string, sql: Sql = this.db): Promise<{ id: string; isTest: boolean } | undefined> {
-    const [row] = await sql.query<{ id: string; isTest: boolean }>(`DELETE FROM calls WHERE account_id = $1 AND id = $2 RETURNING id, is_test AS "isTest"`, [accountId, id]);
+    const [row] = await sql.query<{ id: string; isTest: boolean }>(
+      `DELETE FROM calls WHERE account_id = $1 AND id = $2 RETURNING id, is_test AS "isTest"`,
+      [accountId, id],
+    );
     return row;
   }
 

@@ -2,7 +2,7 @@ import { parse } from 'csv-parse/sync';
 import * as fc from 'fast-check';
 import { csvCell, csvLine } from './csv';
 
-describe('the export\'s CSV writer', () => {
+describe("the export's CSV writer", () => {
   it.each([
     ['plain', 'plain'],
     ['', ''],
@@ -30,12 +30,18 @@ describe('the export\'s CSV writer', () => {
   });
 
   it('round-trips any cells through a real CSV parser, a formula coming back with its quote prefix only', () => {
-    const cell = fc.oneof(fc.string(), fc.string({ unit: 'grapheme' }), fc.constantFrom('"', ',', '\r', '\n', '\r\n', '=', '+', '-', '@', '\t', '"=1"'));
+    const cell = fc.oneof(
+      fc.string(),
+      fc.string({ unit: 'grapheme' }),
+      fc.constantFrom('"', ',', '\r', '\n', '\r\n', '=', '+', '-', '@', '\t', '"=1"'),
+    );
     fc.assert(
       fc.property(fc.array(fc.array(cell, { minLength: 1, maxLength: 6 }), { minLength: 1, maxLength: 5 }), (records) => {
         const text = records.map(csvLine).join('');
         const parsed = parse(text, { relax_column_count: true });
-        const expected = records.map((cells) => cells.map((value) => (/^[=+\-@\t\r\uFF1D\uFF0B\uFF0D\uFF20]/.test(value) ? `'${value}` : value)));
+        const expected = records.map((cells) =>
+          cells.map((value) => (/^[=+\-@\t\r\uFF1D\uFF0B\uFF0D\uFF20]/.test(value) ? `'${value}` : value)),
+        );
         expect(parsed).toEqual(expected);
       }),
       { numRuns: 500 },

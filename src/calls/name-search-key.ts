@@ -39,7 +39,8 @@ const MARKS = new RegExp(MARK.source, 'gu');
  * The key of a column in SQL: exactly the expression of IDX_calls_account_name_key and of the statistics
  * STAT_calls_name_key (migration CallsNameSearchKey), or the planner can use neither.
  */
-export const nameSearchKeySql = (column: string) => `translate(${column}, '${WORD_JOINING_MARKS}', '${'x'.repeat(WORD_JOINING_MARKS.length)}')`;
+export const nameSearchKeySql = (column: string) =>
+  `translate(${column}, '${WORD_JOINING_MARKS}', '${'x'.repeat(WORD_JOINING_MARKS.length)}')`;
 
 /** Whether a search has a mark that pg_trgm would take for a word break (it then goes through the key). */
 export const hasWordJoiningMark = (text: string) => MARK.test(text);

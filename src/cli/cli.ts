@@ -74,7 +74,9 @@ function keyOptions(flags: Flags): ApiKeyOptions {
     options.name = name;
   }
   if (flags.scopes !== undefined) {
-    const scopes = requiredString(flags, 'scopes').split(',').map((scope) => scope.trim());
+    const scopes = requiredString(flags, 'scopes')
+      .split(',')
+      .map((scope) => scope.trim());
     if (scopes.some((scope) => !(API_KEY_SCOPES as readonly string[]).includes(scope)) || new Set(scopes).size !== scopes.length) {
       throw new UsageError(`--scopes must be a comma-separated subset of ${API_KEY_SCOPES.join(', ')}`);
     }
@@ -82,7 +84,8 @@ function keyOptions(flags: Flags): ApiKeyOptions {
   }
   if (flags['expires-at'] !== undefined) {
     const expiresAt = parseRfc3339DateTime(requiredString(flags, 'expires-at'));
-    if (!expiresAt || expiresAt.getTime() <= Date.now()) throw new UsageError('--expires-at must be an RFC 3339 date-time in the future, such as 2027-06-30T23:59:59Z');
+    if (!expiresAt || expiresAt.getTime() <= Date.now())
+      throw new UsageError('--expires-at must be an RFC 3339 date-time in the future, such as 2027-06-30T23:59:59Z');
     options.expiresAt = expiresAt;
   }
   return options;

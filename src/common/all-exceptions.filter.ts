@@ -22,7 +22,10 @@ const BODY_PARSER_MESSAGES: Record<string, string> = {
 
 function isBodyParserError(error: unknown): error is BodyParserError {
   return (
-    typeof error === 'object' && error !== null && typeof (error as BodyParserError).type === 'string' && typeof (error as BodyParserError).status === 'number'
+    typeof error === 'object' &&
+    error !== null &&
+    typeof (error as BodyParserError).type === 'string' &&
+    typeof (error as BodyParserError).status === 'number'
   );
 }
 

@@ -14,7 +14,7 @@ export const JSON_BODY_ERRORS: Record<number, string> = {
 const DEFAULT_DESCRIPTIONS: Record<number, string> = {
   ...JSON_BODY_ERRORS,
   403: 'Authenticated, but not allowed',
-  404: 'No such resource on this account (another account\'s resource is a 404 too)',
+  404: "No such resource on this account (another account's resource is a 404 too)",
   409: 'Conflicts with the current state',
 };
 

@@ -46,7 +46,8 @@ export function parseRfc3339DateTime(text: string): Date | undefined {
   return instant >= FIRST_INSTANT && instant <= LAST_INSTANT ? new Date(instant) : undefined;
 }
 
-export const RFC3339_MESSAGE = 'must be an RFC 3339 date-time with an offset (Z or ±hh:mm) in the years 0001–9999 (UTC), such as 2026-11-22T09:15:02.123+05:30';
+export const RFC3339_MESSAGE =
+  'must be an RFC 3339 date-time with an offset (Z or ±hh:mm) in the years 0001–9999 (UTC), such as 2026-11-22T09:15:02.123+05:30';
 
 /**
  * An RFC 3339 date-time with an offset, turned into the Date it names (parseRfc3339DateTime); anything else

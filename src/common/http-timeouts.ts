@@ -46,7 +46,8 @@ export function applyHttpTimeouts(server: Server, timeouts: HttpTimeouts = HTTP_
   server.headersTimeout = timeouts.headersMs;
   server.requestTimeout = 0;
   server.timeout = timeouts.idleMs;
-  if (timeouts.requestMs > 0) server.prependListener('request', (request, response) => limitRequestTime(server, request, response, timeouts));
+  if (timeouts.requestMs > 0)
+    server.prependListener('request', (request, response) => limitRequestTime(server, request, response, timeouts));
 }
 
 /** How long a cut connection stays open after its 408, for the client to read it, before it is destroyed. */
@@ -55,7 +56,8 @@ const LINGER_MS = 2_000;
 const DEADLINE = Symbol('requestDeadline');
 type TimedRequest = IncomingMessage & { [DEADLINE]?: { timer: NodeJS.Timeout; cut: () => void; uploadMs: number } };
 
-const hasBody = (request: IncomingMessage) => request.headers['transfer-encoding'] !== undefined || Number(request.headers['content-length'] ?? 0) > 0;
+const hasBody = (request: IncomingMessage) =>
+  request.headers['transfer-encoding'] !== undefined || Number(request.headers['content-length'] ?? 0) > 0;
 
 /** Arms the deadline of a request with a body: cut once `requestMs` has passed without the whole body. */
 function limitRequestTime(server: Server, request: TimedRequest, response: ServerResponse, { requestMs, uploadMs }: HttpTimeouts): void {

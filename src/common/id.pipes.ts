@@ -36,7 +36,11 @@ export const IntIdParam =
   (target, method, index) => {
     Param(name, new IntIdPipe(resource))(target, method, index);
     const descriptor = Object.getOwnPropertyDescriptor(target, method!)!;
-    ApiParam({ name, schema: { type: 'integer', minimum: 1, maximum: MAX_INT_ID }, description: 'Anything that cannot be an id is a 404, like an unknown id' })(target, method!, descriptor);
+    ApiParam({
+      name,
+      schema: { type: 'integer', minimum: 1, maximum: MAX_INT_ID },
+      description: 'Anything that cannot be an id is a 404, like an unknown id',
+    })(target, method!, descriptor);
   };
 
 /** Parses a UUID from the path; anything else is a 404. Returned lowercase. */

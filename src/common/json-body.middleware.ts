@@ -1,4 +1,12 @@
-import { BadRequestException, CanActivate, ExecutionContext, Injectable, Module, NestMiddleware, UnsupportedMediaTypeException } from '@nestjs/common';
+import {
+  BadRequestException,
+  CanActivate,
+  ExecutionContext,
+  Injectable,
+  Module,
+  NestMiddleware,
+  UnsupportedMediaTypeException,
+} from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
 import { json, NextFunction, Request, Response } from 'express';
 import { allowUploadTime } from './http-timeouts';
@@ -30,7 +38,8 @@ const parseJson = json({ limit: JSON_BODY_LIMIT_BYTES, strict: true, inflate: fa
  */
 const INHERITED_NAMES: ReadonlySet<string> = new Set([...Object.getOwnPropertyNames(Object.prototype), 'prototype']);
 
-const tooManyValues = () => new BadRequestException(`Request body has more than ${JSON_MAX_VALUES} values (objects, arrays, strings, numbers, booleans and nulls)`);
+const tooManyValues = () =>
+  new BadRequestException(`Request body has more than ${JSON_MAX_VALUES} values (objects, arrays, strings, numbers, booleans and nulls)`);
 
 /**
  * Refuses, in one iterative walk (a hostile body cannot exhaust the stack here) that stops after JSON_MAX_VALUES
@@ -55,7 +64,9 @@ function checkJsonBody(body: object): void {
       throw new RequestValidationException([{ field: path, message: unstorableMessage(path) }]);
     }
     if (typeof value === 'number' && !Number.isFinite(value)) {
-      throw new RequestValidationException([{ field: path, message: `${path} is a number too large to represent (at most about 1.8e308)` }]);
+      throw new RequestValidationException([
+        { field: path, message: `${path} is a number too large to represent (at most about 1.8e308)` },
+      ]);
     }
     if (value === null || typeof value !== 'object') continue;
     if (depth > JSON_MAX_DEPTH) throw new BadRequestException(`Request body nests deeper than ${JSON_MAX_DEPTH} levels`);
@@ -94,7 +105,8 @@ type JsonRequest = Request & { [TAKES_JSON]?: true };
  */
 async function readBody(request: JsonRequest, response: Response): Promise<void> {
   if (!METHODS_WITH_BODY.has(request.method) || !hasBody(request)) return;
-  if (isEncoded(request)) throw new UnsupportedMediaTypeException('Content-Encoding must be identity: compressed request bodies are not accepted');
+  if (isEncoded(request))
+    throw new UnsupportedMediaTypeException('Content-Encoding must be identity: compressed request bodies are not accepted');
   if (!request[TAKES_JSON]) return allowUploadTime(request);
   if (!isJsonContentType(request.headers['content-type'])) {
     throw new UnsupportedMediaTypeException('Content-Type must be application/json');

@@ -25,7 +25,19 @@ const REQUEST_ID = /^[\w.:-]{1,128}$/;
  * only: a wildcard path (`*.headers`) made pino inspect every field of every line, which added a third to the
  * request log's cost; `req`, `res`, `err` and `error` are whitelisted by their serializers instead.
  */
-const REDACT_PATHS = ['headers', 'body', 'query', 'parameters', 'detail', 'where', 'driverError', 'apiKey', 'url', 'cookie', 'authorization'];
+const REDACT_PATHS = [
+  'headers',
+  'body',
+  'query',
+  'parameters',
+  'detail',
+  'where',
+  'driverError',
+  'apiKey',
+  'url',
+  'cookie',
+  'authorization',
+];
 
 type ErrorLike = Record<string, unknown> & { constructor?: { name?: string } };
 
@@ -34,7 +46,8 @@ function databaseError(error: ErrorLike): ErrorLike | undefined {
   for (const candidate of [error.driverError, error]) {
     if (candidate && typeof candidate === 'object') {
       const { code, severity } = candidate as ErrorLike;
-      if (typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) && (typeof severity === 'string' || candidate !== error)) return candidate as ErrorLike;
+      if (typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) && (typeof severity === 'string' || candidate !== error))
+        return candidate as ErrorLike;
     }
   }
   return undefined;
@@ -146,7 +159,8 @@ export function requestLogger(logger: Logger): HttpLogger {
     customSuccessMessage: (_request, response) => (aborted(response) ? 'request aborted' : 'request completed'),
     customErrorMessage: (_request, response) => (aborted(response) ? 'request aborted' : 'request completed'),
     // A 5xx is logged where it happened (the exception filter, with the error): not a made-up error here.
-    customErrorObject: (_request, _response, error, fields: Record<string, unknown>) => (isStatusError(error) ? { res: fields.res, responseTime: fields.responseTime } : fields),
+    customErrorObject: (_request, _response, error, fields: Record<string, unknown>) =>
+      isStatusError(error) ? { res: fields.res, responseTime: fields.responseTime } : fields,
   });
 }
 
@@ -154,7 +168,14 @@ export function requestLogger(logger: Logger): HttpLogger {
 const isStatusError = (error: Error) => /^failed with status code \d+$/.test(error.message);
 
 type NestLevel = 'log' | 'error' | 'warn' | 'debug' | 'verbose' | 'fatal';
-const PINO_LEVEL: Record<NestLevel, Level> = { log: 'info', error: 'error', warn: 'warn', debug: 'debug', verbose: 'trace', fatal: 'fatal' };
+const PINO_LEVEL: Record<NestLevel, Level> = {
+  log: 'info',
+  error: 'error',
+  warn: 'warn',
+  debug: 'debug',
+  verbose: 'trace',
+  fatal: 'fatal',
+};
 
 /**
  * Nest's own logs (and every `new Logger(context)` in the modules) into the same pino logger:

@@ -9,9 +9,14 @@ import { RequestValidationException } from './validation';
  */
 export function refuseBodyFields(body: unknown): void {
   const fields = body !== null && typeof body === 'object' ? Object.keys(body) : [];
-  if (fields.length > 0) throw new RequestValidationException(fields.map((field) => ({ field, message: `property ${field} should not exist` })));
+  if (fields.length > 0)
+    throw new RequestValidationException(fields.map((field) => ({ field, message: `property ${field} should not exist` })));
 }
 
 /** The OpenAPI description of a body that must be empty or absent. */
 export const ApiNoBody = () =>
-  ApiBody({ required: false, description: 'None: nothing, or an empty object (any field is a 400)', schema: { type: 'object', maxProperties: 0 } });
+  ApiBody({
+    required: false,
+    description: 'None: nothing, or an empty object (any field is a 400)',
+    schema: { type: 'object', maxProperties: 0 },
+  });

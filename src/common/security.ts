@@ -6,7 +6,16 @@ import { AppConfig } from '../config/config';
 
 /** Headers a browser client of the management API may send, and may read back. */
 const ALLOWED_HEADERS = ['X-Api-Key', 'Content-Type', 'X-Request-Id', 'Idempotency-Key'];
-const EXPOSED_HEADERS = ['X-Request-Id', 'Retry-After', 'Content-Disposition', 'Content-Length', 'Link', 'RateLimit', 'RateLimit-Policy', 'Idempotent-Replayed'];
+const EXPOSED_HEADERS = [
+  'X-Request-Id',
+  'Retry-After',
+  'Content-Disposition',
+  'Content-Length',
+  'Link',
+  'RateLimit',
+  'RateLimit-Policy',
+  'Idempotent-Replayed',
+];
 
 /** Resources may be loaded cross-origin, as the widget script is. */
 export const HELMET_OPTIONS: HelmetOptions = { crossOriginResourcePolicy: { policy: 'cross-origin' } };

@@ -21,7 +21,12 @@ const DEBUG_LEVELS = new Set(['debug', 'trace']);
 export function describeStartupFailure(error: unknown, env: Record<string, string | undefined> = process.env): string {
   if (!(error instanceof StartupError)) return error instanceof Error ? (error.stack ?? error.message) : String(error);
   if (!DEBUG_LEVELS.has(env.LOG_LEVEL?.trim() ?? '')) return error.message;
-  const cause = error.cause instanceof Error ? `\nCaused by: ${error.cause.stack ?? error.cause.message}` : error.cause ? `\nCaused by: ${describeCause(error.cause)}` : '';
+  const cause =
+    error.cause instanceof Error
+      ? `\nCaused by: ${error.cause.stack ?? error.cause.message}`
+      : error.cause
+        ? `\nCaused by: ${describeCause(error.cause)}`
+        : '';
   return `${error.stack}${cause}`;
 }
 

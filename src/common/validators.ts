@@ -17,7 +17,10 @@ export const Trim = () => Transform(({ value }: { value: unknown }) => (typeof v
 
 /** One of a fixed list (`{ each: true }`: every item of an array); the message lists the allowed values. */
 export const IsOneOf = (values: readonly unknown[], options: { each?: boolean } = {}) =>
-  IsIn(values as unknown[], { ...options, message: ({ property }) => `${property} must ${options.each ? 'each ' : ''}be one of: ${values.join(', ')}` });
+  IsIn(values as unknown[], {
+    ...options,
+    message: ({ property }) => `${property} must ${options.each ? 'each ' : ''}be one of: ${values.join(', ')}`,
+  });
 
 const lengthRule = (min: number, max: number) => (min > 0 ? `${min}–${max} characters` : `at most ${max} characters`);
 

@@ -76,7 +76,9 @@ describe('loadConfig', () => {
 
   it('refuses TRUST_PROXY=true (it trusts the client-written X-Forwarded-For) with a message that says to use a hop count', () => {
     expect(() => loadConfig({ TRUST_PROXY: 'true' })).toThrow(ConfigError);
-    expect(() => loadConfig({ TRUST_PROXY: 'true' })).toThrow(/^Invalid configuration: TRUST_PROXY must not be true: .*fake its IP.*hop count/);
+    expect(() => loadConfig({ TRUST_PROXY: 'true' })).toThrow(
+      /^Invalid configuration: TRUST_PROXY must not be true: .*fake its IP.*hop count/,
+    );
   });
 
   it.each(['yes', '10.0.0.300', '10.0.0.0/33', 'fd00::/129', 'proxy.example.com', '10.0.0.1/8/8', '1.5', '-1', '10.0.0.1,'])(
@@ -87,7 +89,10 @@ describe('loadConfig', () => {
   );
 
   it('reads CORS_ORIGINS as a list of origins and refuses anything else', () => {
-    expect(loadConfig({ CORS_ORIGINS: 'https://a.example.com, http://localhost:5173' }).corsOrigins).toEqual(['https://a.example.com', 'http://localhost:5173']);
+    expect(loadConfig({ CORS_ORIGINS: 'https://a.example.com, http://localhost:5173' }).corsOrigins).toEqual([
+      'https://a.example.com',
+      'http://localhost:5173',
+    ]);
     expect(() => loadConfig({ CORS_ORIGINS: 'https://a.example.com/path' })).toThrow('CORS_ORIGINS');
     expect(() => loadConfig({ CORS_ORIGINS: '*' })).toThrow('CORS_ORIGINS');
   });
@@ -110,9 +115,19 @@ describe('loadConfig', () => {
   });
 
   it('reads the webhook settings, with their defaults, and refuses bad ones', () => {
-    expect(loadConfig({}).webhooks).toEqual({ allowPrivateTargets: false, timeoutMs: 10_000, retrySeconds: [10, 60, 300, 1800, 7200, 21600, 43200], retentionDays: 30 });
+    expect(loadConfig({}).webhooks).toEqual({
+      allowPrivateTargets: false,
+      timeoutMs: 10_000,
+      retrySeconds: [10, 60, 300, 1800, 7200, 21600, 43200],
+      retentionDays: 30,
+    });
     expect(
-      loadConfig({ WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', WEBHOOK_TIMEOUT_MS: '500', WEBHOOK_RETRY_SECONDS: '1, 2,3', WEBHOOK_RETENTION_DAYS: '1' }).webhooks,
+      loadConfig({
+        WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+        WEBHOOK_TIMEOUT_MS: '500',
+        WEBHOOK_RETRY_SECONDS: '1, 2,3',
+        WEBHOOK_RETENTION_DAYS: '1',
+      }).webhooks,
     ).toEqual({
       allowPrivateTargets: true,
       timeoutMs: 500,
@@ -148,13 +163,19 @@ describe('loadConfig', () => {
     expect(loadConfig({ DATABASE_URL: 'postgresql://db/app' }).databaseUrl).toBe('postgresql://db/app');
   });
 
-  it('reads the conversation settings: no provider by default, and the contract\'s defaults', () => {
+  it("reads the conversation settings: no provider by default, and the contract's defaults", () => {
     expect(loadConfig({})).toMatchObject({
       llm: { baseUrl: undefined, apiKey: undefined, timeoutMs: 30_000, maxTokens: 512 },
       ragPassages: 4,
       conversationIdleSeconds: 300,
     });
-    const config = loadConfig({ LLM_BASE_URL: 'http://localhost:11434/v1/', LLM_API_KEY: 'sk-x', LLM_TIMEOUT_MS: '5000', LLM_MAX_TOKENS: '64', RAG_PASSAGES: '0' });
+    const config = loadConfig({
+      LLM_BASE_URL: 'http://localhost:11434/v1/',
+      LLM_API_KEY: 'sk-x',
+      LLM_TIMEOUT_MS: '5000',
+      LLM_MAX_TOKENS: '64',
+      RAG_PASSAGES: '0',
+    });
     expect(config.llm).toEqual({ baseUrl: 'http://localhost:11434/v1', apiKey: 'sk-x', timeoutMs: 5_000, maxTokens: 64 });
     expect(config.ragPassages).toBe(0);
   });

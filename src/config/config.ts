@@ -196,7 +196,10 @@ function readTrustProxy(env: Env, name: string): false | number | string[] {
   const entries = raw.split(',').map((entry) => entry.trim());
   const invalid = entries.find((entry) => !isAddressOrSubnet(entry));
   if (invalid !== undefined) {
-    throw new ConfigError(name, `must be a hop count or a comma-separated list of proxy addresses or subnets (10.0.0.0/8, loopback), got "${invalid}"`);
+    throw new ConfigError(
+      name,
+      `must be a hop count or a comma-separated list of proxy addresses or subnets (10.0.0.0/8, loopback), got "${invalid}"`,
+    );
   }
   return entries;
 }
@@ -225,7 +228,9 @@ export function loadConfig(env: Env = process.env): AppConfig {
     widgetRateLimit: readInt(env, 'WIDGET_RATE_LIMIT', 60, 1, 1_000_000),
     widgetRateLimitWindowSeconds: readInt(env, 'WIDGET_RATE_LIMIT_WINDOW_SECONDS', 60, 1, 86_400),
     storage: readStorageConfig(env),
-    jobQueueSchema: readMatching(env, 'JOB_QUEUE_SCHEMA', /^[a-z_][a-z0-9_]{0,62}$/, 'must be a lowercase PostgreSQL identifier (letters, digits, _)') ?? 'pgboss',
+    jobQueueSchema:
+      readMatching(env, 'JOB_QUEUE_SCHEMA', /^[a-z_][a-z0-9_]{0,62}$/, 'must be a lowercase PostgreSQL identifier (letters, digits, _)') ??
+      'pgboss',
     jobMaintenanceIntervalSeconds: readInt(env, 'JOB_MAINTENANCE_INTERVAL_SECONDS', 30, 1, 3600),
     idempotencySecret: readMatching(env, 'IDEMPOTENCY_SECRET', /^\S{32,512}$/, 'must be 32-512 characters without spaces'),
     llm: {
@@ -250,7 +255,10 @@ function readHttpLimits(env: Env): Pick<AppConfig, 'httpRequestTimeoutMs' | 'htt
   const httpRequestTimeoutMs = readInt(env, 'HTTP_REQUEST_TIMEOUT_MS', 60_000, 1_000, 3_600_000);
   const httpUploadTimeoutMs = readInt(env, 'HTTP_UPLOAD_TIMEOUT_MS', 3_600_000, 1_000, 86_400_000);
   if (httpUploadTimeoutMs < httpRequestTimeoutMs) {
-    throw new ConfigError('HTTP_UPLOAD_TIMEOUT_MS', `must be at least HTTP_REQUEST_TIMEOUT_MS (${httpRequestTimeoutMs}), got ${httpUploadTimeoutMs}`);
+    throw new ConfigError(
+      'HTTP_UPLOAD_TIMEOUT_MS',
+      `must be at least HTTP_REQUEST_TIMEOUT_MS (${httpRequestTimeoutMs}), got ${httpUploadTimeoutMs}`,
+    );
   }
   return { httpRequestTimeoutMs, httpUploadTimeoutMs, httpMaxConnections: readInt(env, 'HTTP_MAX_CONNECTIONS', 4096, 1, 1_000_000) };
 }
@@ -371,7 +379,12 @@ const required = <T>(value: T | undefined, name: string, why: string): T => {
 
 function readS3Config(env: Env): S3StorageConfig {
   const why = 'when STORAGE_DRIVER=s3';
-  const bucket = readMatching(env, 'S3_BUCKET', /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, 'must be a bucket name: 3-63 lowercase letters, digits, dots and hyphens');
+  const bucket = readMatching(
+    env,
+    'S3_BUCKET',
+    /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/,
+    'must be a bucket name: 3-63 lowercase letters, digits, dots and hyphens',
+  );
   const region = readMatching(env, 'S3_REGION', /^[a-z0-9-]{1,64}$/, 'must be a region name such as us-east-1 (or auto)');
   const accessKeyId = readMatching(env, 'S3_ACCESS_KEY_ID', /^\S{1,256}$/, 'must be 1-256 characters without spaces');
   const secretAccessKey = readMatching(env, 'S3_SECRET_ACCESS_KEY', /^\S{1,256}$/, 'must be 1-256 characters without spaces');

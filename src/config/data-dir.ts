@@ -13,7 +13,9 @@ export function prepareDataDir(dataDir: string): string | undefined {
     return created;
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
-    throw new StartupError(`DATA_DIR ${dataDir} cannot be used (${code}): set DATA_DIR to a directory this user can create and write`, { cause: error });
+    throw new StartupError(`DATA_DIR ${dataDir} cannot be used (${code}): set DATA_DIR to a directory this user can create and write`, {
+      cause: error,
+    });
   }
 }
 

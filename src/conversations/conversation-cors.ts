@@ -15,7 +15,12 @@ export const CONVERSATION_PREFLIGHT = {
  * conversation (the dashboard's) answers CORS_ORIGINS, like the management API. Returns whether `origin` may
  * read the answer; the header is set only then.
  */
-export function allowConversationOrigin(rule: ConversationCorsRule, origin: string | undefined, corsOrigins: string[], response: Response): boolean {
+export function allowConversationOrigin(
+  rule: ConversationCorsRule,
+  origin: string | undefined,
+  corsOrigins: string[],
+  response: Response,
+): boolean {
   response.vary('Origin');
   const allowed = rule.allowedDomain === null ? !!origin && corsOrigins.includes(origin) : originMatches(rule.allowedDomain, origin);
   if (allowed) response.set('Access-Control-Allow-Origin', rule.allowedDomain === '' ? '*' : origin!);

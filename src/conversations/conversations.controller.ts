@@ -1,4 +1,18 @@
-import { Body, ConflictException, Controller, ForbiddenException, Get, Headers, HttpCode, Options, Param, Post, Req, Res, UseInterceptors } from '@nestjs/common';
+import {
+  Body,
+  ConflictException,
+  Controller,
+  ForbiddenException,
+  Get,
+  Headers,
+  HttpCode,
+  Options,
+  Param,
+  Post,
+  Req,
+  Res,
+  UseInterceptors,
+} from '@nestjs/common';
 import {
   ApiBearerAuth,
   ApiBody,
@@ -42,14 +56,19 @@ import { EventStream } from './event-stream';
 
 /** Validates a body where the controller asks for it (see messageBody, WidgetSessionsController.start), as the global pipe would. */
 const BODY_VALIDATION = createValidationPipe();
-const validated = async <T>(body: unknown, metatype: new () => T): Promise<T> => (await BODY_VALIDATION.transform(body, { type: 'body', metatype })) as T;
+const validated = async <T>(body: unknown, metatype: new () => T): Promise<T> =>
+  (await BODY_VALIDATION.transform(body, { type: 'body', metatype })) as T;
 
 /** The OpenAPI security scheme of the conversation routes (registered in src/openapi.ts). */
 export const CONVERSATION_TOKEN_SCHEME = 'conversation-token';
 
 const ConversationId = () => Param('conversationId', new UuidPipe('Conversation'));
-const ORIGIN_HEADER = { name: 'Origin', required: false, description: 'Sent by the browser; must match the site\'s allowedDomain unless that is ""' };
-const UNKNOWN_CONVERSATION_404 = [404, 'No such conversation, or a token that is not this conversation\'s'] as [number, string];
+const ORIGIN_HEADER = {
+  name: 'Origin',
+  required: false,
+  description: 'Sent by the browser; must match the site\'s allowedDomain unless that is ""',
+};
+const UNKNOWN_CONVERSATION_404 = [404, "No such conversation, or a token that is not this conversation's"] as [number, string];
 const ENDED_410 = [410, 'The conversation has ended'] as [number, string];
 
 const STREAM_DESCRIPTION = `The whole reply as JSON; or, with \`Accept: text/event-stream\`, a Server-Sent Events stream:
@@ -104,13 +123,13 @@ export class WidgetSessionsController {
   ) {}
 
   @Post('sessions')
-  @ApiOperation({ summary: 'Start a conversation with the site\'s agent, from a page on the site\'s allowed domain (CORS)' })
+  @ApiOperation({ summary: "Start a conversation with the site's agent, from a page on the site's allowed domain (CORS)" })
   @ApiHeader(ORIGIN_HEADER)
   @ApiCreatedResponse({ type: StartedConversationResponse })
   @ApiBody({ type: StartWidgetSessionDto })
   @ApiErrors(
     400,
-    [403, 'The page\'s Origin does not match the site\'s allowedDomain'],
+    [403, "The page's Origin does not match the site's allowedDomain"],
     [404, 'Unknown site key (or one that was rotated, or a deleted site)'],
     [409, 'The site has no agent to talk to'],
     413,
@@ -142,7 +161,8 @@ export class WidgetSessionsController {
   @Options('sessions')
   @HttpCode(204)
   @ApiOperation({
-    summary: 'CORS preflight of starting a session: the site key is in the body, so any page may ask; the POST itself refuses pages the site does not allow',
+    summary:
+      'CORS preflight of starting a session: the site key is in the body, so any page may ask; the POST itself refuses pages the site does not allow',
   })
   @ApiHeader(ORIGIN_HEADER)
   @ApiNoContentResponse({ description: 'The CORS headers' })
@@ -176,14 +196,19 @@ export class ConversationsController {
 
   @Post(':conversationId/messages')
   @ApiBearerAuth(CONVERSATION_TOKEN_SCHEME)
-  @ApiOperation({ summary: 'Send the visitor\'s message and get the agent\'s reply, whole (JSON) or streamed (Server-Sent Events)' })
+  @ApiOperation({ summary: "Send the visitor's message and get the agent's reply, whole (JSON) or streamed (Server-Sent Events)" })
   @ApiProduces('application/json', 'text/event-stream')
   @ApiExtraModels(MessageReplyResponse)
   @ApiOkResponse({
     description: STREAM_DESCRIPTION,
     content: {
       'application/json': { schema: { $ref: getSchemaPath(MessageReplyResponse) } },
-      'text/event-stream': { schema: { type: 'string', example: 'event: delta\ndata: {"text":"Yes, "}\n\nevent: done\ndata: {"text":"Yes, we deliver on Sundays."}\n\n' } },
+      'text/event-stream': {
+        schema: {
+          type: 'string',
+          example: 'event: delta\ndata: {"text":"Yes, "}\n\nevent: done\ndata: {"text":"Yes, we deliver on Sundays."}\n\n',
+        },
+      },
     },
   })
   @ApiBody({ type: SendMessageDto })
@@ -228,7 +253,7 @@ export class ConversationsController {
 
   @Post(':conversationId/end')
   @ApiBearerAuth(CONVERSATION_TOKEN_SCHEME)
-  @NoContent('Ended (or it already had): when the visitor said something, it is now a call with the conversation\'s id')
+  @NoContent("Ended (or it already had): when the visitor said something, it is now a call with the conversation's id")
   @ApiOperation({ summary: 'End the conversation; again 204 if it has already ended' })
   @ApiErrors(UNKNOWN_CONVERSATION_404)
   @ApiNoBody()
@@ -256,12 +281,18 @@ export class ConversationsController {
     @Res({ passthrough: true }) response: Response,
   ): Promise<void> {
     const rule = await this.conversations.corsRule(conversationId);
-    if (!allowConversationOrigin(rule, origin, this.config.corsOrigins, response)) throw new ForbiddenException('This page may not call this conversation');
+    if (!allowConversationOrigin(rule, origin, this.config.corsOrigins, response))
+      throw new ForbiddenException('This page may not call this conversation');
     response.set(CONVERSATION_PREFLIGHT);
   }
 
   /** The conversation of the token (404), with the CORS header for the page when it may read the answer. */
-  private async open(conversationId: string, authorization: string | undefined, origin: string | undefined, response: Response): Promise<ConversationAccess> {
+  private async open(
+    conversationId: string,
+    authorization: string | undefined,
+    origin: string | undefined,
+    response: Response,
+  ): Promise<ConversationAccess> {
     const access = await this.conversations.authenticate(conversationId, authorization);
     allowConversationOrigin(access, origin, this.config.corsOrigins, response);
     return access;

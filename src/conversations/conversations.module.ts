@@ -29,7 +29,8 @@ const answeringProviders = [
   {
     provide: Answerer,
     inject: [CHAT_CLIENT, APP_CONFIG],
-    useFactory: (client: OpenAI | null, config: AppConfig) => (client ? new ChatCompletionsAnswerer(client, config) : new BuiltInAnswerer()),
+    useFactory: (client: OpenAI | null, config: AppConfig) =>
+      client ? new ChatCompletionsAnswerer(client, config) : new BuiltInAnswerer(),
   },
   {
     // Post-call analysis only with a provider; null without one.

@@ -44,7 +44,6 @@ export interface MessageRow {
   at: Date;
 }
 
-
 /** A visitor's message as the conversation took it: its state, and the message's place when it was accepted. */
 export interface MessageAcceptance extends ConversationAccess {
   visitorMessageCount: number;
@@ -177,7 +176,21 @@ export class ConversationsRepository {
     const [row] = await sql.query<{ startedAt: Date }>(
       `INSERT INTO conversations (account_id, id, token_hash, agent_id, agent_name, reply_language, channel, website, allowed_domain, name, phone, is_test, site_id)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) RETURNING started_at AS "startedAt"`,
-      [accountId, c.id, c.tokenHash, c.agentId, c.agentName, c.replyLanguage, c.channel, c.website, c.allowedDomain, c.name, c.phone, c.isTest, c.siteId],
+      [
+        accountId,
+        c.id,
+        c.tokenHash,
+        c.agentId,
+        c.agentName,
+        c.replyLanguage,
+        c.channel,
+        c.website,
+        c.allowedDomain,
+        c.name,
+        c.phone,
+        c.isTest,
+        c.siteId,
+      ],
     );
     return row;
   }
@@ -226,7 +239,9 @@ export class ConversationsRepository {
 
   @UnscopedQuery('a CORS preflight carries no token; it reads only which origins may call the conversation', [EXAMPLE_ID])
   async findCorsRule(id: string): Promise<ConversationCorsRule | undefined> {
-    const [row] = await this.db.query<ConversationCorsRule>(`SELECT allowed_domain AS "allowedDomain" FROM conversations WHERE id = $1`, [id]);
+    const [row] = await this.db.query<ConversationCorsRule>(`SELECT allowed_domain AS "allowedDomain" FROM conversations WHERE id = $1`, [
+      id,
+    ]);
     return row;
   }
 
@@ -238,11 +253,20 @@ export class ConversationsRepository {
    * agent that is to answer (one round trip for all a reply needs). Undefined for a wrong token. Everything after
    * the lookup is keyed by the row it found (its account_id and id). Prepared: its plan is lookups by key.
    */
-  @UnscopedQuery(
-    'the bearer routes know only the conversation id and its token: the row they name is the scope of everything else',
-    [EXAMPLE_ID, EXAMPLE_HASH, 'Do you deliver on Sundays?', EXAMPLE_LIMITS, 19],
-  )
-  async acceptMessage(id: string, tokenHash: string, text: string, limits: TurnLimits, historyLimit: number): Promise<MessageAcceptance | undefined> {
+  @UnscopedQuery('the bearer routes know only the conversation id and its token: the row they name is the scope of everything else', [
+    EXAMPLE_ID,
+    EXAMPLE_HASH,
+    'Do you deliver on Sundays?',
+    EXAMPLE_LIMITS,
+    19,
+  ])
+  async acceptMessage(
+    id: string,
+    tokenHash: string,
+    text: string,
+    limits: TurnLimits,
+    historyLimit: number,
+  ): Promise<MessageAcceptance | undefined> {
     const [row] = await this.db.query<MessageAcceptance>(
       ACCEPT_MESSAGE,
       [id, tokenHash, text, limits.maxVisitorMessages, limits.idleSeconds, limits.staleReplySeconds, historyLimit],
@@ -316,11 +340,14 @@ export class ConversationsRepository {
   /** The conversation's status now (after an attempt to end it that another instance may have beaten). */
   @AccountQuery([1, EXAMPLE_ID])
   async status(accountId: number, id: string): Promise<ConversationStatus | undefined> {
-    const [row] = await this.db.query<{ status: ConversationStatus }>(`SELECT status FROM conversations WHERE account_id = $1 AND id = $2`, [accountId, id]);
+    const [row] = await this.db.query<{ status: ConversationStatus }>(
+      `SELECT status FROM conversations WHERE account_id = $1 AND id = $2`,
+      [accountId, id],
+    );
     return row?.status;
   }
 
-  @UnscopedQuery('the idle sweep looks at every account\'s active conversations at once', [300, 45, 200])
+  @UnscopedQuery("the idle sweep looks at every account's active conversations at once", [300, 45, 200])
   idleConversations(idleSeconds: number, staleReplySeconds: number, limit: number): Promise<IdleConversation[]> {
     return this.db.query<IdleConversation>(
       withLimits(

@@ -1,4 +1,14 @@
-import { BeforeApplicationShutdown, ConflictException, GoneException, HttpException, Inject, Injectable, Logger, NotFoundException, OnModuleInit } from '@nestjs/common';
+import {
+  BeforeApplicationShutdown,
+  ConflictException,
+  GoneException,
+  HttpException,
+  Inject,
+  Injectable,
+  Logger,
+  NotFoundException,
+  OnModuleInit,
+} from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import { AgentRow, AnsweringAgent } from '../agents/agents.repository';
 import { AgentsService } from '../agents/agents.service';
@@ -16,7 +26,14 @@ import { PassageFinder } from './answering/passages';
 import { ConversationLimits } from './conversation-limits';
 import { ConversationChannel, ConversationStatus } from './conversation.entity';
 import { bearerToken, generateConversationToken, hashConversationToken } from './conversation-token';
-import { ConversationAccess, ConversationCorsRule, ConversationsRepository, EndedConversation, MessageRow, TurnLimits } from './conversations.repository';
+import {
+  ConversationAccess,
+  ConversationCorsRule,
+  ConversationsRepository,
+  EndedConversation,
+  MessageRow,
+  TurnLimits,
+} from './conversations.repository';
 
 /** The contract's limit: the 101st visitor message is a 409. */
 export const MAX_VISITOR_MESSAGES = 100;
@@ -163,7 +180,13 @@ export class ConversationsService implements OnModuleInit, BeforeApplicationShut
       concurrency: 4,
       expireInSeconds: 60,
     });
-    this.jobs.define({ name: JOB_END_IDLE, cron: '* * * * *', handler: () => this.endIdleConversations(), retryLimit: 0, expireInSeconds: 300 });
+    this.jobs.define({
+      name: JOB_END_IDLE,
+      cron: '* * * * *',
+      handler: () => this.endIdleConversations(),
+      retryLimit: 0,
+      expireInSeconds: 300,
+    });
     this.jobs.define<ConversationRef>({
       name: JOB_ANALYSE,
       handler: ({ accountId, conversationId }) => this.analyse(accountId, conversationId),
@@ -189,7 +212,13 @@ export class ConversationsService implements OnModuleInit, BeforeApplicationShut
    */
   async startOnSite(site: SessionSite, origin: string | undefined, visitor: Visitor, address: string): Promise<StartedConversation> {
     await this.caps.countStart(address);
-    const web = { channel: 'web-widget' as const, website: originHost(origin), siteId: site.id, allowedDomain: site.allowedDomain, isTest: false };
+    const web = {
+      channel: 'web-widget' as const,
+      website: originHost(origin),
+      siteId: site.id,
+      allowedDomain: site.allowedDomain,
+      isTest: false,
+    };
     return this.start(site.accountId, site.agent, visitor, web, site.greeting);
   }
 
@@ -203,7 +232,15 @@ export class ConversationsService implements OnModuleInit, BeforeApplicationShut
   ): Promise<StartedConversation> {
     const id = randomUUID();
     const token = generateConversationToken();
-    const conversation = { id, tokenHash: hashConversationToken(token), agentId: agent.id, agentName: agent.name, replyLanguage: agent.language, ...visitor, ...origin };
+    const conversation = {
+      id,
+      tokenHash: hashConversationToken(token),
+      agentId: agent.id,
+      agentName: agent.name,
+      replyLanguage: agent.language,
+      ...visitor,
+      ...origin,
+    };
     const expiresAt = await this.db.transaction(async (sql) => {
       this.caps.refuseBeyondActive(await this.conversations.countActive(accountId, origin.siteId, sql), origin.siteId);
       const { startedAt } = await this.conversations.insert(accountId, conversation, sql);
@@ -220,7 +257,9 @@ export class ConversationsService implements OnModuleInit, BeforeApplicationShut
   /** The conversation the token opens; a wrong token, or one of another conversation, is a 404. */
   async authenticate(conversationId: string, authorization: string | undefined): Promise<ConversationAccess> {
     const token = bearerToken(authorization);
-    const access = token ? await this.conversations.findByToken(conversationId, hashConversationToken(token), this.config.conversationIdleSeconds) : undefined;
+    const access = token
+      ? await this.conversations.findByToken(conversationId, hashConversationToken(token), this.config.conversationIdleSeconds)
+      : undefined;
     if (!access) throw notFound(conversationId);
     return access;
   }
@@ -249,10 +288,13 @@ export class ConversationsService implements OnModuleInit, BeforeApplicationShut
     const tokenHash = token ? hashConversationToken(token) : undefined;
     // Whose reply slots the message takes is read first: they are taken before the message is recorded, so that one
     // refused for want of them leaves no trace. An ended (or idle) conversation takes none: its message is a 410.
-    const conversation = tokenHash ? await this.conversations.findByToken(conversationId, tokenHash, this.config.conversationIdleSeconds) : undefined;
+    const conversation = tokenHash
+      ? await this.conversations.findByToken(conversationId, tokenHash, this.config.conversationIdleSeconds)
+      : undefined;
     if (!conversation) throw notFound(conversationId);
     opened(conversation);
-    const release = conversation.status === 'active' && !conversation.idle ? this.caps.takeReplySlot(conversation, address) : () => undefined;
+    const release =
+      conversation.status === 'active' && !conversation.idle ? this.caps.takeReplySlot(conversation, address) : () => undefined;
     try {
       const acceptance = await this.conversations.acceptMessage(conversationId, tokenHash!, text, this.limits, HISTORY_TURNS - 1);
       if (!acceptance) throw notFound(conversationId); // erased meanwhile
@@ -333,7 +375,10 @@ export class ConversationsService implements OnModuleInit, BeforeApplicationShut
       this.logger.warn({ provider: { failure: error.kind, status: error.status } }, message);
     } else {
       const { name, code } = (error ?? {}) as { name?: unknown; code?: unknown };
-      this.logger.error({ error: { name: typeof name === 'string' ? name : undefined, code: typeof code === 'string' ? code : undefined } }, message);
+      this.logger.error(
+        { error: { name: typeof name === 'string' ? name : undefined, code: typeof code === 'string' ? code : undefined } },
+        message,
+      );
     }
   }
 
@@ -344,7 +389,9 @@ export class ConversationsService implements OnModuleInit, BeforeApplicationShut
   async view(access: ConversationAccess): Promise<ConversationView> {
     let status = access.status;
     if (access.idle) {
-      status = (await this.endIfIdle(access.accountId, access.id)) ? 'ended' : ((await this.conversations.status(access.accountId, access.id)) ?? 'ended');
+      status = (await this.endIfIdle(access.accountId, access.id))
+        ? 'ended'
+        : ((await this.conversations.status(access.accountId, access.id)) ?? 'ended');
     }
     return { status, messages: await this.conversations.messages(access.accountId, access.id) };
   }
@@ -379,7 +426,11 @@ export class ConversationsService implements OnModuleInit, BeforeApplicationShut
 
   /** Schedules the conversation's idle check for `idleAt` (inside `sql`'s transaction when given). */
   private waitForIdleTime(accountId: number, id: string, idleAt: Date, sql?: TransactionSql): Promise<void> {
-    return this.jobs.send<ConversationRef>(JOB_END_IF_IDLE, { accountId, conversationId: id }, { sql, startAfter: idleAt, singletonKey: id });
+    return this.jobs.send<ConversationRef>(
+      JOB_END_IF_IDLE,
+      { accountId, conversationId: id },
+      { sql, startAfter: idleAt, singletonKey: id },
+    );
   }
 
   /**
@@ -421,7 +472,7 @@ export class ConversationsService implements OnModuleInit, BeforeApplicationShut
       throw new Error('The call analysis failed; it is retried');
     }
     if (!analysis) {
-      this.logger.warn('The provider\'s call analysis was not valid; the call keeps its defaults');
+      this.logger.warn("The provider's call analysis was not valid; the call keeps its defaults");
       return;
     }
     await this.calls.updateAnalysis(accountId, callId, analysis);

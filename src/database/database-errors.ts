@@ -52,7 +52,8 @@ const UNIQUE_VIOLATION = '23505';
 /** The SQLSTATE of a PostgreSQL error: TypeORM's QueryFailedError (`.code`, `.driverError.code`) or pg's DatabaseError (`.code`). */
 function sqlState(error: ErrorLike): string | undefined {
   for (const candidate of [error, error.driverError, error.cause]) {
-    if (isErrorLike(candidate) && typeof candidate.code === 'string' && /^[0-9A-Z]{5}$/.test(candidate.code) && /^\d/.test(candidate.code)) return candidate.code;
+    if (isErrorLike(candidate) && typeof candidate.code === 'string' && /^[0-9A-Z]{5}$/.test(candidate.code) && /^\d/.test(candidate.code))
+      return candidate.code;
   }
   return undefined;
 }

@@ -4,5 +4,8 @@ import { Database } from './database';
 
 /** Provides the Database (on TypeORM's pool) to every module's repositories. */
 @Global()
-@Module({ providers: [{ provide: Database, inject: [DataSource], useFactory: (dataSource: DataSource) => Database.of(dataSource) }], exports: [Database] })
+@Module({
+  providers: [{ provide: Database, inject: [DataSource], useFactory: (dataSource: DataSource) => Database.of(dataSource) }],
+  exports: [Database],
+})
 export class DatabaseModule {}

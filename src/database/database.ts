@@ -116,7 +116,12 @@ export class Database implements Sql {
    * it ends or is destroyed; destroying it (a client that went away) closes the cursor, which stops the query,
    * and gives the client back.
    */
-  async stream(text: string, values: readonly unknown[], batchSize: number, { idleLimitMs = STREAM_IDLE_LIMIT_MS } = {}): Promise<Readable> {
+  async stream(
+    text: string,
+    values: readonly unknown[],
+    batchSize: number,
+    { idleLimitMs = STREAM_IDLE_LIMIT_MS } = {},
+  ): Promise<Readable> {
     const batches = new CursorBatches(await this.streamPool.connect(), batchSize, this.readTimeoutMs);
     try {
       await batches.open(text, values, idleLimitMs);
@@ -170,7 +175,8 @@ const CURSOR = 'stream_cursor';
 const STREAM_IDLE_LIMIT_MS = 300_000;
 
 /** A database error has a SQLSTATE; anything else (a lost connection, a read timeout) leaves the client unusable. */
-const isServerError = (error: unknown) => typeof (error as { code?: unknown })?.code === 'string' && /^[0-9A-Z]{5}$/.test((error as { code: string }).code);
+const isServerError = (error: unknown) =>
+  typeof (error as { code?: unknown })?.code === 'string' && /^[0-9A-Z]{5}$/.test((error as { code: string }).code);
 
 /** Batches of rows FETCHed from the cursor Database.stream declared on a client of the pool. */
 class CursorBatches extends Readable {

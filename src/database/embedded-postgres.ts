@@ -94,7 +94,9 @@ function binariesPackage(): string {
   try {
     return path.dirname(path.dirname(require.resolve(pkg))); // its main file is dist/index.js
   } catch {
-    throw new StartupError(`No embedded PostgreSQL binaries for ${os.platform()}-${os.arch()}: set DATABASE_URL to a PostgreSQL server instead`);
+    throw new StartupError(
+      `No embedded PostgreSQL binaries for ${os.platform()}-${os.arch()}: set DATABASE_URL to a PostgreSQL server instead`,
+    );
   }
 }
 
@@ -137,7 +139,9 @@ function sharedBinaries(packageDir: string, user: RunAs, sharedRoot: string, log
   }
   createEnterableDir(sharedRoot);
   removeStaleStaging(sharedRoot, BINARIES_STAGING_PREFIX);
-  log(`The embedded PostgreSQL binaries are out of reach of the "${USER}" system user PostgreSQL runs as: running a copy of them kept in ${copy}`);
+  log(
+    `The embedded PostgreSQL binaries are out of reach of the "${USER}" system user PostgreSQL runs as: running a copy of them kept in ${copy}`,
+  );
   const staging = fs.mkdtempSync(path.join(sharedRoot, BINARIES_STAGING_PREFIX));
   try {
     fs.cpSync(path.join(packageDir, 'native'), staging, { recursive: true, verbatimSymlinks: true });
@@ -224,7 +228,8 @@ interface ClusterPlace {
 function clusterPlace(dataDir: string, user: RunAs, sharedRoot: string): ClusterPlace {
   const entry = path.join(dataDir, CLUSTER);
   const stat = fs.lstatSync(entry, { throwIfNoEntry: false });
-  if (stat?.isDirectory() && fs.readdirSync(entry).length === 0) fs.rmdirSync(entry); // left by a failed first start
+  if (stat?.isDirectory() && fs.readdirSync(entry).length === 0)
+    fs.rmdirSync(entry); // left by a failed first start
   else if (stat?.isSymbolicLink()) return { dir: path.resolve(dataDir, fs.readlinkSync(entry)), link: entry };
   else if (stat) {
     if (!canEnter(user, entry)) {
@@ -285,7 +290,9 @@ function readOrCreatePassword(dataDir: string, clusterExists: boolean): string {
   const file = path.join(dataDir, PASSWORD_FILE);
   if (!fs.existsSync(file)) {
     if (clusterExists) {
-      throw new StartupError(`${file} is missing, so the PostgreSQL cluster in DATA_DIR ${dataDir} cannot be opened: restore it, or delete ${path.join(dataDir, CLUSTER)} to start from an empty database`);
+      throw new StartupError(
+        `${file} is missing, so the PostgreSQL cluster in DATA_DIR ${dataDir} cannot be opened: restore it, or delete ${path.join(dataDir, CLUSTER)} to start from an empty database`,
+      );
     }
     const candidate = `${file}.${process.pid}.${randomBytes(6).toString('hex')}`;
     fs.writeFileSync(candidate, JSON.stringify({ password: randomBytes(18).toString('base64url') }), { flag: 'wx', mode: 0o600 });
@@ -411,7 +418,8 @@ async function runningPort(pgCtl: string, clusterDir: string, user: RunAs): Prom
   while (await isRunning(pgCtl, clusterDir, user)) {
     const lines = fs.readFileSync(path.join(clusterDir, 'postmaster.pid'), 'utf8').split('\n');
     if (lines[7]?.trim() === 'ready') return Number(lines[3]);
-    if (Date.now() > deadline) throw new StartupError(`The embedded PostgreSQL in ${clusterDir} did not become ready within ${START_TIMEOUT_S} s`);
+    if (Date.now() > deadline)
+      throw new StartupError(`The embedded PostgreSQL in ${clusterDir} did not become ready within ${START_TIMEOUT_S} s`);
     await sleep(50);
   }
   return undefined;
@@ -459,7 +467,11 @@ async function startServer(pgCtl: string, clusterDir: string, port: number, user
   } catch (error) {
     const log = fs.existsSync(logFile) ? fs.readFileSync(logFile).subarray(logStart).toString('utf8') : '';
     if (/Address already in use/.test(log)) throw new PortTakenError(port);
-    const reason = log.split('\n').find((line) => /FATAL|PANIC/.test(line))?.trim() ?? lastLine(String((error as { stderr?: string }).stderr ?? ''));
+    const reason =
+      log
+        .split('\n')
+        .find((line) => /FATAL|PANIC/.test(line))
+        ?.trim() ?? lastLine(String((error as { stderr?: string }).stderr ?? ''));
     throw new StartupError(`The embedded PostgreSQL in ${clusterDir} did not start: ${reason} (its log: ${logFile})`, { cause: error });
   }
 }
@@ -516,7 +528,9 @@ async function startOrAttach(options: EmbeddedPostgresOptions, { existingCluster
   const password = readOrCreatePassword(dataDir, initialized);
   if (!initialized) {
     if (place.link) {
-      log(`DATA_DIR ${dataDir} is out of reach of the "${USER}" system user PostgreSQL runs as: its cluster is kept in ${clusterDir}, linked from ${place.link}`);
+      log(
+        `DATA_DIR ${dataDir} is out of reach of the "${USER}" system user PostgreSQL runs as: its cluster is kept in ${clusterDir}, linked from ${place.link}`,
+      );
       createSharedHome(clusterDir);
     }
     log(`Creating an embedded PostgreSQL cluster in ${clusterDir}`);
@@ -580,14 +594,19 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
         if (postmasterState(server.clusterDir) === 'zombie') fs.rmSync(path.join(server.clusterDir, 'postmaster.pid'), { force: true });
         // Started here (it says so), or attached to when another process sharing DATA_DIR restarted it first.
         const next = await startOrAttach({ ...options, port }, { existingCluster: true });
-        if (next.url !== server.url) throw new StartupError(`another process restarted it on port ${new URL(next.url).port}, which this one's connections do not use`);
+        if (next.url !== server.url)
+          throw new StartupError(`another process restarted it on port ${new URL(next.url).port}, which this one's connections do not use`);
         server = next;
         return;
       } catch (error) {
         const reason = error instanceof StartupError ? error.message : errorCode(error);
         if (stopped) return;
-        if (Date.now() >= deadline) throw new Error(`The embedded PostgreSQL stopped and could not be restarted within ${RESTART_WITHIN_S} s: ${reason}`, { cause: error });
-        if (attempt === 1) log(`Restarting the embedded PostgreSQL failed (${reason}); trying again every second for ${RESTART_WITHIN_S} s`);
+        if (Date.now() >= deadline)
+          throw new Error(`The embedded PostgreSQL stopped and could not be restarted within ${RESTART_WITHIN_S} s: ${reason}`, {
+            cause: error,
+          });
+        if (attempt === 1)
+          log(`Restarting the embedded PostgreSQL failed (${reason}); trying again every second for ${RESTART_WITHIN_S} s`);
         await sleep(WATCH_INTERVAL_MS);
       }
     }

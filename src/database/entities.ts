@@ -16,4 +16,23 @@ import { IdempotencyKey } from '../idempotency/idempotency-key.entity';
 import { Conversation, ConversationMessage } from '../conversations/conversation.entity';
 
 /** Every entity of the application: the app, the CLI, migrations and the drift test all use this list. */
-export const ENTITIES = [Account, ApiKey, Agent, KnowledgeBase, KnowledgeBaseSource, KnowledgePassage, KnowledgeTokenStat, KnowledgeCorpus, AgentKnowledgeBase, Call, WidgetSite, Webhook, WebhookEvent, WebhookOutboxEntry, WebhookDelivery, IdempotencyKey, Conversation, ConversationMessage];
+export const ENTITIES = [
+  Account,
+  ApiKey,
+  Agent,
+  KnowledgeBase,
+  KnowledgeBaseSource,
+  KnowledgePassage,
+  KnowledgeTokenStat,
+  KnowledgeCorpus,
+  AgentKnowledgeBase,
+  Call,
+  WidgetSite,
+  Webhook,
+  WebhookEvent,
+  WebhookOutboxEntry,
+  WebhookDelivery,
+  IdempotencyKey,
+  Conversation,
+  ConversationMessage,
+];

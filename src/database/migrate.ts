@@ -30,7 +30,11 @@ const QUIET: TypeOrmLogger = { logQuery() {}, logQueryError() {}, logQuerySlow()
  * up and is retried rather than queueing every request behind its own lock request. Each migration runs in its
  * own transaction, unless it declares `transaction = false` (CREATE INDEX CONCURRENTLY cannot run in one).
  */
-function migrationDataSourceOptions(url: string, settings: MigrationSettings, migrations?: MigrationOptions['migrations']): PostgresDataSourceOptions {
+function migrationDataSourceOptions(
+  url: string,
+  settings: MigrationSettings,
+  migrations?: MigrationOptions['migrations'],
+): PostgresDataSourceOptions {
   const options = dataSourceOptions(url, settings);
   const { statement_timeout: _statementTimeout, query_timeout: _queryTimeout, ...extra } = options.extra as Record<string, unknown>;
   return {
@@ -56,7 +60,9 @@ function unreachable(url: string, error: unknown): StartupError {
 async function firstPending(dataSource: DataSource): Promise<string> {
   const rows = await dataSource.query<{ name: string }[]>('SELECT name FROM migrations').catch(() => []);
   const applied = new Set(rows.map((row) => row.name));
-  const pending = dataSource.migrations.map((migration) => migration.name ?? migration.constructor.name).filter((name) => !applied.has(name));
+  const pending = dataSource.migrations
+    .map((migration) => migration.name ?? migration.constructor.name)
+    .filter((name) => !applied.has(name));
   return pending.sort((a, b) => Number(a.slice(-13)) - Number(b.slice(-13)))[0] ?? 'unknown'; // names end in their timestamp
 }
 
@@ -111,11 +117,11 @@ export async function runMigrations(url: string, settings: MigrationSettings, op
  * @param definition what follows `CREATE INDEX "<name>"`, e.g. `ON "calls" ("account_id", "created_at")`
  */
 export async function createIndexConcurrently(queryRunner: QueryRunner, name: string, definition: string): Promise<void> {
-  if (queryRunner.isTransactionActive) throw new Error(`Index ${name}: CREATE INDEX CONCURRENTLY needs a migration with transaction = false`);
-  const [existing] = (await queryRunner.query(
-    'SELECT i.indisvalid AS valid FROM pg_index i WHERE i.indexrelid = to_regclass($1)',
-    [`"${name}"`],
-  )) as { valid: boolean }[];
+  if (queryRunner.isTransactionActive)
+    throw new Error(`Index ${name}: CREATE INDEX CONCURRENTLY needs a migration with transaction = false`);
+  const [existing] = (await queryRunner.query('SELECT i.indisvalid AS valid FROM pg_index i WHERE i.indexrelid = to_regclass($1)', [
+    `"${name}"`,
+  ])) as { valid: boolean }[];
   if (existing?.valid) return;
   if (existing) await queryRunner.query(`DROP INDEX CONCURRENTLY "${name}"`);
   await queryRunner.query('SET lock_timeout = 0');

@@ -29,9 +29,12 @@ export async function openDatabase(
   }
   const embedded = await startEmbeddedPostgres({ dataDir: config.dataDir, port: config.embeddedPgPort, log }).catch((error) => {
     if (!(error instanceof PortTakenError)) throw error;
-    throw new StartupError(`EMBEDDED_PG_PORT ${error.port} is already in use by another program: set EMBEDDED_PG_PORT to a free port, or unset it to have one chosen`, {
-      cause: error,
-    });
+    throw new StartupError(
+      `EMBEDDED_PG_PORT ${error.port} is already in use by another program: set EMBEDDED_PG_PORT to a free port, or unset it to have one chosen`,
+      {
+        cause: error,
+      },
+    );
   });
   const port = new URL(embedded.url).port;
   return {

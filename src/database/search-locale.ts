@@ -7,7 +7,9 @@ import { DataSource } from 'typeorm';
  * correct, but slower. Returns the warning to show at start-up, or null when the locale is fine.
  */
 export async function searchLocaleWarning(dataSource: Pick<DataSource, 'query'>): Promise<string | null> {
-  const [{ ctype }] = await dataSource.query<{ ctype: string }[]>('SELECT datctype AS ctype FROM pg_database WHERE datname = current_database()');
+  const [{ ctype }] = await dataSource.query<{ ctype: string }[]>(
+    'SELECT datctype AS ctype FROM pg_database WHERE datname = current_database()',
+  );
   if (ctype !== 'C' && ctype !== 'POSIX') return null;
   return (
     `the database's LC_CTYPE is ${ctype}: searches of names in non-Latin scripts cannot use the trigram index. ` +

@@ -29,12 +29,17 @@ export class IdempotencyGuard implements CanActivate {
   }
 
   private async claim(request: Request & RequestWithAccount, response: Response, key: string | string[]): Promise<boolean> {
-    if (typeof key !== 'string' || !IDEMPOTENCY_KEY_PATTERN.test(key)) throw new BadRequestException('Idempotency-Key must be 1–255 printable ASCII characters');
+    if (typeof key !== 'string' || !IDEMPOTENCY_KEY_PATTERN.test(key))
+      throw new BadRequestException('Idempotency-Key must be 1–255 printable ASCII characters');
     const { id: accountId, keyId } = request.account!;
     const outcome = await this.idempotency.begin(accountId, keyId, key, request.method, request.originalUrl, request.body);
     if ('replay' in outcome) {
       const { statusCode, contentType, body } = outcome.replay;
-      throw new PreparedResponse(statusCode, { ...(contentType ? { 'Content-Type': contentType } : {}), [IDEMPOTENT_REPLAYED_HEADER]: 'true' }, body);
+      throw new PreparedResponse(
+        statusCode,
+        { ...(contentType ? { 'Content-Type': contentType } : {}), [IDEMPOTENT_REPLAYED_HEADER]: 'true' },
+        body,
+      );
     }
     captureResponse(response, (captured) => this.idempotency.finish(outcome.claimed, captured));
     return true;

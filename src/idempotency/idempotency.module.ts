@@ -12,7 +12,11 @@ import { IDEMPOTENCY_SECRET, loadIdempotencySecret } from './idempotency-secret'
   providers: [
     IdempotencyRepository,
     IdempotencyService,
-    { provide: IDEMPOTENCY_SECRET, inject: [APP_CONFIG], useFactory: (config: AppConfig) => loadIdempotencySecret(config.idempotencySecret, config.dataDir) },
+    {
+      provide: IDEMPOTENCY_SECRET,
+      inject: [APP_CONFIG],
+      useFactory: (config: AppConfig) => loadIdempotencySecret(config.idempotencySecret, config.dataDir),
+    },
     { provide: APP_GUARD, useClass: IdempotencyGuard },
   ],
 })

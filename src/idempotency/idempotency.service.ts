@@ -55,7 +55,14 @@ export class IdempotencyService {
    * Claims the key for this request, or finds the first request's: its stored answer to replay; a 422 when it
    * was another request (API key, method, path or body); a 409 while it is still running.
    */
-  async begin(accountId: number, apiKeyId: number, idempotencyKey: string, method: string, path: string, body: unknown): Promise<IdempotencyOutcome> {
+  async begin(
+    accountId: number,
+    apiKeyId: number,
+    idempotencyKey: string,
+    method: string,
+    path: string,
+    body: unknown,
+  ): Promise<IdempotencyOutcome> {
     const secrets = idempotencySecrets(this.serverSecret, idempotencyKey);
     const hash = requestHash(secrets, apiKeyId, method, path, body);
     for (let attempt = 0; attempt < CLAIM_ATTEMPTS; attempt++) {
@@ -64,10 +71,14 @@ export class IdempotencyService {
       const record = await this.records.find(accountId, secrets.keyHash);
       if (!record) continue; // released (a 5xx) or expired since the claim was tried: try again
       if (record.requestHash !== hash) {
-        throw new UnprocessableEntityException('This Idempotency-Key was used with another request (API key, method, path or body) in the last 24 hours; use a new key');
+        throw new UnprocessableEntityException(
+          'This Idempotency-Key was used with another request (API key, method, path or body) in the last 24 hours; use a new key',
+        );
       }
       if (record.statusCode === null || record.body === null) throw inFlight();
-      return { replay: { statusCode: record.statusCode, contentType: record.contentType, body: this.open(accountId, secrets, record.body) } };
+      return {
+        replay: { statusCode: record.statusCode, contentType: record.contentType, body: this.open(accountId, secrets, record.body) },
+      };
     }
     throw inFlight();
   }
@@ -81,7 +92,9 @@ export class IdempotencyService {
     try {
       return openBody(secrets, context(accountId, secrets), sealed);
     } catch {
-      this.logger.warn('A stored idempotent answer could not be decrypted: instances that share no DATA_DIR need the same IDEMPOTENCY_SECRET');
+      this.logger.warn(
+        'A stored idempotent answer could not be decrypted: instances that share no DATA_DIR need the same IDEMPOTENCY_SECRET',
+      );
       throw unreadable();
     }
   }
@@ -92,7 +105,11 @@ export class IdempotencyService {
     try {
       if (!isStored(response.statusCode)) return await this.records.release(accountId, claim.id, claim.claim);
       const body = sealBody(secrets, context(accountId, secrets), response.body);
-      await this.records.complete(accountId, claim.id, claim.claim, { statusCode: response.statusCode, contentType: response.contentType, body });
+      await this.records.complete(accountId, claim.id, claim.claim, {
+        statusCode: response.statusCode,
+        contentType: response.contentType,
+        body,
+      });
     } catch (error) {
       // The key stays in flight until IN_FLIGHT_LEASE: retries meanwhile get a 409, never the work done twice.
       this.logger.warn({ err: error }, 'Could not record the answer of an idempotent request');

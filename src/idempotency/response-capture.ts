@@ -11,7 +11,11 @@ type End = ServerResponse['end'];
 type Write = ServerResponse['write'];
 
 const toBuffer = (chunk: unknown, encoding: unknown) =>
-  Buffer.isBuffer(chunk) ? chunk : typeof chunk === 'string' ? Buffer.from(chunk, typeof encoding === 'string' ? (encoding as BufferEncoding) : 'utf8') : Buffer.from(chunk as Uint8Array);
+  Buffer.isBuffer(chunk)
+    ? chunk
+    : typeof chunk === 'string'
+      ? Buffer.from(chunk, typeof encoding === 'string' ? (encoding as BufferEncoding) : 'utf8')
+      : Buffer.from(chunk as Uint8Array);
 
 /**
  * Records what this one response sends, and runs `beforeEnd` with it before the response actually ends: the
@@ -35,7 +39,11 @@ export function captureResponse(response: ServerResponse, beforeEnd: (captured: 
     response.write = write;
     response.end = end;
     const contentType = response.getHeader('content-type');
-    const captured = { statusCode: response.statusCode, contentType: typeof contentType === 'string' ? contentType : null, body: Buffer.concat(chunks) };
+    const captured = {
+      statusCode: response.statusCode,
+      contentType: typeof contentType === 'string' ? contentType : null,
+      body: Buffer.concat(chunks),
+    };
     const finish = () => void (end as (...endArgs: unknown[]) => ServerResponse).apply(response, args);
     beforeEnd(captured).then(finish, finish); // beforeEnd reports its own failures; the client gets its answer regardless
     return response;

@@ -87,7 +87,9 @@ const bossDb = (sql: Sql) => ({ executeSql: async (text: string, values: unknown
 
 export function queueSql(schema: string, queue: string): QueueSql {
   return {
-    insertJobs: (rows) => `INSERT INTO ${schema}.job (name, data, retry_limit, retry_delay, retry_backoff, expire_in, keep_until, policy, dead_letter)
+    insertJobs: (
+      rows,
+    ) => `INSERT INTO ${schema}.job (name, data, retry_limit, retry_delay, retry_backoff, expire_in, keep_until, policy, dead_letter)
       SELECT q.name, jobs.data, COALESCE(q.retry_limit, 2),
              CASE WHEN COALESCE(q.retry_backoff, false) THEN GREATEST(COALESCE(q.retry_delay, 0), 1) ELSE COALESCE(q.retry_delay, 0) END,
              COALESCE(q.retry_backoff, false), COALESCE(q.expire_seconds * interval '1 second', interval '15 minutes'),
@@ -160,7 +162,8 @@ export class Jobs implements OnApplicationBootstrap, OnApplicationShutdown {
   /** Declares a queue and its handler; call from a module's constructor or onModuleInit. */
   define<T>(definition: JobDefinition<T>): void {
     if (this.definitions.has(definition.name)) throw new Error(`Job ${definition.name} is defined twice`);
-    if (!definition.handler === !definition.batchHandler) throw new Error(`Job ${definition.name} needs a handler or a batchHandler, not both`);
+    if (!definition.handler === !definition.batchHandler)
+      throw new Error(`Job ${definition.name} needs a handler or a batchHandler, not both`);
     if (!QUEUE_NAME.test(definition.name)) throw new Error(`Job name ${definition.name} must be lowercase letters, digits and . _ -`);
     this.definitions.set(definition.name, definition);
   }
@@ -186,7 +189,11 @@ export class Jobs implements OnApplicationBootstrap, OnApplicationShutdown {
    * Enqueues several jobs of one queue in one statement (pg-boss `insert`), inside `sql`'s transaction when
    * given. Idle workers are woken only when one of the jobs is due now.
    */
-  async sendMany<T extends object>(name: string, jobs: { data: T; startAfter?: Date }[], options: Pick<SendOptions, 'sql'> = {}): Promise<void> {
+  async sendMany<T extends object>(
+    name: string,
+    jobs: { data: T; startAfter?: Date }[],
+    options: Pick<SendOptions, 'sql'> = {},
+  ): Promise<void> {
     if (!this.definitions.has(name)) throw new Error(`Job ${name} is not defined`);
     if (jobs.length === 0) return;
     const { sql } = options;
@@ -279,7 +286,11 @@ export class Jobs implements OnApplicationBootstrap, OnApplicationShutdown {
       if (result.status === 'rejected') this.logError(`Job ${definition.name} failed`, result.reason, jobs[index].id);
     }
     // Failed jobs are failed (and retried) one by one; pg-boss then completes the rest of the batch.
-    if (failed.length) await this.boss.fail(definition.name, failed.map((job) => job.id));
+    if (failed.length)
+      await this.boss.fail(
+        definition.name,
+        failed.map((job) => job.id),
+      );
   }
 
   /**
@@ -339,6 +350,9 @@ export class Jobs implements OnApplicationBootstrap, OnApplicationShutdown {
     if (!jobId && now - this.lastErrorLoggedAt < 30_000) return;
     if (!jobId) this.lastErrorLoggedAt = now;
     const { name, code } = (error ?? {}) as { name?: unknown; code?: unknown };
-    this.logger.warn({ jobId, error: { name: typeof name === 'string' ? name : undefined, code: typeof code === 'string' ? code : undefined } }, message);
+    this.logger.warn(
+      { jobId, error: { name: typeof name === 'string' ? name : undefined, code: typeof code === 'string' ? code : undefined } },
+      message,
+    );
   }
 }

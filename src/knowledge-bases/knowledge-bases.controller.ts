@@ -62,12 +62,16 @@ export class KnowledgeBasesController {
   @ApiOperation({
     summary: 'Search the passages of a knowledge base',
     description:
-      'The passages of the knowledge base\'s `ready` sources that best match `q`, best first (the retrieval that agents answer from). ' +
+      "The passages of the knowledge base's `ready` sources that best match `q`, best first (the retrieval that agents answer from). " +
       'Words are matched in any script (Chinese and Japanese by pairs of characters); a passage that shares no word with `q` is not returned, so the answer may be `[]`.',
   })
   @ApiOkResponse({ type: SearchResultResponse, isArray: true })
   @ApiErrors(400, 404)
-  async search(@CurrentAccount() account: CallerAccount, @KnowledgeBaseId() kbId: number, @Query() query: SearchQuery): Promise<SearchResultResponse[]> {
+  async search(
+    @CurrentAccount() account: CallerAccount,
+    @KnowledgeBaseId() kbId: number,
+    @Query() query: SearchQuery,
+  ): Promise<SearchResultResponse[]> {
     return (await this.knowledgeBases.search(account.id, kbId, query.q, query.limit)).map(toSearchResultResponse);
   }
 
@@ -89,13 +93,20 @@ export class KnowledgeBasesController {
   })
   @ApiCreatedResponse({ type: SourceResponse })
   @ApiErrors(400, 404, 413, 415)
-  async addSource(@CurrentAccount() account: CallerAccount, @KnowledgeBaseId() kbId: number, @Body() dto: CreateSourceDto): Promise<SourceResponse> {
+  async addSource(
+    @CurrentAccount() account: CallerAccount,
+    @KnowledgeBaseId() kbId: number,
+    @Body() dto: CreateSourceDto,
+  ): Promise<SourceResponse> {
     return toSourceResponse(await this.knowledgeBases.addSource(account.id, kbId, dto));
   }
 
   @Post(':kbId/sources/:sourceId/refresh')
   @HttpCode(202)
-  @ApiOperation({ summary: 'Fetch a url source again', description: 'The source is `pending` (and not searchable) until the fetch ends: `ready` or `failed`.' })
+  @ApiOperation({
+    summary: 'Fetch a url source again',
+    description: 'The source is `pending` (and not searchable) until the fetch ends: `ready` or `failed`.',
+  })
   @ApiAcceptedResponse({ type: SourceResponse })
   @ApiErrors([400, 'The source is a text source: only url sources can be refreshed'], 404)
   @ApiNoBody()
@@ -113,7 +124,11 @@ export class KnowledgeBasesController {
   @NoContent()
   @ApiOperation({ summary: 'Delete one source of a knowledge base, and its passages' })
   @ApiErrors(404)
-  async removeSource(@CurrentAccount() account: CallerAccount, @KnowledgeBaseId() kbId: number, @SourceId() sourceId: number): Promise<void> {
+  async removeSource(
+    @CurrentAccount() account: CallerAccount,
+    @KnowledgeBaseId() kbId: number,
+    @SourceId() sourceId: number,
+  ): Promise<void> {
     await this.knowledgeBases.removeSource(account.id, kbId, sourceId);
   }
 }

@@ -90,7 +90,9 @@ const BM25_B = 0.75;
 /** Passages scored on every token of the query (step 2 of searchPassages): enough for the largest limit (20), with room. */
 const CANDIDATES = 50;
 
-const EXAMPLE_PASSAGES: NewPassage[] = [{ text: 'We are open from 9:00 to 18:00.', tokens: ['we', 'are', 'open', 'from', '9', '00', 'to', '18'] }];
+const EXAMPLE_PASSAGES: NewPassage[] = [
+  { text: 'We are open from 9:00 to 18:00.', tokens: ['we', 'are', 'open', 'from', '9', '00', 'to', '18'] },
+];
 
 /**
  * Every query of the knowledge bases, their sources and passages, and the search over them. Each method takes
@@ -102,15 +104,18 @@ export class KnowledgeBasesRepository {
 
   @AccountQuery([1])
   listKnowledgeBases(accountId: number): Promise<KnowledgeBaseRow[]> {
-    return this.db.query<KnowledgeBaseRow>(`SELECT ${KNOWLEDGE_BASE_COLUMNS} FROM knowledge_bases kb WHERE kb.account_id = $1 ORDER BY kb.id`, [accountId]);
+    return this.db.query<KnowledgeBaseRow>(
+      `SELECT ${KNOWLEDGE_BASE_COLUMNS} FROM knowledge_bases kb WHERE kb.account_id = $1 ORDER BY kb.id`,
+      [accountId],
+    );
   }
 
   @AccountQuery([1, 2])
   async getKnowledgeBase(accountId: number, id: number): Promise<KnowledgeBaseRow | undefined> {
-    const [row] = await this.db.query<KnowledgeBaseRow>(`SELECT ${KNOWLEDGE_BASE_COLUMNS} FROM knowledge_bases kb WHERE kb.account_id = $1 AND kb.id = $2`, [
-      accountId,
-      id,
-    ]);
+    const [row] = await this.db.query<KnowledgeBaseRow>(
+      `SELECT ${KNOWLEDGE_BASE_COLUMNS} FROM knowledge_bases kb WHERE kb.account_id = $1 AND kb.id = $2`,
+      [accountId, id],
+    );
     return row;
   }
 
@@ -135,15 +140,18 @@ export class KnowledgeBasesRepository {
    */
   @AccountQuery([1, 2])
   async touchKnowledgeBase(accountId: number, id: number, sql: Sql = this.db): Promise<boolean> {
-    return (await sql.query(`UPDATE knowledge_bases SET updated_at = now() WHERE account_id = $1 AND id = $2 RETURNING id`, [accountId, id])).length > 0;
+    return (
+      (await sql.query(`UPDATE knowledge_bases SET updated_at = now() WHERE account_id = $1 AND id = $2 RETURNING id`, [accountId, id]))
+        .length > 0
+    );
   }
 
   @AccountQuery([1, 2])
   listSources(accountId: number, knowledgeBaseId: number): Promise<SourceRow[]> {
-    return this.db.query<SourceRow>(`SELECT ${SOURCE_COLUMNS} FROM knowledge_base_sources WHERE account_id = $1 AND knowledge_base_id = $2 ORDER BY id`, [
-      accountId,
-      knowledgeBaseId,
-    ]);
+    return this.db.query<SourceRow>(
+      `SELECT ${SOURCE_COLUMNS} FROM knowledge_base_sources WHERE account_id = $1 AND knowledge_base_id = $2 ORDER BY id`,
+      [accountId, knowledgeBaseId],
+    );
   }
 
   @AccountQuery([1, 2, { name: 'Opening hours', type: 'text', content: 'We are open from 9:00 to 18:00.', status: 'ready' }])
@@ -158,11 +166,10 @@ export class KnowledgeBasesRepository {
   /** Whether it existed (in that knowledge base). Its passages go with it (ON DELETE CASCADE). */
   @AccountQuery([1, 2, 3])
   async deleteSource(accountId: number, knowledgeBaseId: number, sourceId: number): Promise<boolean> {
-    const deleted = await this.db.query(`DELETE FROM knowledge_base_sources WHERE account_id = $1 AND knowledge_base_id = $2 AND id = $3 RETURNING id`, [
-      accountId,
-      knowledgeBaseId,
-      sourceId,
-    ]);
+    const deleted = await this.db.query(
+      `DELETE FROM knowledge_base_sources WHERE account_id = $1 AND knowledge_base_id = $2 AND id = $3 RETURNING id`,
+      [accountId, knowledgeBaseId, sourceId],
+    );
     return deleted.length > 0;
   }
 
@@ -184,11 +191,10 @@ export class KnowledgeBasesRepository {
 
   @AccountQuery([1, 2, 3])
   async getSourceType(accountId: number, knowledgeBaseId: number, sourceId: number): Promise<SourceType | undefined> {
-    const [row] = await this.db.query<{ type: SourceType }>(`SELECT type FROM knowledge_base_sources WHERE account_id = $1 AND knowledge_base_id = $2 AND id = $3`, [
-      accountId,
-      knowledgeBaseId,
-      sourceId,
-    ]);
+    const [row] = await this.db.query<{ type: SourceType }>(
+      `SELECT type FROM knowledge_base_sources WHERE account_id = $1 AND knowledge_base_id = $2 AND id = $3`,
+      [accountId, knowledgeBaseId, sourceId],
+    );
     return row?.type;
   }
 
@@ -206,7 +212,10 @@ export class KnowledgeBasesRepository {
    * a delete, makes this result stale: nothing is written). `ready` with its passages (any old ones replaced,
    * in the same transaction), or `failed` with the reason. Whether it was stored.
    */
-  @AccountQuery({ name: 'ready', params: [1, 2, 0, { passages: EXAMPLE_PASSAGES }] }, { name: 'failed', params: [1, 2, 0, { error: 'The page answered 404' }] })
+  @AccountQuery(
+    { name: 'ready', params: [1, 2, 0, { passages: EXAMPLE_PASSAGES }] },
+    { name: 'failed', params: [1, 2, 0, { error: 'The page answered 404' }] },
+  )
   finishIndexing(accountId: number, sourceId: number, revision: number, outcome: IndexingOutcome): Promise<boolean> {
     return this.db.transaction(async (sql) => {
       const ready = 'passages' in outcome;
@@ -224,7 +233,13 @@ export class KnowledgeBasesRepository {
 
   /** Stores a source's passages (positions from 0, in order); the statistics follow by trigger. */
   @AccountQuery([1, 2, 3, EXAMPLE_PASSAGES])
-  async insertPassages(accountId: number, knowledgeBaseId: number, sourceId: number, passages: NewPassage[], sql: Sql = this.db): Promise<void> {
+  async insertPassages(
+    accountId: number,
+    knowledgeBaseId: number,
+    sourceId: number,
+    passages: NewPassage[],
+    sql: Sql = this.db,
+  ): Promise<void> {
     if (passages.length === 0) return;
     // Tokens never contain spaces (they are runs of letters, marks and digits): one string per passage.
     await sql.query(
@@ -259,7 +274,20 @@ export class KnowledgeBasesRepository {
    * 2. each candidate is scored on every token of the query: BM25 with each token counted once per passage
    *    (the sum of the weights of the tokens it contains, scaled by its length against `averageTokens`).
    */
-  @AccountQuery([1, [2], { terms: [{ token: 'opening', weight: 2.3 }, { token: 'hour', weight: 1.1 }], lookUp: 1 }, 120, 5, 1000])
+  @AccountQuery([
+    1,
+    [2],
+    {
+      terms: [
+        { token: 'opening', weight: 2.3 },
+        { token: 'hour', weight: 1.1 },
+      ],
+      lookUp: 1,
+    },
+    120,
+    5,
+    1000,
+  ])
   searchPassages(
     accountId: number,
     knowledgeBaseIds: number[],
@@ -269,7 +297,8 @@ export class KnowledgeBasesRepository {
     maxMatches: number,
   ): Promise<PassageMatch[]> {
     const lookedUp = terms.slice(0, lookUp);
-    const bm25 = (weight: string, length: string) => `${weight} * ${BM25_K1 + 1} / (1 + ${BM25_K1} * (${1 - BM25_B} + ${BM25_B} * ${length} / $7::float8))`;
+    const bm25 = (weight: string, length: string) =>
+      `${weight} * ${BM25_K1 + 1} / (1 + ${BM25_K1} * (${1 - BM25_B} + ${BM25_B} * ${length} / $7::float8))`;
     return this.db.query<PassageMatch>(
       `WITH looked_up AS (SELECT * FROM unnest($3::tsquery[], $4::float8[]) AS t(query, weight)),
        matches AS (
@@ -314,6 +343,8 @@ export class KnowledgeBasesRepository {
   /** Every source waiting for indexing, across accounts: the sweep resends their jobs. */
   @UnscopedQuery('the indexing sweep looks for pending sources of every account, to resend their jobs')
   pendingSources(): Promise<PendingSource[]> {
-    return this.db.query<PendingSource>(`SELECT account_id AS "accountId", id AS "sourceId" FROM knowledge_base_sources WHERE status = 'pending' ORDER BY id`);
+    return this.db.query<PendingSource>(
+      `SELECT account_id AS "accountId", id AS "sourceId" FROM knowledge_base_sources WHERE status = 'pending' ORDER BY id`,
+    );
   }
 }

@@ -92,7 +92,10 @@ export class KnowledgeBasesService {
   }
 
   async search(accountId: number, knowledgeBaseId: number, query: string, limit: number): Promise<RetrievedPassage[]> {
-    const [passages] = await Promise.all([this.knowledge.retrieve(accountId, [knowledgeBaseId], query, limit), this.get(accountId, knowledgeBaseId)]);
+    const [passages] = await Promise.all([
+      this.knowledge.retrieve(accountId, [knowledgeBaseId], query, limit),
+      this.get(accountId, knowledgeBaseId),
+    ]);
     return passages;
   }
 }

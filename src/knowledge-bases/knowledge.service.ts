@@ -53,7 +53,14 @@ export class KnowledgeService {
     const plan = searchPlan(tokens, statistics.documentFrequencies, statistics.passages);
     if (plan.terms.length === 0) return [];
     const averageTokens = Math.max(statistics.tokens / statistics.passages, 1);
-    return this.repository.searchPassages(accountId, ids, plan, averageTokens, Math.min(Math.max(limit, 1), MAX_RETRIEVED_PASSAGES), MATCH_BUDGET);
+    return this.repository.searchPassages(
+      accountId,
+      ids,
+      plan,
+      averageTokens,
+      Math.min(Math.max(limit, 1), MAX_RETRIEVED_PASSAGES),
+      MATCH_BUDGET,
+    );
   }
 }
 
@@ -62,14 +69,20 @@ export class KnowledgeService {
  * weighted by BM25's inverse document frequency (always > 0), and how many of the first are looked up in the
  * index (MATCH_BUDGET).
  */
-export function searchPlan(tokens: string[], documentFrequencies: Map<string, number>, passages: number, budget = MATCH_BUDGET): SearchPlan {
+export function searchPlan(
+  tokens: string[],
+  documentFrequencies: Map<string, number>,
+  passages: number,
+  budget = MATCH_BUDGET,
+): SearchPlan {
   const found = tokens
     .map((token) => ({ token, frequency: documentFrequencies.get(token) ?? 0 }))
     .filter(({ frequency }) => frequency > 0)
     .sort((a, b) => a.frequency - b.frequency || (a.token < b.token ? -1 : 1))
     .slice(0, MAX_QUERY_TOKENS);
   let lookUp = 0;
-  for (let matches = 0; lookUp < found.length && (lookUp === 0 || matches + found[lookUp].frequency <= budget); lookUp++) matches += found[lookUp].frequency;
+  for (let matches = 0; lookUp < found.length && (lookUp === 0 || matches + found[lookUp].frequency <= budget); lookUp++)
+    matches += found[lookUp].frequency;
   const terms = found.map(({ token, frequency }) => ({ token, weight: Math.log(1 + (passages - frequency + 0.5) / (frequency + 0.5)) }));
   return { terms, lookUp };
 }

@@ -25,7 +25,9 @@ export function splitIntoPassages(text: string, maxLength = PASSAGE_LENGTH): str
     .split(/\n\s*\n/)
     .map((paragraph) => paragraph.trim())
     .filter(Boolean);
-  const pieces = paragraphs.flatMap((paragraph) => (codePointLength(paragraph) <= maxLength ? [paragraph] : splitParagraph(paragraph, maxLength)));
+  const pieces = paragraphs.flatMap((paragraph) =>
+    codePointLength(paragraph) <= maxLength ? [paragraph] : splitParagraph(paragraph, maxLength),
+  );
   return pack(pieces, () => '\n\n', maxLength);
 }
 

@@ -46,6 +46,9 @@ const WHOLE_PAGE_OPTIONS: HtmlToTextOptions = {
   baseElements: { selectors: ['body'] },
   selectors: [
     ...CONVERT_OPTIONS.selectors!,
-    ...['nav', 'header', 'footer', 'aside', 'script', 'style', 'noscript', 'form', 'button', 'svg', 'iframe'].map((selector) => ({ selector, format: 'skip' })),
+    ...['nav', 'header', 'footer', 'aside', 'script', 'style', 'noscript', 'form', 'button', 'svg', 'iframe'].map((selector) => ({
+      selector,
+      format: 'skip',
+    })),
   ],
 };

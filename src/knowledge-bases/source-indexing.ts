@@ -84,7 +84,8 @@ export class SourceIndexing implements OnModuleInit {
   async index({ accountId, sourceId }: IndexSourceJob): Promise<void> {
     const source = await this.repository.getSourceToIndex(accountId, sourceId);
     if (!source || source.status !== 'pending') return;
-    const outcome: IndexingOutcome = source.type === 'text' ? { passages: toPassages(source.content) } : await this.fetchPassages(source.content);
+    const outcome: IndexingOutcome =
+      source.type === 'text' ? { passages: toPassages(source.content) } : await this.fetchPassages(source.content);
     const stored = await this.repository.finishIndexing(accountId, sourceId, source.revision, outcome);
     this.logger.log({ sourceId, stored, outcome: 'error' in outcome ? 'failed' : 'ready' }, 'Source indexed');
   }

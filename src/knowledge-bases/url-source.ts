@@ -48,7 +48,11 @@ export async function fetchUrlSourceText(url: string, options: UrlFetchOptions):
   if (response.status < 200 || response.status > 299) throw new UrlSourceError(`The URL answered HTTP ${response.status}`);
   const { mediaType, charset } = contentType(response.headers['content-type']);
   if (!HTML_TYPES.has(mediaType) && !KEPT_TYPES.has(mediaType)) {
-    throw new UrlSourceError(mediaType ? `Unsupported content type ${mediaType.slice(0, 100)}: only HTML, plain text and Markdown are read` : 'The URL sent no content type');
+    throw new UrlSourceError(
+      mediaType
+        ? `Unsupported content type ${mediaType.slice(0, 100)}: only HTML, plain text and Markdown are read`
+        : 'The URL sent no content type',
+    );
   }
   const isHtml = HTML_TYPES.has(mediaType);
   const body = decode(response.body, charset ?? (isHtml ? metaCharset(response.body) : undefined));

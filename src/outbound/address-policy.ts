@@ -30,9 +30,17 @@ export interface AddressPolicy {
  * Tencent, and the others that share 169.254.169.254 (OpenStack, DigitalOcean, Hetzner, …).
  */
 const METADATA_ADDRESSES = new Set(
-  ['169.254.169.254', '169.254.170.2', '169.254.169.253', '168.63.129.16', '100.100.100.200', '192.0.0.192', '169.254.0.23', 'fd00:ec2::254', 'fd00:ec2::23'].map(
-    (address) => ipaddr.parse(address).toNormalizedString(),
-  ),
+  [
+    '169.254.169.254',
+    '169.254.170.2',
+    '169.254.169.253',
+    '168.63.129.16',
+    '100.100.100.200',
+    '192.0.0.192',
+    '169.254.0.23',
+    'fd00:ec2::254',
+    'fd00:ec2::23',
+  ].map((address) => ipaddr.parse(address).toNormalizedString()),
 );
 
 const PRIVATE_RANGES: ReadonlySet<string> = new Set(['loopback', 'private', 'linkLocal', 'uniqueLocal', 'carrierGradeNat']);
@@ -74,7 +82,9 @@ export function refusalReason(address: string, policy: AddressPolicy): string | 
   let parsed = ipaddr.parse(address);
   if (parsed.kind() === 'ipv6') parsed = embeddedIPv4(parsed as ipaddr.IPv6) ?? parsed;
   if (METADATA_ADDRESSES.has(parsed.toNormalizedString())) return 'a cloud metadata address';
-  if (policy.allowedAddresses?.some((allowed) => isIP(allowed) && ipaddr.parse(allowed).toNormalizedString() === parsed.toNormalizedString())) {
+  if (
+    policy.allowedAddresses?.some((allowed) => isIP(allowed) && ipaddr.parse(allowed).toNormalizedString() === parsed.toNormalizedString())
+  ) {
     return undefined;
   }
   const range = parsed.range();

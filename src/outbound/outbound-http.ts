@@ -73,7 +73,13 @@ export class PinnedAgents {
       return known;
     }
     const { maxAgents = 256, idleMs = 4_000, maxSocketsPerAddress = 64 } = this.options;
-    const settings = { keepAlive: true, timeout: idleMs, maxSockets: maxSocketsPerAddress, maxFreeSockets: maxSocketsPerAddress, scheduling: 'lifo' as const };
+    const settings = {
+      keepAlive: true,
+      timeout: idleMs,
+      maxSockets: maxSocketsPerAddress,
+      maxFreeSockets: maxSocketsPerAddress,
+      scheduling: 'lifo' as const,
+    };
     const agent = protocol === 'https:' ? new https.Agent(settings) : new http.Agent(settings);
     this.agents.set(key, agent);
     if (this.agents.size > maxAgents) {
@@ -102,14 +108,7 @@ export interface OutboundResponse {
 }
 
 export type OutboundErrorCode =
-  | 'invalid-url'
-  | 'forbidden-address'
-  | 'dns'
-  | 'connection'
-  | 'timeout'
-  | 'too-large'
-  | 'too-many-redirects'
-  | 'bad-response';
+  'invalid-url' | 'forbidden-address' | 'dns' | 'connection' | 'timeout' | 'too-large' | 'too-many-redirects' | 'bad-response';
 
 export class OutboundError extends Error {
   constructor(
@@ -173,7 +172,8 @@ function checkedUrl(target: string, options: OutboundRequestOptions): URL {
     throw new OutboundError('invalid-url', 'not a valid absolute URL');
   }
   const allowed = options.httpsOnly ? ['https:'] : ['http:', 'https:'];
-  if (!allowed.includes(url.protocol)) throw new OutboundError('invalid-url', `only ${allowed.join(' and ')} URLs are allowed, not ${url.protocol}`);
+  if (!allowed.includes(url.protocol))
+    throw new OutboundError('invalid-url', `only ${allowed.join(' and ')} URLs are allowed, not ${url.protocol}`);
   if (url.username || url.password) throw new OutboundError('invalid-url', 'URLs with credentials are not allowed');
   return url;
 }
@@ -187,7 +187,11 @@ function redirectTarget(location: string, from: URL): string {
 }
 
 /** The address to connect to: the literal one, or the first the name resolves to; each checked. */
-async function checkedAddress(hostname: string, options: OutboundRequestOptions, signal: AbortSignal): Promise<{ address: string; family: number }> {
+async function checkedAddress(
+  hostname: string,
+  options: OutboundRequestOptions,
+  signal: AbortSignal,
+): Promise<{ address: string; family: number }> {
   const literal = hostname.replace(/^\[(.*)\]$/, '$1');
   if (isIP(literal)) {
     const reason = refusalReason(literal, options.policy);
@@ -236,7 +240,9 @@ function send(
       ...(isHttps && !isIP(host) ? { servername: host } : {}),
     });
     req.once('response', resolve);
-    req.once('error', (error) => reject(signal.aborted ? error : new OutboundError('connection', `${url.host} could not be reached (${connectionProblem(error)})`)));
+    req.once('error', (error) =>
+      reject(signal.aborted ? error : new OutboundError('connection', `${url.host} could not be reached (${connectionProblem(error)})`)),
+    );
     req.end(request.body);
   });
 }
@@ -252,7 +258,11 @@ function connectionProblem(error: unknown): string {
 }
 
 /** The body, decompressed and capped. */
-async function readBody(response: http.IncomingMessage, method: string, options: OutboundRequestOptions): Promise<{ body: Buffer; truncated: boolean }> {
+async function readBody(
+  response: http.IncomingMessage,
+  method: string,
+  options: OutboundRequestOptions,
+): Promise<{ body: Buffer; truncated: boolean }> {
   const { maxBodyBytes, overflow = 'fail' } = options;
   if (method === 'HEAD') {
     response.resume();
@@ -287,7 +297,9 @@ async function readBody(response: http.IncomingMessage, method: string, options:
 }
 
 function decoded(response: http.IncomingMessage): Readable {
-  const encoding = String(response.headers['content-encoding'] ?? 'identity').trim().toLowerCase();
+  const encoding = String(response.headers['content-encoding'] ?? 'identity')
+    .trim()
+    .toLowerCase();
   if (encoding === 'identity' || encoding === '') return response;
   // pipeline: an error on either side (the connection cut, corrupt data) ends both with it.
   const ignore = () => undefined;
@@ -299,7 +311,8 @@ function decoded(response: http.IncomingMessage): Readable {
 
 const tooLarge = (maxBodyBytes: number) => new OutboundError('too-large', `the response is larger than ${formatBytes(maxBodyBytes)}`);
 
-const formatBytes = (bytes: number) => (bytes % 1_048_576 === 0 ? `${bytes / 1_048_576} MiB` : bytes % 1024 === 0 ? `${bytes / 1024} KiB` : `${bytes} bytes`);
+const formatBytes = (bytes: number) =>
+  bytes % 1_048_576 === 0 ? `${bytes / 1_048_576} MiB` : bytes % 1024 === 0 ? `${bytes / 1024} KiB` : `${bytes} bytes`;
 
 function abortable<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
   if (signal.aborted) return Promise.reject(abortReason(signal));

@@ -12,10 +12,19 @@ describe('MemoryThrottlerStorage', () => {
   });
 
   it('counts hits in a fixed window and blocks once over the limit, until the block ends', async () => {
-    for (let i = 1; i <= 3; i++) expect(await storage.increment('k', 60_000, 3, 60_000, 'api-key')).toMatchObject({ totalHits: i, isBlocked: false });
-    expect(await storage.increment('k', 60_000, 3, 60_000, 'api-key')).toMatchObject({ totalHits: 4, isBlocked: true, timeToBlockExpire: 60 });
+    for (let i = 1; i <= 3; i++)
+      expect(await storage.increment('k', 60_000, 3, 60_000, 'api-key')).toMatchObject({ totalHits: i, isBlocked: false });
+    expect(await storage.increment('k', 60_000, 3, 60_000, 'api-key')).toMatchObject({
+      totalHits: 4,
+      isBlocked: true,
+      timeToBlockExpire: 60,
+    });
     jest.advanceTimersByTime(30_000);
-    expect(await storage.increment('k', 60_000, 3, 60_000, 'api-key')).toMatchObject({ isBlocked: true, timeToBlockExpire: 30, timeToExpire: 30 });
+    expect(await storage.increment('k', 60_000, 3, 60_000, 'api-key')).toMatchObject({
+      isBlocked: true,
+      timeToBlockExpire: 30,
+      timeToExpire: 30,
+    });
     jest.advanceTimersByTime(30_001);
     expect(await storage.increment('k', 60_000, 3, 60_000, 'api-key')).toMatchObject({ totalHits: 1, isBlocked: false });
   });

@@ -1,7 +1,15 @@
 import { createHash } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
 import { ExecutionContext, Injectable } from '@nestjs/common';
-import { normalizeIp, ThrottlerException, ThrottlerGuard, ThrottlerLimitDetail, ThrottlerModuleOptions, ThrottlerOptions, ThrottlerRequest } from '@nestjs/throttler';
+import {
+  normalizeIp,
+  ThrottlerException,
+  ThrottlerGuard,
+  ThrottlerLimitDetail,
+  ThrottlerModuleOptions,
+  ThrottlerOptions,
+  ThrottlerRequest,
+} from '@nestjs/throttler';
 import type { ThrottlerStorageRecord } from '@nestjs/throttler/dist/throttler-storage-record.interface';
 import type { Response } from 'express';
 import { IS_PUBLIC } from '../auth/public.decorator';
@@ -168,7 +176,15 @@ export class RateLimitGuard extends ThrottlerGuard {
    * The library's, minus the options not used here, plus for the `account` throttler the counter's state kept on
    * the request (RateLimitState) and sent in the rate-limit headers.
    */
-  protected async handleRequest({ context, limit, ttl, throttler, blockDuration, getTracker, generateKey }: ThrottlerRequest): Promise<boolean> {
+  protected async handleRequest({
+    context,
+    limit,
+    ttl,
+    throttler,
+    blockDuration,
+    getTracker,
+    generateKey,
+  }: ThrottlerRequest): Promise<boolean> {
     const { req, res } = this.getRequestResponse(context);
     const tracker = await getTracker(req, context);
     const key = generateKey(context, tracker, throttler.name!);

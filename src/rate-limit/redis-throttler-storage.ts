@@ -71,7 +71,9 @@ export class RedisThrottlerStorage implements RateLimitStorage, OnApplicationShu
 
   async increment(key: string, ttl: number, limit: number, blockDuration: number, throttlerName: string): Promise<ThrottlerStorageRecord> {
     const { hits, block } = this.keys(key, throttlerName);
-    const counted = await this.call(() => (this.redis as Redis & { throttle: ThrottleCommand }).throttle(hits, block, ttl, limit, blockDuration));
+    const counted = await this.call(() =>
+      (this.redis as Redis & { throttle: ThrottleCommand }).throttle(hits, block, ttl, limit, blockDuration),
+    );
     if (!counted) return { totalHits: 0, timeToExpire: Math.ceil(ttl / 1000), isBlocked: false, timeToBlockExpire: 0 };
     const [totalHits, windowLeft, blockLeft] = counted;
     return {
@@ -107,7 +109,10 @@ export class RedisThrottlerStorage implements RateLimitStorage, OnApplicationShu
       return answer;
     } catch (error) {
       this.pausedUntil = Date.now() + PAUSE_AFTER_FAILURE_MS;
-      if (!this.outage) this.logger.warn(`Rate limiting through Redis failed (${(error as Error).message}): requests are served without rate limits until Redis answers again`);
+      if (!this.outage)
+        this.logger.warn(
+          `Rate limiting through Redis failed (${(error as Error).message}): requests are served without rate limits until Redis answers again`,
+        );
       this.outage = true;
       return undefined;
     }

@@ -34,7 +34,12 @@ export class UnauthenticatedLimit {
     if (this.config.unauthenticatedRateLimit === 0) return;
     const blocked = await this.storage.blockedFor(this.tracker(request), counter);
     if (blocked > 0) {
-      setRateLimitHeaders(response, { limit: this.config.unauthenticatedRateLimit, windowSeconds: this.config.rateLimitWindowSeconds, remaining: 0, resetSeconds: blocked });
+      setRateLimitHeaders(response, {
+        limit: this.config.unauthenticatedRateLimit,
+        windowSeconds: this.config.rateLimitWindowSeconds,
+        remaining: 0,
+        resetSeconds: blocked,
+      });
       this.refuse(response, blocked);
     }
   }

@@ -1,4 +1,15 @@
-import { applyDecorators, CallHandler, CanActivate, ExecutionContext, Injectable, NestInterceptor, NotFoundException, SetMetadata, UseGuards, UseInterceptors } from '@nestjs/common';
+import {
+  applyDecorators,
+  CallHandler,
+  CanActivate,
+  ExecutionContext,
+  Injectable,
+  NestInterceptor,
+  NotFoundException,
+  SetMetadata,
+  UseGuards,
+  UseInterceptors,
+} from '@nestjs/common';
 import { ApiResponse } from '@nestjs/swagger';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { catchError, from, Observable, switchMap, throwError } from 'rxjs';
@@ -57,6 +68,7 @@ export const WidgetRateLimit = () =>
     ApiResponse({
       status: 429,
       type: ErrorResponse,
-      description: 'Too many requests from this address for this site key, or naming site keys or conversations that do not exist; see `Retry-After`',
+      description:
+        'Too many requests from this address for this site key, or naming site keys or conversations that do not exist; see `Retry-After`',
     }),
   );

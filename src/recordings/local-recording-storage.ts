@@ -54,7 +54,7 @@ export class LocalRecordingStorage extends RecordingStorage {
       return (await stat(this.pathOf(key))).size;
     } catch (error) {
       if (isMissing(error)) return undefined;
-      throw storageFailure('read a recording\'s size', error);
+      throw storageFailure("read a recording's size", error);
     }
   }
 

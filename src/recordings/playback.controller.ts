@@ -1,4 +1,16 @@
-import { Controller, ForbiddenException, Get, HttpException, HttpStatus, Inject, NotFoundException, Param, Query, Req, Res } from '@nestjs/common';
+import {
+  Controller,
+  ForbiddenException,
+  Get,
+  HttpException,
+  HttpStatus,
+  Inject,
+  NotFoundException,
+  Param,
+  Query,
+  Req,
+  Res,
+} from '@nestjs/common';
 import { ApiOperation, ApiParam, ApiQuery, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { Public } from '../auth/public.decorator';
@@ -36,7 +48,11 @@ export class PlaybackController {
   @ApiQuery({ name: 'signature', type: String, description: 'HMAC-SHA256 signature of the token and expiry, base64url' })
   @ApiResponse({ status: 200, description: 'The whole MP3', content: MP3 })
   @ApiResponse({ status: 206, description: 'The range asked for', content: MP3 })
-  @ApiErrors([403, 'The URL has expired or was altered'], [404, 'The recording no longer exists'], [416, 'The range is outside the recording'])
+  @ApiErrors(
+    [403, 'The URL has expired or was altered'],
+    [404, 'The recording no longer exists'],
+    [416, 'The range is outside the recording'],
+  )
   async play(
     @Param('token') token: string,
     @Query('expires') expires: unknown,

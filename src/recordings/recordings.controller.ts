@@ -29,7 +29,7 @@ export class RecordingsController {
   @Put()
   @HttpCode(204)
   @ApiOperation({
-    summary: 'Upload (or replace) the call\'s recording',
+    summary: "Upload (or replace) the call's recording",
     description:
       'The raw MP3 bytes as the body, streamed to storage. At most 200 MiB (`RECORDING_MAX_BYTES`). The call keeps its ' +
       'previous recording, if any, until the new one is completely stored; a failed upload leaves nothing behind.',
@@ -43,10 +43,16 @@ export class RecordingsController {
     [413, 'Over 200 MiB (by Content-Length, or counted while streaming)'],
     [415, 'Content-Type is not audio/mpeg'],
   )
-  async upload(@CurrentAccount() account: CallerAccount, @CallId() callId: string, @Req() request: Request, @Res({ passthrough: true }) response: Response): Promise<void> {
+  async upload(
+    @CurrentAccount() account: CallerAccount,
+    @CallId() callId: string,
+    @Req() request: Request,
+    @Res({ passthrough: true }) response: Response,
+  ): Promise<void> {
     try {
       await this.recordings.assertCall(account.id, callId);
-      if (!AUDIO_MPEG.test(request.headers['content-type'] ?? '')) throw new UnsupportedMediaTypeException('Content-Type must be audio/mpeg');
+      if (!AUDIO_MPEG.test(request.headers['content-type'] ?? ''))
+        throw new UnsupportedMediaTypeException('Content-Type must be audio/mpeg');
       const declared = Number(request.headers['content-length']);
       if (declared > this.config.storage.maxRecordingBytes) throw tooLarge(this.config.storage.maxRecordingBytes);
       await this.recordings.upload(account.id, callId, request);
@@ -59,7 +65,7 @@ export class RecordingsController {
 
   @Delete()
   @HttpCode(204)
-  @ApiOperation({ summary: 'Delete the call\'s recording' })
+  @ApiOperation({ summary: "Delete the call's recording" })
   @ApiResponse({ status: 204, description: 'Deleted; `hasRecording` is now false' })
   @ApiErrors([404, 'No such call on this account, or it has no recording'])
   async remove(@CurrentAccount() account: CallerAccount, @CallId() callId: string): Promise<void> {
@@ -69,7 +75,8 @@ export class RecordingsController {
   @Get()
   @ApiOperation({
     summary: 'A short-lived URL that plays the recording',
-    description: 'A fresh URL on every request, valid for `RECORDING_URL_TTL_SECONDS` (default 300), usable without an API key (for an `<audio>` element).',
+    description:
+      'A fresh URL on every request, valid for `RECORDING_URL_TTL_SECONDS` (default 300), usable without an API key (for an `<audio>` element).',
   })
   @ApiOkResponse({ type: RecordingUrlResponse, description: 'The URL and when it expires' })
   @ApiErrors([404, 'No such call on this account, or it has no recording'])
@@ -81,12 +88,17 @@ export class RecordingsController {
   @ApiOperation({
     summary: 'Download the recording as an MP3 file',
     description:
-      'Streamed, with `Content-Length` and `Content-Disposition: attachment`: `filename` is an ASCII rendering of the caller\'s ' +
+      "Streamed, with `Content-Length` and `Content-Disposition: attachment`: `filename` is an ASCII rendering of the caller's " +
       'name and, when the name is not plain ASCII, `filename*` carries it in UTF-8; a blank name gives `call-<callId>.mp3`.',
   })
   @ApiResponse({ status: 200, description: 'The MP3', content: MP3 })
   @ApiErrors([404, 'No such call on this account, or it has no recording'])
-  async download(@CurrentAccount() account: CallerAccount, @CallId() callId: string, @Req() request: Request, @Res() response: Response): Promise<void> {
+  async download(
+    @CurrentAccount() account: CallerAccount,
+    @CallId() callId: string,
+    @Req() request: Request,
+    @Res() response: Response,
+  ): Promise<void> {
     const recording = await this.recordings.download(account.id, callId);
     response.status(200);
     response.setHeader('Content-Disposition', recording.contentDisposition);

@@ -40,7 +40,9 @@ export function createRecordingStorage(config: AppConfig, signer: PlaybackUrlSig
       provide: PLAYBACK_SIGNER,
       inject: [APP_CONFIG],
       useFactory: async (config: AppConfig) =>
-        config.storage.driver === 'local' ? new PlaybackUrlSigner(await loadSigningSecret(config.storage.signingSecret, config.dataDir)) : null,
+        config.storage.driver === 'local'
+          ? new PlaybackUrlSigner(await loadSigningSecret(config.storage.signingSecret, config.dataDir))
+          : null,
     },
     { provide: RecordingStorage, inject: [APP_CONFIG, PLAYBACK_SIGNER], useFactory: createRecordingStorage },
   ],

@@ -47,7 +47,12 @@ export class RecordingsRepository {
    * whether webhooks hear of it (test calls have no events). Inside `sql`'s transaction when given.
    */
   @AccountQuery([1, EXAMPLE_ID, EXAMPLE_KEY])
-  async swapKey(accountId: number, callId: string, key: string | null, sql: Sql = this.db): Promise<{ previous: string | null; isTest: boolean } | undefined> {
+  async swapKey(
+    accountId: number,
+    callId: string,
+    key: string | null,
+    sql: Sql = this.db,
+  ): Promise<{ previous: string | null; isTest: boolean } | undefined> {
     const [row] = await sql.query<{ previous: string | null; isTest: boolean }>(
       // The row is written only when the key changes: removing a recording that is not there changes nothing.
       `WITH old AS (

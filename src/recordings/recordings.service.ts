@@ -62,7 +62,10 @@ export class RecordingsService {
         const swap = await this.recordings.swapKey(accountId, callId.toLowerCase(), key, sql);
         if (swap && !swap.isTest) {
           const call = (await this.calls.get(accountId, callId.toLowerCase(), sql))!; // the swap just locked it
-          await this.webhookEvents.record(sql, accountId, { type: 'call.recording.ready', data: toCallResponse(withCredits(call, this.config.creditsPerMinute)) });
+          await this.webhookEvents.record(sql, accountId, {
+            type: 'call.recording.ready',
+            data: toCallResponse(withCredits(call, this.config.creditsPerMinute)),
+          });
         }
         return swap;
       });
@@ -136,7 +139,10 @@ export class RecordingsService {
     try {
       await this.storage.remove(key);
     } catch (error) {
-      this.logger.warn({ err: error instanceof Error ? error.name : 'unknown' }, 'Could not delete a recording object; it is left orphaned');
+      this.logger.warn(
+        { err: error instanceof Error ? error.name : 'unknown' },
+        'Could not delete a recording object; it is left orphaned',
+      );
     }
   }
 }

@@ -11,14 +11,18 @@ const PART_SIZE = 5 * 1024 * 1024;
 const PARTS_IN_FLIGHT = 2;
 
 const isNotFound = (error: unknown) =>
-  error instanceof S3ServiceException && (error.name === 'NoSuchKey' || error.name === 'NotFound' || error.$metadata.httpStatusCode === 404);
+  error instanceof S3ServiceException &&
+  (error.name === 'NoSuchKey' || error.name === 'NotFound' || error.$metadata.httpStatusCode === 404);
 
 export function createS3Client(config: S3StorageConfig): S3Client {
   return new S3Client({
     region: config.region,
     endpoint: config.endpoint,
     forcePathStyle: config.forcePathStyle,
-    credentials: config.accessKeyId && config.secretAccessKey ? { accessKeyId: config.accessKeyId, secretAccessKey: config.secretAccessKey } : undefined,
+    credentials:
+      config.accessKeyId && config.secretAccessKey
+        ? { accessKeyId: config.accessKeyId, secretAccessKey: config.secretAccessKey }
+        : undefined,
     // Checksums only where S3 requires them: S3-compatible stores (older MinIO, R2, …) do not all accept
     // the SDK's default aws-chunked uploads with trailing checksums.
     requestChecksumCalculation: 'WHEN_REQUIRED',
@@ -70,7 +74,7 @@ export class S3RecordingStorage extends RecordingStorage {
       return (await this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key: key }))).ContentLength;
     } catch (error) {
       if (isNotFound(error)) return undefined;
-      throw storageFailure('read a recording\'s size', error);
+      throw storageFailure("read a recording's size", error);
     }
   }
 
@@ -88,7 +92,9 @@ export class S3RecordingStorage extends RecordingStorage {
   }
 
   async remove(key: string): Promise<void> {
-    await this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: key })).catch((error) => Promise.reject(storageFailure('delete a recording', error)));
+    await this.client
+      .send(new DeleteObjectCommand({ Bucket: this.bucket, Key: key }))
+      .catch((error) => Promise.reject(storageFailure('delete a recording', error)));
   }
 
   override close(): void {
@@ -104,6 +110,8 @@ export class S3RecordingStorage extends RecordingStorage {
       ResponseContentDisposition: 'inline',
     });
     const expiresIn = Math.max(1, Math.round((expiresAt.getTime() - Date.now()) / 1000));
-    return getSignedUrl(this.presigner, command, { expiresIn }).catch((error) => Promise.reject(storageFailure('sign a playback URL', error)));
+    return getSignedUrl(this.presigner, command, { expiresIn }).catch((error) =>
+      Promise.reject(storageFailure('sign a playback URL', error)),
+    );
   }
 }

@@ -31,7 +31,9 @@ export function resolveUsageRange(query: { from?: string; to?: string }, now = n
   const days = dayNumber(to) - dayNumber(from) + 1;
   if (days < 1) throw new RequestValidationException([{ field: 'from', message: `from (${from}) must not be after to (${to})` }]);
   if (days > MAX_USAGE_DAYS) {
-    throw new RequestValidationException([{ field: query.from ? 'from' : 'to', message: `the range may cover at most ${MAX_USAGE_DAYS} days; ${from} to ${to} is ${days}` }]);
+    throw new RequestValidationException([
+      { field: query.from ? 'from' : 'to', message: `the range may cover at most ${MAX_USAGE_DAYS} days; ${from} to ${to} is ${days}` },
+    ]);
   }
   return { from, to };
 }

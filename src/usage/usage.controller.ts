@@ -20,7 +20,7 @@ export class UsageController {
       'Over `from` to `to` (UTC days, both included; by default the last 30 days, today included; at most 366 days). ' +
       '`groupBy=day` lists every day of the range, oldest first, days without calls as zeros; `groupBy=agent` lists the ' +
       'agents that handled calls, by id, the calls without an agent (`agentId: null`) last. `creditsUsed` is the sum of ' +
-      'each call\'s `creditsUsed` as `GET /calls/{callId}` shows it (rounded per call), so both groupings add up to the same total.',
+      "each call's `creditsUsed` as `GET /calls/{callId}` shows it (rounded per call), so both groupings add up to the same total.",
   })
   @ApiOkResponse({
     description: 'Per day (`groupBy=day`) or per agent (`groupBy=agent`)',

@@ -6,7 +6,14 @@ import { Job, Jobs, QueueSql } from '../jobs/jobs.service';
 import { publicEventId } from './webhook-payload';
 import { signatureHeader } from './webhook-signature';
 import { AttemptResult, WebhookTargets } from './webhook-targets';
-import { AttemptOutcome, CANCELLED_BY_ERASURE, ClaimedDelivery, DeliveryJobKey, QueuedDelivery, WebhooksRepository } from './webhooks.repository';
+import {
+  AttemptOutcome,
+  CANCELLED_BY_ERASURE,
+  ClaimedDelivery,
+  DeliveryJobKey,
+  QueuedDelivery,
+  WebhooksRepository,
+} from './webhooks.repository';
 
 export const DELIVER_JOB = 'webhooks.deliver';
 
@@ -89,7 +96,11 @@ export class WebhookDeliveries implements OnModuleInit {
   }
 
   private async deliverBatch(jobs: Job<DeliverJob>[]): Promise<void> {
-    const keys: DeliveryJobKey[] = jobs.map(({ data }) => ({ accountId: data.accountId, deliveryId: data.deliveryId, attempts: data.attempts }));
+    const keys: DeliveryJobKey[] = jobs.map(({ data }) => ({
+      accountId: data.accountId,
+      deliveryId: data.deliveryId,
+      attempts: data.attempts,
+    }));
     const keyOf = new Map(keys.map((key) => [key.deliveryId, key]));
     const { claimed, locked } = await this.webhooks.claimDeliveries(keys, this.lockMs);
     // In flight elsewhere (a duplicate job, or the retry of a batch whose outcomes could not be recorded): look
@@ -123,20 +134,25 @@ export class WebhookDeliveries implements OnModuleInit {
       return await this.targets.post(delivery.url, headers, delivery.body);
     } catch (error) {
       // Not a network outcome (those are results): a fault of ours, recorded as a failed attempt and retried.
-      this.logger.warn({ deliveryId: delivery.id, error: error instanceof Error ? error.name : 'unknown' }, 'Webhook delivery attempt failed unexpectedly');
+      this.logger.warn(
+        { deliveryId: delivery.id, error: error instanceof Error ? error.name : 'unknown' },
+        'Webhook delivery attempt failed unexpectedly',
+      );
       return { error: 'the attempt failed on the sending side' };
     }
   }
 
   private outcome(accountId: number, delivery: ClaimedDelivery, result: AttemptResult | 'erased'): AttemptOutcome {
     const base = { accountId, deliveryId: delivery.id, attempts: delivery.attempts, final: false };
-    if (result === 'erased') return { ...base, status: 'failed', statusCode: null, error: CANCELLED_BY_ERASURE, nextAttemptAt: null, final: true };
+    if (result === 'erased')
+      return { ...base, status: 'failed', statusCode: null, error: CANCELLED_BY_ERASURE, nextAttemptAt: null, final: true };
     if ('statusCode' in result && result.statusCode >= 200 && result.statusCode < 300) {
       return { ...base, status: 'succeeded', statusCode: result.statusCode, error: null, nextAttemptAt: null };
     }
     const statusCode = 'statusCode' in result ? result.statusCode : null;
     const error = 'statusCode' in result ? describeAnswer(result.statusCode, result.body) : shortened(result.error);
-    if (statusCode === 410) return { ...base, status: 'failed', statusCode, error: `${error} (the webhook was disabled)`, nextAttemptAt: null, final: true };
+    if (statusCode === 410)
+      return { ...base, status: 'failed', statusCode, error: `${error} (the webhook was disabled)`, nextAttemptAt: null, final: true };
     const delay = this.config.webhooks.retrySeconds[delivery.attempts];
     if (delay === undefined) return { ...base, status: 'failed', statusCode, error, nextAttemptAt: null };
     return { ...base, status: 'pending', statusCode, error, nextAttemptAt: new Date(Date.now() + delay * 1000) };
@@ -152,7 +168,10 @@ export class WebhookDeliveries implements OnModuleInit {
     const gone = entries.filter((entry) => entry.outcome.statusCode === 410);
     for (const { outcome } of entries) {
       // No URL, body or error text: the delivery id says which, the status code or outcome what.
-      this.logger.debug({ deliveryId: outcome.deliveryId, attempt: outcome.attempts + 1, status: outcome.status, statusCode: outcome.statusCode }, 'Webhook delivery attempt');
+      this.logger.debug(
+        { deliveryId: outcome.deliveryId, attempt: outcome.attempts + 1, status: outcome.status, statusCode: outcome.statusCode },
+        'Webhook delivery attempt',
+      );
     }
     if (!outcomes.some((outcome) => outcome.status === 'pending') && gone.length === 0) {
       await this.webhooks.recordOutcomes(outcomes, this.queue);

@@ -5,8 +5,7 @@ import { DeliveredEventType } from './webhook-event-types';
 
 /** What other modules report: a call event, with `data` exactly as `GET /calls/{callId}` returns the call. */
 export type CallEvent =
-  | { type: 'call.created' | 'call.recording.ready'; data: CallResponse }
-  | { type: 'call.deleted'; data: { id: string } };
+  { type: 'call.created' | 'call.recording.ready'; data: CallResponse } | { type: 'call.deleted'; data: { id: string } };
 
 /** The public id of an event (`webhook-id`, and `id` in the body): `evt_` + the row's uuid without dashes. */
 export const publicEventId = (uuid: string) => `evt_${uuid.replace(/-/g, '')}`;

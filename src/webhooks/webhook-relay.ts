@@ -97,7 +97,9 @@ export class WebhookRelay implements OnModuleInit, BeforeApplicationShutdown {
     // Not lost if this fails: the next event, the next start or the next minute queues another.
     const sent = this.jobs
       .send(RELAY_JOB, {})
-      .catch((error: unknown) => this.logger.warn({ error: error instanceof Error ? error.name : 'unknown' }, 'Cannot queue the webhook relay'))
+      .catch((error: unknown) =>
+        this.logger.warn({ error: error instanceof Error ? error.name : 'unknown' }, 'Cannot queue the webhook relay'),
+      )
       .finally(() => this.sending.delete(sent));
     this.sending.add(sent);
   }

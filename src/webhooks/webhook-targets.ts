@@ -56,7 +56,9 @@ export class WebhookTargets implements OnApplicationShutdown {
     if (!schemes.includes(url.protocol)) throw refuse(this.httpsOnly ? 'must use https' : 'must use http or https');
     if (url.username || url.password) throw refuse('must not contain credentials');
     if (url.href.length > MAX_WEBHOOK_URL_LENGTH) {
-      throw refuse(`must be at most ${MAX_WEBHOOK_URL_LENGTH} characters once normalised, non-ASCII characters percent-encoded (${url.href.length} here)`);
+      throw refuse(
+        `must be at most ${MAX_WEBHOOK_URL_LENGTH} characters once normalised, non-ASCII characters percent-encoded (${url.href.length} here)`,
+      );
     }
     const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
     const addresses = isIP(host) ? [host] : await this.lookupQuietly(host);
@@ -99,7 +101,9 @@ export class WebhookTargets implements OnApplicationShutdown {
   private async lookupQuietly(host: string): Promise<string[]> {
     const resolve = this.resolver ?? ((name: string) => dns.lookup(name, { all: true, verbatim: true }));
     let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<never>((_resolve, reject) => (timer = setTimeout(() => reject(new Error('timeout')), SAVE_LOOKUP_TIMEOUT_MS)));
+    const timeout = new Promise<never>(
+      (_resolve, reject) => (timer = setTimeout(() => reject(new Error('timeout')), SAVE_LOOKUP_TIMEOUT_MS)),
+    );
     try {
       return (await Promise.race([resolve(host), timeout])).map(({ address }) => address);
     } catch {

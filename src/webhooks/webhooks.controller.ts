@@ -35,7 +35,7 @@ export class WebhooksController {
   constructor(private readonly webhooks: WebhooksService) {}
 
   @Get()
-  @ApiOperation({ summary: 'List the account\'s webhooks, by id (never their secrets)' })
+  @ApiOperation({ summary: "List the account's webhooks, by id (never their secrets)" })
   @ApiOkResponse({ type: WebhookResponse, isArray: true })
   async list(@CurrentAccount() account: CallerAccount): Promise<WebhookResponse[]> {
     return (await this.webhooks.list(account.id)).map(toWebhookResponse);
@@ -44,7 +44,14 @@ export class WebhooksController {
   @Post()
   @ApiOperation({ summary: 'Create a webhook; the answer carries its signing secret, shown this once', description: DELIVERY_DESCRIPTION })
   @ApiCreatedResponse({ type: CreatedWebhookResponse })
-  @ApiErrors([400, 'Invalid field (a URL that is not https, has credentials or points at a private address; an unknown or empty list of events), or the account already has 20 webhooks'], 413, 415)
+  @ApiErrors(
+    [
+      400,
+      'Invalid field (a URL that is not https, has credentials or points at a private address; an unknown or empty list of events), or the account already has 20 webhooks',
+    ],
+    413,
+    415,
+  )
   async create(@CurrentAccount() account: CallerAccount, @Body() dto: CreateWebhookDto): Promise<CreatedWebhookResponse> {
     return toCreatedWebhookResponse(await this.webhooks.create(account.id, dto));
   }
@@ -58,10 +65,14 @@ export class WebhooksController {
   }
 
   @Patch(':webhookId')
-  @ApiOperation({ summary: 'Change some of a webhook\'s fields; disabling it cancels its pending deliveries' })
+  @ApiOperation({ summary: "Change some of a webhook's fields; disabling it cancels its pending deliveries" })
   @ApiOkResponse({ type: WebhookResponse })
   @ApiErrors(400, 404, 413, 415)
-  async update(@CurrentAccount() account: CallerAccount, @WebhookId() webhookId: number, @Body() dto: UpdateWebhookDto): Promise<WebhookResponse> {
+  async update(
+    @CurrentAccount() account: CallerAccount,
+    @WebhookId() webhookId: number,
+    @Body() dto: UpdateWebhookDto,
+  ): Promise<WebhookResponse> {
     return toWebhookResponse(await this.webhooks.update(account.id, webhookId, dto));
   }
 
@@ -75,7 +86,9 @@ export class WebhooksController {
 
   @Post(':webhookId/rotate-secret')
   @HttpCode(200)
-  @ApiOperation({ summary: 'Replace the signing secret; for 24 hours deliveries carry signatures made with the new and the previous secret' })
+  @ApiOperation({
+    summary: 'Replace the signing secret; for 24 hours deliveries carry signatures made with the new and the previous secret',
+  })
   @ApiOkResponse({ type: WebhookSecretResponse })
   @ApiErrors(404)
   @ApiNoBody()
@@ -94,15 +107,20 @@ export class WebhooksController {
   @ApiAcceptedResponse({ type: WebhookDeliveryResponse })
   @ApiErrors(404)
   @ApiNoBody()
-  async test(@CurrentAccount() account: CallerAccount, @WebhookId() webhookId: number, @Body() body: unknown): Promise<WebhookDeliveryResponse> {
+  async test(
+    @CurrentAccount() account: CallerAccount,
+    @WebhookId() webhookId: number,
+    @Body() body: unknown,
+  ): Promise<WebhookDeliveryResponse> {
     refuseBodyFields(body);
     return toWebhookDeliveryResponse(await this.webhooks.test(account.id, webhookId));
   }
 
   @Get(':webhookId/deliveries')
   @ApiOperation({
-    summary: 'The webhook\'s deliveries, newest first: status, attempts, last answer or error, next attempt',
-    description: 'Deliveries are kept for `WEBHOOK_RETENTION_DAYS` (30 by default) after their event, and then for as long as they are pending.',
+    summary: "The webhook's deliveries, newest first: status, attempts, last answer or error, next attempt",
+    description:
+      'Deliveries are kept for `WEBHOOK_RETENTION_DAYS` (30 by default) after their event, and then for as long as they are pending.',
   })
   @ApiOkResponse({ type: WebhookDeliveryResponse, isArray: true })
   @ApiErrors([400, 'Bad query parameter value (with `details`)'], 404)
@@ -117,14 +135,15 @@ export class WebhooksController {
   @Post(':webhookId/deliveries/:deliveryId/retry')
   @HttpCode(202)
   @ApiOperation({
-    summary: 'Attempt a delivery again now (a failed one, a pending one brought forward, or a succeeded one replayed, with the same `webhook-id`)',
+    summary:
+      'Attempt a delivery again now (a failed one, a pending one brought forward, or a succeeded one replayed, with the same `webhook-id`)',
     description:
       'While an attempt of the delivery is in flight, the retry is made as soon as that attempt ends, whatever its outcome, ' +
       'instead of after the next delay of `WEBHOOK_RETRY_SECONDS` (unless the receiver answered 410, which disables the webhook).',
   })
   @ApiParam({ name: 'deliveryId', format: 'uuid', description: 'Anything that is not a UUID is a 404, like an unknown id' })
   @ApiAcceptedResponse({ type: WebhookDeliveryResponse })
-  @ApiErrors(404, [409, 'The delivery\'s call was deleted and its payload erased'])
+  @ApiErrors(404, [409, "The delivery's call was deleted and its payload erased"])
   @ApiNoBody()
   async retryDelivery(
     @CurrentAccount() account: CallerAccount,

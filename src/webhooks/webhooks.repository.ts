@@ -109,11 +109,18 @@ export type RetryRefusal = 'not-found' | 'erased';
 
 const WEBHOOK_COLUMNS = `id, url, events, description, enabled, created_at AS "createdAt", updated_at AS "updatedAt"`;
 /** A delivery `d` as the log shows it, with its event's type from `type` (the event's row, usually). */
-const deliveryColumns = (type = 'e.type') => `d.id, ${type} AS event, d.event_id AS "eventId", d.status, d.attempts, d.last_status_code AS "lastStatusCode",
+const deliveryColumns = (
+  type = 'e.type',
+) => `d.id, ${type} AS event, d.event_id AS "eventId", d.status, d.attempts, d.last_status_code AS "lastStatusCode",
   d.last_error AS "lastError", d.next_attempt_at AS "nextAttemptAt", d.created_at AS "createdAt"`;
 const DELIVERY_COLUMNS = deliveryColumns();
 
-const EXAMPLE_FIELDS: WebhookFields = { url: 'https://crm.example.com/hooks/calls', events: ['call.created'], description: 'CRM', enabled: true };
+const EXAMPLE_FIELDS: WebhookFields = {
+  url: 'https://crm.example.com/hooks/calls',
+  events: ['call.created'],
+  description: 'CRM',
+  enabled: true,
+};
 const EXAMPLE_SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
 const EXAMPLE_EVENT: NewEvent = {
   id: '0b8e3c1a-3f5e-4a8e-9d1c-6f2b7a9e4c21',
@@ -126,11 +133,20 @@ const EXAMPLE_QUEUE = queueSql('pgboss', 'webhooks.deliver');
 const EXAMPLE_DELIVERY = '7d1e0f4a-2b3c-4d5e-8f9a-0b1c2d3e4f5a';
 const EXAMPLE_KEYS: DeliveryJobKey[] = [{ accountId: 1, deliveryId: EXAMPLE_DELIVERY, attempts: 0 }];
 const EXAMPLE_OUTCOMES: AttemptOutcome[] = [
-  { accountId: 1, deliveryId: EXAMPLE_DELIVERY, attempts: 0, status: 'pending', statusCode: 500, error: 'HTTP 500', nextAttemptAt: new Date('2026-11-22T09:15:12.123Z'), final: false },
+  {
+    accountId: 1,
+    deliveryId: EXAMPLE_DELIVERY,
+    attempts: 0,
+    status: 'pending',
+    statusCode: 500,
+    error: 'HTTP 500',
+    nextAttemptAt: new Date('2026-11-22T09:15:12.123Z'),
+    final: false,
+  },
 ];
 
 /** A delivery cancelled by the service (the webhook disabled, the call's payload erased) says why here. */
-export const CANCELLED_BY_ERASURE = 'Not delivered: the call was deleted and this event\'s payload erased';
+export const CANCELLED_BY_ERASURE = "Not delivered: the call was deleted and this event's payload erased";
 
 /**
  * Every query of the webhooks, their events (the outbox) and their deliveries. Account id first, in every
@@ -147,7 +163,10 @@ export class WebhooksRepository {
 
   @AccountQuery([1, 2])
   async get(accountId: number, id: number): Promise<WebhookRow | undefined> {
-    const [row] = await this.db.query<WebhookRow>(`SELECT ${WEBHOOK_COLUMNS} FROM webhooks WHERE account_id = $1 AND id = $2`, [accountId, id]);
+    const [row] = await this.db.query<WebhookRow>(`SELECT ${WEBHOOK_COLUMNS} FROM webhooks WHERE account_id = $1 AND id = $2`, [
+      accountId,
+      id,
+    ]);
     return row;
   }
 
@@ -159,9 +178,10 @@ export class WebhooksRepository {
   insert(accountId: number, fields: WebhookFields, secret: string): Promise<WebhookRow | undefined> {
     return this.db.transaction(async (sql) => {
       // A lock per account, held to the end of the transaction; the INSERT's count, a statement later, sees any webhook created meanwhile.
-      await sql.query(`SELECT pg_advisory_xact_lock(hashtext('webhooks'), caller.account_id) FROM (SELECT $1::int AS account_id) AS caller WHERE caller.account_id = $1`, [
-        accountId,
-      ]);
+      await sql.query(
+        `SELECT pg_advisory_xact_lock(hashtext('webhooks'), caller.account_id) FROM (SELECT $1::int AS account_id) AS caller WHERE caller.account_id = $1`,
+        [accountId],
+      );
       const [row] = await sql.query<WebhookRow>(
         `INSERT INTO webhooks (account_id, url, events, description, enabled, secret)
          SELECT $1, $2, $3, $4, $5, $6 WHERE (SELECT count(*) FROM webhooks WHERE account_id = $1) < $7
@@ -295,7 +315,10 @@ export class WebhooksRepository {
   async erasePayloadsOfCall(accountId: number, callId: string, sql: Sql = this.db): Promise<void> {
     // A sequential scan of the outbox, which holds only the events not yet relayed: those of the last tens of
     // milliseconds while the relay runs (a backlog while no instance works the job queue makes it longer).
-    await sql.query(`UPDATE webhook_outbox SET body = NULL WHERE account_id = $1 AND call_id = $2 AND body IS NOT NULL`, [accountId, callId]);
+    await sql.query(`UPDATE webhook_outbox SET body = NULL WHERE account_id = $1 AND call_id = $2 AND body IS NOT NULL`, [
+      accountId,
+      callId,
+    ]);
     await sql.query(
       `WITH erased AS (
          UPDATE webhook_events SET body = NULL WHERE account_id = $1 AND call_id = $2 AND body IS NOT NULL RETURNING id
@@ -359,7 +382,10 @@ export class WebhooksRepository {
    * the attempt needs; the attempt answers the retries by hand asked for until then (`retry_requested` cleared). Those in flight elsewhere come back in `locked`; jobs whose delivery moved on (a
    * duplicate, a stale retry, a deleted webhook) get nothing back: there is nothing left for them to do.
    */
-  @UnscopedQuery("a batch of delivery jobs of several accounts: each row is matched on its job's own (account_id, id)", [EXAMPLE_KEYS, 15_000])
+  @UnscopedQuery("a batch of delivery jobs of several accounts: each row is matched on its job's own (account_id, id)", [
+    EXAMPLE_KEYS,
+    15_000,
+  ])
   async claimDeliveries(keys: DeliveryJobKey[], lockMs: number, sql: Sql = this.db): Promise<ClaimedBatch> {
     // The second SELECT sees the statement's snapshot, which predates its own UPDATE: a lock seen there is another attempt's.
     const rows = await sql.query<ClaimedDelivery & { lockedUntil: Date | null }>(
@@ -400,7 +426,10 @@ export class WebhooksRepository {
    * (`queue`) is written by this statement, since the outcome alone (a success) may have none. The flag is left
    * as it is (the next claim clears it), so RETURNING sees the value the SET read.
    */
-  @UnscopedQuery("a batch of delivery jobs of several accounts: each row is matched on its job's own (account_id, id)", [EXAMPLE_OUTCOMES, EXAMPLE_QUEUE])
+  @UnscopedQuery("a batch of delivery jobs of several accounts: each row is matched on its job's own (account_id, id)", [
+    EXAMPLE_OUTCOMES,
+    EXAMPLE_QUEUE,
+  ])
   async recordOutcomes(outcomes: AttemptOutcome[], queue: QueueSql, sql: Sql = this.db): Promise<RecordedOutcomes> {
     const rows = await sql.query<{ id: string; retriedNow: boolean }>(
       `WITH recorded AS (
@@ -430,7 +459,10 @@ export class WebhooksRepository {
         outcomes.map((outcome) => outcome.final),
       ],
     );
-    return { retryLater: rows.filter((row) => !row.retriedNow).map((row) => row.id), retriedNow: rows.filter((row) => row.retriedNow).length };
+    return {
+      retryLater: rows.filter((row) => !row.retriedNow).map((row) => row.id),
+      retriedNow: rows.filter((row) => row.retriedNow).length,
+    };
   }
 
   /**

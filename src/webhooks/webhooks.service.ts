@@ -89,7 +89,8 @@ export class WebhooksService {
     return this.database.transaction(async (sql) => {
       const delivery = await this.webhooks.retryDelivery(accountId, webhookId, deliveryId, sql);
       if (delivery === 'not-found') throw deliveryNotFound(deliveryId);
-      if (delivery === 'erased') throw new ConflictException(`Delivery ${deliveryId} cannot be retried: its call was deleted and the payload erased`);
+      if (delivery === 'erased')
+        throw new ConflictException(`Delivery ${deliveryId} cannot be retried: its call was deleted and the payload erased`);
       await this.deliveries.enqueue(sql, accountId, [delivery]);
       return delivery;
     });

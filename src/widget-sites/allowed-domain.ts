@@ -74,7 +74,8 @@ export function normaliseAllowedDomain(input: string): DomainResult {
   const problem = hostProblem(hostname, wildcard);
   if (problem) return invalid(problem);
   // The URL parser reads `1.2.3` as 1.2.0.3 and `0x7f.1` as 127.0.0.1: an address is kept only as it was written.
-  if (IPV4.test(hostname) && writtenHost(text) !== hostname) return invalid('must write an IPv4 address as four numbers, such as 192.0.2.10');
+  if (IPV4.test(hostname) && writtenHost(text) !== hostname)
+    return invalid('must write an IPv4 address as four numbers, such as 192.0.2.10');
   if (url.port === '0') return invalid('must have a port from 1 to 65535');
   return { ok: true, domain: `${wildcard ? WILDCARD : ''}${hostname}${url.port ? `:${url.port}` : ''}` };
 }

@@ -10,7 +10,9 @@ import { originMatches } from './allowed-domain';
 export function allowSiteOrigin(allowedDomain: string, origin: string | undefined, response: Response): void {
   response.vary('Origin');
   if (!originMatches(allowedDomain, origin)) {
-    throw new ForbiddenException(origin ? `This widget is not enabled on ${origin.slice(0, 200)}` : 'This widget only answers pages that send an Origin header');
+    throw new ForbiddenException(
+      origin ? `This widget is not enabled on ${origin.slice(0, 200)}` : 'This widget only answers pages that send an Origin header',
+    );
   }
   response.set('Access-Control-Allow-Origin', allowedDomain === '' ? '*' : origin!);
 }

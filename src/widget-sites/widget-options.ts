@@ -8,4 +8,3 @@ export type WidgetMode = (typeof WIDGET_MODES)[number];
 
 export const WIDGET_AVATARS = ['default', 'female', 'male', 'robot'] as const;
 export type WidgetAvatar = (typeof WIDGET_AVATARS)[number];
-

@@ -13,8 +13,12 @@ import { allowSiteOrigin } from './widget-cors';
 /** Cached for an hour, then revalidated cheaply (ETag); pasted snippets never change, so no longer. */
 const EMBED_CACHE_CONTROL = 'public, max-age=3600, stale-while-revalidate=86400';
 const PREFLIGHT_MAX_AGE_SECONDS = 600;
-const ORIGIN_HEADER = { name: 'Origin', required: false, description: 'Sent by the browser; must match the site\'s allowedDomain unless that is ""' };
-const NOT_ALLOWED_403 = [403, 'The page\'s Origin does not match the site\'s allowedDomain'] as [number, string];
+const ORIGIN_HEADER = {
+  name: 'Origin',
+  required: false,
+  description: 'Sent by the browser; must match the site\'s allowedDomain unless that is ""',
+};
+const NOT_ALLOWED_403 = [403, "The page's Origin does not match the site's allowedDomain"] as [number, string];
 const UNKNOWN_KEY_404 = [404, 'Unknown site key (or one that was rotated, or a deleted site)'] as [number, string];
 
 /** What a customer's web page calls: no API key, identified by the site key, rate limited per key and IP. */
@@ -29,7 +33,10 @@ export class WidgetPublicController {
   @ApiOperation({ summary: 'The widget script the embed snippet loads (public, cacheable, versioned)' })
   @ApiProduces('application/javascript')
   @ApiOkResponse({ description: 'JavaScript', schema: { type: 'string' } })
-  @ApiResponse({ status: 304, description: 'Not modified: the `If-None-Match` names the script\'s `ETag` (weak or strong, alone or in a list, or `*`)' })
+  @ApiResponse({
+    status: 304,
+    description: "Not modified: the `If-None-Match` names the script's `ETag` (weak or strong, alone or in a list, or `*`)",
+  })
   embedScript(@Req() request: Request, @Res() response: Response): void {
     response.set({
       'Content-Type': 'application/javascript; charset=utf-8',
@@ -47,7 +54,7 @@ export class WidgetPublicController {
   }
 
   @Get('config/:siteKey')
-  @ApiOperation({ summary: 'What the widget needs to render, for pages on the site\'s allowed domain (CORS)' })
+  @ApiOperation({ summary: "What the widget needs to render, for pages on the site's allowed domain (CORS)" })
   @ApiHeader(ORIGIN_HEADER)
   @ApiOkResponse({ type: WidgetConfigResponse })
   @ApiErrors(NOT_ALLOWED_403, UNKNOWN_KEY_404)

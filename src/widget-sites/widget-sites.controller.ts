@@ -14,7 +14,10 @@ import { WidgetSiteRow } from './widget-sites.repository';
 import { WidgetSitesService } from './widget-sites.service';
 
 const SiteId = () => IntIdParam('siteId', 'Widget site');
-const AGENT_400 = [400, 'Invalid or unknown field (a `siteKey` too), or `agentId` not an agent of this account (with `details`)'] as [number, string];
+const AGENT_400 = [400, 'Invalid or unknown field (a `siteKey` too), or `agentId` not an agent of this account (with `details`)'] as [
+  number,
+  string,
+];
 
 /** The account's widget sites. Each response is mapped from its row with the configured PUBLIC_BASE_URL (the embed snippet's). */
 @ApiTags('widget sites')
@@ -26,7 +29,7 @@ export class WidgetSitesController {
   ) {}
 
   @Get()
-  @ApiOperation({ summary: 'List the account\'s widget sites, by id, each with its siteKey and embed snippet' })
+  @ApiOperation({ summary: "List the account's widget sites, by id, each with its siteKey and embed snippet" })
   @ApiOkResponse({ type: WidgetSiteResponse, isArray: true })
   async list(@CurrentAccount() account: CallerAccount): Promise<WidgetSiteResponse[]> {
     return (await this.sites.list(account.id)).map((site) => this.toResponse(site));
@@ -49,10 +52,14 @@ export class WidgetSitesController {
   }
 
   @Patch(':siteId')
-  @ApiOperation({ summary: 'Change some of a widget site\'s settings (`agentId: null` detaches its agent)' })
+  @ApiOperation({ summary: "Change some of a widget site's settings (`agentId: null` detaches its agent)" })
   @ApiOkResponse({ type: WidgetSiteResponse })
   @ApiErrors(AGENT_400, 404, 413, 415)
-  async update(@CurrentAccount() account: CallerAccount, @SiteId() siteId: number, @Body() dto: UpdateWidgetSiteDto): Promise<WidgetSiteResponse> {
+  async update(
+    @CurrentAccount() account: CallerAccount,
+    @SiteId() siteId: number,
+    @Body() dto: UpdateWidgetSiteDto,
+  ): Promise<WidgetSiteResponse> {
     return this.toResponse(await this.sites.update(account.id, siteId, dto));
   }
 

@@ -28,11 +28,10 @@ export type WidgetSiteFields = Omit<WidgetSiteRow, 'id' | 'siteKey' | 'createdAt
  * What the public widget routes need of the site a key names: where it may run, how it looks, and the agent
  * that answers it (null when it has none, and never an agent of another account).
  */
-export interface WidgetConfigRow
-  extends Pick<
-    WidgetSiteRow,
-    'allowedDomain' | 'widgetPosition' | 'widgetLabel' | 'widgetAvatar' | 'widgetGreeting' | 'widgetMode' | 'widgetAskName' | 'widgetAskPhone'
-  > {
+export interface WidgetConfigRow extends Pick<
+  WidgetSiteRow,
+  'allowedDomain' | 'widgetPosition' | 'widgetLabel' | 'widgetAvatar' | 'widgetGreeting' | 'widgetMode' | 'widgetAskName' | 'widgetAskPhone'
+> {
   agentId: number | null;
   agentName: string | null;
   agentLanguage: string | null;
@@ -75,7 +74,10 @@ export class WidgetSitesRepository {
 
   @AccountQuery([1, 3])
   async get(accountId: number, id: number): Promise<WidgetSiteRow | undefined> {
-    const [site] = await this.db.query<WidgetSiteRow>(`SELECT ${COLUMNS} FROM widget_sites WHERE account_id = $1 AND id = $2`, [accountId, id]);
+    const [site] = await this.db.query<WidgetSiteRow>(`SELECT ${COLUMNS} FROM widget_sites WHERE account_id = $1 AND id = $2`, [
+      accountId,
+      id,
+    ]);
     return site;
   }
 

@@ -12,7 +12,14 @@ import { createTestContext, TestAccount, TestContext } from '../helpers';
  * sites' allowed domain) or as http://127.0.0.1:<port> (not allowed).
  */
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+const CHROMIUM_ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
 export const VIEWPORT = { width: 1000, height: 680 };
 
 /** The host page's own styles, deliberately aggressive: none may reach the widget, and the widget may change none. */
@@ -76,7 +83,8 @@ export interface InitScript {
 
 /** The API (on the test database, with these configuration overrides), a host page server and Chromium. */
 export async function startWidgetHarness(overrides: Partial<AppConfig> = {}): Promise<WidgetHarness> {
-  if (!fs.existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} not found: install it with apt-get install -y chromium (or set CHROMIUM_PATH)`);
+  if (!fs.existsSync(CHROMIUM))
+    throw new Error(`${CHROMIUM} not found: install it with apt-get install -y chromium (or set CHROMIUM_PATH)`);
   const apiPort = await freePort();
   const context = await createTestContext({ port: apiPort, publicBaseUrl: `http://127.0.0.1:${apiPort}`, ...overrides });
   await context.app.listen(apiPort, '127.0.0.1');
@@ -148,5 +156,11 @@ export async function createShopAgent(context: TestContext, owner: TestAccount):
   for (const [name, content] of Object.entries(KNOWLEDGE)) {
     await context.as(owner).post(`/knowledge-bases/${kb.id}/sources`).send({ name, type: 'text', content }).expect(201);
   }
-  return (await context.as(owner).post('/agents').send({ name: 'Asha', language: 'en-IN', knowledgeBaseIds: [kb.id] }).expect(201)).body;
+  return (
+    await context
+      .as(owner)
+      .post('/agents')
+      .send({ name: 'Asha', language: 'en-IN', knowledgeBaseIds: [kb.id] })
+      .expect(201)
+  ).body;
 }

@@ -76,7 +76,13 @@ export const conversationStyles = (page: Page) =>
   page.evaluate(() => {
     const root = document.querySelector('voice-agent-widget')!.shadowRoot!;
     const style = (selector: string) => getComputedStyle(root.querySelector(selector)!);
-    const [list, reply, question, input, end] = [style('.messages'), style('.message.agent'), style('.message.user'), style('textarea'), style('.end')];
+    const [list, reply, question, input, end] = [
+      style('.messages'),
+      style('.message.agent'),
+      style('.message.user'),
+      style('textarea'),
+      style('.end'),
+    ];
     return {
       list: [list.listStyleType, list.marginTop, list.backgroundColor],
       reply: [reply.marginTop, reply.backgroundColor, reply.textTransform, reply.fontFamily.includes('Georgia')],

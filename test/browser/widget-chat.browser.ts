@@ -24,14 +24,16 @@ import {
 const DOCS_SCREENSHOT = path.join(__dirname, '..', '..', 'docs', 'widget-screenshot.png');
 /** The README's screenshot is rewritten only on request (or when missing), so that runs leave the tree clean. */
 const SCREENSHOT =
-  process.env.UPDATE_SCREENSHOT === '1' || !fs.existsSync(DOCS_SCREENSHOT) ? DOCS_SCREENSHOT : path.join(os.tmpdir(), 'widget-screenshot.png');
+  process.env.UPDATE_SCREENSHOT === '1' || !fs.existsSync(DOCS_SCREENSHOT)
+    ? DOCS_SCREENSHOT
+    : path.join(os.tmpdir(), 'widget-screenshot.png');
 const GREETING = 'Namaste! Questions about delivery or returns? Ask me.';
 const DELIVERY_QUESTION = 'How long does delivery take?';
 const RETURNS_QUESTION = 'Can I return a saree?';
 
 type Speaker = 'agent' | 'user';
 
-describe('the widget\'s chat in Chromium', () => {
+describe("the widget's chat in Chromium", () => {
   let harness: WidgetHarness;
   let owner: TestAccount;
   let siteKey: string;
@@ -70,7 +72,10 @@ describe('the widget\'s chat in Chromium', () => {
   /** The transcript the widget shows. */
   const shown = (page: Page) =>
     page.locator('voice-agent-widget .messages .message').evaluateAll((items) =>
-      items.map((item): { speaker: Speaker; text: string | null } => ({ speaker: item.className.includes('user') ? 'user' : 'agent', text: item.querySelector('.text')!.textContent })),
+      items.map((item): { speaker: Speaker; text: string | null } => ({
+        speaker: item.className.includes('user') ? 'user' : 'agent',
+        text: item.querySelector('.text')!.textContent,
+      })),
     );
 
   /** Waits until the live region announces this reply (announced once complete, so the reply is whole). */
@@ -95,7 +100,13 @@ describe('the widget\'s chat in Chromium', () => {
     await recordReplyTexts(page);
     await ask(page, DELIVERY_QUESTION, KNOWLEDGE.delivery);
     await ask(page, RETURNS_QUESTION, KNOWLEDGE.returns);
-    const transcript = turns(['agent', GREETING], ['user', DELIVERY_QUESTION], ['agent', KNOWLEDGE.delivery], ['user', RETURNS_QUESTION], ['agent', KNOWLEDGE.returns]);
+    const transcript = turns(
+      ['agent', GREETING],
+      ['user', DELIVERY_QUESTION],
+      ['agent', KNOWLEDGE.delivery],
+      ['user', RETURNS_QUESTION],
+      ['agent', KNOWLEDGE.returns],
+    );
     expect(await shown(page)).toEqual(transcript);
     // Each reply appeared piece by piece: several growing prefixes of it before the whole.
     const texts = await replyTexts(page);
@@ -209,7 +220,11 @@ describe('the widget\'s chat in Chromium', () => {
     await expect(parts.error.isVisible()).resolves.toBe(false);
 
     for (let sent = 1; sent < 100; sent++) {
-      await harness.context.http.post(`/conversations/${conversationId}/messages`).set(bearer(token)).send({ text: `Question ${sent}` }).expect(200);
+      await harness.context.http
+        .post(`/conversations/${conversationId}/messages`)
+        .set(bearer(token))
+        .send({ text: `Question ${sent}` })
+        .expect(200);
     }
     await parts.input.fill(RETURNS_QUESTION);
     await parts.input.press('Enter');
@@ -237,7 +252,7 @@ describe('the widget\'s chat in Chromium', () => {
     await page.close();
   });
 
-  it('keeps the host page\'s styles out of the conversation', async () => {
+  it("keeps the host page's styles out of the conversation", async () => {
     const { page } = await startChat();
     await ask(page, DELIVERY_QUESTION, KNOWLEDGE.delivery);
     await widget(page).end.focus();
@@ -251,7 +266,7 @@ describe('the widget\'s chat in Chromium', () => {
     await page.close();
   });
 
-  it('leaves the conversation to the page\'s own runtime when its start listener calls preventDefault()', async () => {
+  it("leaves the conversation to the page's own runtime when its start listener calls preventDefault()", async () => {
     const { page } = await harness.open('/site/shop');
     const requested: string[] = [];
     page.on('request', (request) => requested.push(new URL(request.url()).pathname));
@@ -268,5 +283,4 @@ describe('the widget\'s chat in Chromium', () => {
     expect(await savedConversation(page, siteKey)).toBeNull();
     await page.close();
   });
-
 });

@@ -17,7 +17,10 @@ describe('the widget with a streaming provider, in Chromium', () => {
 
   beforeAll(async () => {
     llm = await startFakeLlm();
-    harness = await startWidgetHarness({ llm: { baseUrl: llm.url, apiKey: 'sk-test', timeoutMs: 30_000, maxTokens: 256 }, widgetRateLimit: 5 });
+    harness = await startWidgetHarness({
+      llm: { baseUrl: llm.url, apiKey: 'sk-test', timeoutMs: 30_000, maxTokens: 256 },
+      widgetRateLimit: 5,
+    });
     owner = await harness.context.createAccount({ name: 'Acme Saree House' });
     const agent = (await harness.context.as(owner).post('/agents').send({ name: 'Asha', language: 'en-IN' }).expect(201)).body;
     ({ siteKey } = await harness.createSite(owner, 'shop', {
@@ -81,7 +84,9 @@ describe('the widget with a streaming provider, in Chromium', () => {
     const { conversationId, token } = (await savedConversation(page, siteKey))!;
     const statuses: number[] = [];
     while (!statuses.includes(429) && statuses.length < 10) {
-      statuses.push((await harness.context.http.post(`/conversations/${conversationId}/messages`).set(bearer(token)).send({ text: 'More' })).status);
+      statuses.push(
+        (await harness.context.http.post(`/conversations/${conversationId}/messages`).set(bearer(token)).send({ text: 'More' })).status,
+      );
     }
     expect(statuses.at(-1)).toBe(429);
 

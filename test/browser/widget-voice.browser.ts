@@ -10,7 +10,7 @@ import { focusedInWidget, installSpeechStub, removeSpeech, speechLog } from './p
 const GREETING = 'Namaste! Ask me about delivery or returns.';
 const QUESTION = 'How long does delivery take?';
 
-describe('the widget\'s voice mode in Chromium', () => {
+describe("the widget's voice mode in Chromium", () => {
   let harness: WidgetHarness;
   let owner: TestAccount;
 
@@ -32,7 +32,7 @@ describe('the widget\'s voice mode in Chromium', () => {
 
   afterAll(() => harness?.close());
 
-  it('speaks the greeting, hears the visitor in the agent\'s language, sends it, speaks the reply, listens again until stopped', async () => {
+  it("speaks the greeting, hears the visitor in the agent's language, sends it, speaks the reply, listens again until stopped", async () => {
     const { page, errors } = await harness.open('/site/call', { init: { script: installSpeechStub, argument: [QUESTION] } });
     const parts = widget(page);
     await parts.launcher.click();
@@ -77,7 +77,11 @@ describe('the widget\'s voice mode in Chromium', () => {
     await parts.input.fill(QUESTION);
     await parts.input.press('Enter');
     await parts.announcer.filter({ hasText: KNOWLEDGE.delivery }).waitFor({ state: 'attached' });
-    expect(await page.locator('voice-agent-widget .messages .message .text').allTextContents()).toEqual([GREETING, QUESTION, KNOWLEDGE.delivery]);
+    expect(await page.locator('voice-agent-widget .messages .message .text').allTextContents()).toEqual([
+      GREETING,
+      QUESTION,
+      KNOWLEDGE.delivery,
+    ]);
     expect(errors).toEqual([]);
     await page.close();
   });

@@ -4,7 +4,10 @@ import { startWidgetHarness, VIEWPORT, widget, WidgetHarness } from './harness';
 
 // page.evaluate() callbacks run in the browser. The project compiles without the DOM library (it would
 // let server code use browser globals), so the few browser globals used here are declared in this module only.
-declare const document: { querySelector(selector: string): BrowserElement | null; addEventListener(type: string, listener: (event: { detail: unknown }) => void, options?: object): void };
+declare const document: {
+  querySelector(selector: string): BrowserElement | null;
+  addEventListener(type: string, listener: (event: { detail: unknown }) => void, options?: object): void;
+};
 declare function getComputedStyle(element: BrowserElement): Record<string, string>;
 interface BrowserElement {
   shadowRoot: { querySelector(selector: string): BrowserElement | null } | null;
@@ -19,7 +22,16 @@ const hostStyles = (page: Page) =>
   page.evaluate(() => {
     const pick = (selector: string) => {
       const style = getComputedStyle(document.querySelector(selector)!);
-      return [style.color, style.backgroundColor, style.fontFamily, style.fontSize, style.margin, style.padding, style.border, style.textTransform];
+      return [
+        style.color,
+        style.backgroundColor,
+        style.fontFamily,
+        style.fontSize,
+        style.margin,
+        style.padding,
+        style.border,
+        style.textTransform,
+      ];
     };
     return { body: pick('body'), h1: pick('h1'), p: pick('p'), button: pick('#host-button') };
   });
@@ -88,10 +100,16 @@ describe('embeddable widget in Chromium', () => {
     await panel.locator('input[name="phone"]').fill('+91 98765 43210');
 
     const started = page.evaluate(
-      () => new Promise((resolve) => document.addEventListener('voice-agent-widget:start', (event) => resolve(event.detail), { once: true })),
+      () =>
+        new Promise((resolve) => document.addEventListener('voice-agent-widget:start', (event) => resolve(event.detail), { once: true })),
     );
     await panel.locator('.start').click();
-    await expect(started).resolves.toEqual({ siteKey: expect.stringMatching(/^ws_/), mode: 'voice', name: 'Priya Sharma', phone: '+91 98765 43210' });
+    await expect(started).resolves.toEqual({
+      siteKey: expect.stringMatching(/^ws_/),
+      mode: 'voice',
+      name: 'Priya Sharma',
+      phone: '+91 98765 43210',
+    });
     await widget(page).end.waitFor(); // and the built-in conversation started (widget-chat.browser.ts follows it)
 
     await panel.locator('.close').click();
@@ -104,7 +122,9 @@ describe('embeddable widget in Chromium', () => {
     const { page } = await open('/site/chat');
     await launcher(page).click();
     await widget(page).start.click();
-    await expect(widget(page).status.filter({ hasText: 'This assistant is not available at the moment.' }).waitFor()).resolves.toBeUndefined();
+    await expect(
+      widget(page).status.filter({ hasText: 'This assistant is not available at the moment.' }).waitFor(),
+    ).resolves.toBeUndefined();
     expect(await widget(page).input.count()).toBe(1);
     await expect(widget(page).input.isVisible()).resolves.toBe(false);
     await page.close();
@@ -141,7 +161,9 @@ describe('embeddable widget in Chromium', () => {
       ['elsewhere', 'localhost'],
     ] as const) {
       const { page, warnings } = await open(`/site/${site}`, host);
-      await page.waitForEvent('console', { predicate: (message) => message.text().startsWith(NOT_SHOWN), timeout: 10_000 }).catch(() => undefined);
+      await page
+        .waitForEvent('console', { predicate: (message) => message.text().startsWith(NOT_SHOWN), timeout: 10_000 })
+        .catch(() => undefined);
       expect(warnings.some((text) => text.startsWith(NOT_SHOWN))).toBe(true);
       expect(await page.locator('voice-agent-widget').count()).toBe(0);
       await page.close();
@@ -155,7 +177,7 @@ describe('embeddable widget in Chromium', () => {
     await page.close();
   });
 
-  it('leaves the host page\'s styles untouched, and is untouched by them', async () => {
+  it("leaves the host page's styles untouched, and is untouched by them", async () => {
     const plain = await open('/plain');
     const before = await hostStyles(plain.page);
     await plain.page.close();

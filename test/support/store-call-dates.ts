@@ -17,10 +17,10 @@ async function main(): Promise<void> {
     for (const callDate of callDates) {
       const created = await context.as(account).post('/calls').send({ callDate });
       const read = await context.as(account).get(`/calls/${created.body.id}`);
-      const [row] = await dataSource.query(`SELECT (extract(epoch FROM call_date) * 1000)::float8 AS ms FROM calls WHERE account_id = $1 AND id = $2`, [
-        account.id,
-        created.body.id,
-      ]);
+      const [row] = await dataSource.query(
+        `SELECT (extract(epoch FROM call_date) * 1000)::float8 AS ms FROM calls WHERE account_id = $1 AND id = $2`,
+        [account.id, created.body.id],
+      );
       results.push({ status: created.status, callDate: read.body.callDate, storedMs: row?.ms });
     }
     process.stdout.write(`${JSON.stringify({ timeZoneOffsetIn1850: new Date('1850-01-01T00:00:00Z').getTimezoneOffset(), results })}\n`);

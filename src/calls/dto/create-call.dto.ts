@@ -23,16 +23,9 @@ import { IsNumberWithDecimals, IsOmittable, IsOneOf, MaxCodePointLength, Trim } 
 import { TRANSCRIPT_SPEAKERS, TranscriptSpeaker } from '../call.entity';
 import { PHONE_PATTERN } from '../phone';
 
-
 /** Optional free-text label: trimmed, at most 100 characters, "" when not given. */
 const Label = () =>
-  applyDecorators(
-    IsOmittable(),
-    Trim(),
-    IsString(),
-    MaxCodePointLength(100),
-    ApiProperty({ type: String, required: false, default: '' }),
-  );
+  applyDecorators(IsOmittable(), Trim(), IsString(), MaxCodePointLength(100), ApiProperty({ type: String, required: false, default: '' }));
 
 export class TranscriptTurnDto {
   /** Who spoke. @example "agent" */

@@ -46,7 +46,8 @@ export function parseAnalysis(content: unknown): CallAnalysis | undefined {
   }
   if (value === null || typeof value !== 'object') return undefined;
   const { sentiment, status, summary } = value as Record<string, unknown>;
-  const known = <T extends string>(list: readonly T[], item: unknown): item is T => typeof item === 'string' && (list as readonly string[]).includes(item);
+  const known = <T extends string>(list: readonly T[], item: unknown): item is T =>
+    typeof item === 'string' && (list as readonly string[]).includes(item);
   if (!known(SENTIMENTS, sentiment) || !known(LEAD_STATUSES, status) || typeof summary !== 'string') return undefined;
   const text = summary.trim();
   if (!text || codePointLength(text) > MAX_SUMMARY || !isStorable(text)) return undefined;

@@ -29,7 +29,7 @@ export function systemMessage({ agent, passages }: Pick<ReplyRequest, 'agent' | 
   const parts = [agent.systemPrompt.trim() || GENERIC_PROMPT, `Always reply in ${languageName(agent.language)} (${agent.language}).`];
   if (passages.length) {
     parts.push(
-      'Knowledge passages that may answer the visitor\'s latest message, best first:',
+      "Knowledge passages that may answer the visitor's latest message, best first:",
       ...passages.map((passage, index) => `[${index + 1}] From "${passage.sourceName}":\n${passage.text}`),
     );
   }

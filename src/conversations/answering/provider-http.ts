@@ -93,7 +93,8 @@ function requestBody(body: RequestInit['body']): Buffer | undefined {
 function toResponse(incoming: http.IncomingMessage, url: URL, method: string): Response {
   const status = incoming.statusCode ?? 0;
   const headers = new Headers();
-  for (let index = 0; index < incoming.rawHeaders.length; index += 2) headers.append(incoming.rawHeaders[index], incoming.rawHeaders[index + 1]);
+  for (let index = 0; index < incoming.rawHeaders.length; index += 2)
+    headers.append(incoming.rawHeaders[index], incoming.rawHeaders[index + 1]);
   const hasBody = method !== 'HEAD' && !NULL_BODY_STATUSES.has(status);
   if (!hasBody) incoming.resume();
   const response = new Response(hasBody ? (Readable.toWeb(incoming) as ReadableStream<Uint8Array>) : null, {

@@ -52,26 +52,50 @@ export class KnowledgeRetrieval1795429671494 implements MigrationInterface {
   async up(queryRunner: QueryRunner): Promise<void> {
     await queryRunner.query(`DROP INDEX "public"."IDX_489500aa68c2042034cca267cc"`);
     await queryRunner.query(`DROP INDEX "public"."IDX_0e933c06e8e27288be32196838"`);
-    await queryRunner.query(`CREATE TABLE "knowledge_passages" ("id" SERIAL NOT NULL, "account_id" integer NOT NULL, "created_at" TIMESTAMP WITH TIME ZONE NOT NULL DEFAULT now(), "knowledge_base_id" integer NOT NULL, "source_id" integer NOT NULL, "position" integer NOT NULL, "text" text NOT NULL, "tokens" tsvector NOT NULL, "token_count" integer NOT NULL, CONSTRAINT "PK_379aeca857a8e82818c54937806" PRIMARY KEY ("id"))`);
+    await queryRunner.query(
+      `CREATE TABLE "knowledge_passages" ("id" SERIAL NOT NULL, "account_id" integer NOT NULL, "created_at" TIMESTAMP WITH TIME ZONE NOT NULL DEFAULT now(), "knowledge_base_id" integer NOT NULL, "source_id" integer NOT NULL, "position" integer NOT NULL, "text" text NOT NULL, "tokens" tsvector NOT NULL, "token_count" integer NOT NULL, CONSTRAINT "PK_379aeca857a8e82818c54937806" PRIMARY KEY ("id"))`,
+    );
     await queryRunner.query(`CREATE INDEX "IDX_4b745865251b8f7b557b628e09" ON "knowledge_passages"  ("source_id") `);
-    await queryRunner.query(`CREATE TABLE "knowledge_token_stats" ("account_id" integer NOT NULL, "token" text NOT NULL, "passages" integer NOT NULL, CONSTRAINT "PK_061a1e495f222f542c1e8dd0e9b" PRIMARY KEY ("account_id", "token"))`);
-    await queryRunner.query(`CREATE TABLE "knowledge_corpus" ("account_id" integer NOT NULL, "passages" integer NOT NULL, "tokens" bigint NOT NULL, CONSTRAINT "PK_28821b117e7df7dc8d661292b0d" PRIMARY KEY ("account_id"))`);
-    await queryRunner.query(`CREATE TABLE "agent_knowledge_bases" ("account_id" integer NOT NULL, "agent_id" integer NOT NULL, "knowledge_base_id" integer NOT NULL, CONSTRAINT "PK_b5ca4faa79e7546e2fc52792f80" PRIMARY KEY ("account_id", "agent_id", "knowledge_base_id"))`);
-    await queryRunner.query(`CREATE INDEX "IDX_72edfee7bb65d8aa2314adbf41" ON "agent_knowledge_bases"  ("account_id", "knowledge_base_id") `);
+    await queryRunner.query(
+      `CREATE TABLE "knowledge_token_stats" ("account_id" integer NOT NULL, "token" text NOT NULL, "passages" integer NOT NULL, CONSTRAINT "PK_061a1e495f222f542c1e8dd0e9b" PRIMARY KEY ("account_id", "token"))`,
+    );
+    await queryRunner.query(
+      `CREATE TABLE "knowledge_corpus" ("account_id" integer NOT NULL, "passages" integer NOT NULL, "tokens" bigint NOT NULL, CONSTRAINT "PK_28821b117e7df7dc8d661292b0d" PRIMARY KEY ("account_id"))`,
+    );
+    await queryRunner.query(
+      `CREATE TABLE "agent_knowledge_bases" ("account_id" integer NOT NULL, "agent_id" integer NOT NULL, "knowledge_base_id" integer NOT NULL, CONSTRAINT "PK_b5ca4faa79e7546e2fc52792f80" PRIMARY KEY ("account_id", "agent_id", "knowledge_base_id"))`,
+    );
+    await queryRunner.query(
+      `CREATE INDEX "IDX_72edfee7bb65d8aa2314adbf41" ON "agent_knowledge_bases"  ("account_id", "knowledge_base_id") `,
+    );
     await queryRunner.query(`ALTER TABLE "knowledge_base_sources" ADD "status" character varying(10) NOT NULL DEFAULT 'pending'`);
     await queryRunner.query(`ALTER TABLE "knowledge_base_sources" ALTER COLUMN "status" DROP DEFAULT`);
     await queryRunner.query(`ALTER TABLE "knowledge_base_sources" ADD "error" character varying(500) NOT NULL DEFAULT ''`);
     await queryRunner.query(`ALTER TABLE "knowledge_base_sources" ADD "revision" integer NOT NULL DEFAULT '0'`);
     await queryRunner.query(`CREATE UNIQUE INDEX "IDX_489500aa68c2042034cca267cc" ON "agents"  ("account_id", "id") `);
     await queryRunner.query(`CREATE UNIQUE INDEX "IDX_0e933c06e8e27288be32196838" ON "knowledge_bases"  ("account_id", "id") `);
-    await queryRunner.query(`ALTER TABLE "knowledge_passages" ADD CONSTRAINT "FK_dcd05df2c0f765df225c8892362" FOREIGN KEY ("account_id") REFERENCES "accounts"("id") ON DELETE CASCADE ON UPDATE NO ACTION`);
-    await queryRunner.query(`ALTER TABLE "knowledge_passages" ADD CONSTRAINT "FK_4b745865251b8f7b557b628e090" FOREIGN KEY ("source_id") REFERENCES "knowledge_base_sources"("id") ON DELETE CASCADE ON UPDATE NO ACTION`);
-    await queryRunner.query(`ALTER TABLE "knowledge_token_stats" ADD CONSTRAINT "FK_7a709d524474cb6bc20c7478ca9" FOREIGN KEY ("account_id") REFERENCES "accounts"("id") ON DELETE CASCADE ON UPDATE NO ACTION`);
-    await queryRunner.query(`ALTER TABLE "knowledge_corpus" ADD CONSTRAINT "FK_28821b117e7df7dc8d661292b0d" FOREIGN KEY ("account_id") REFERENCES "accounts"("id") ON DELETE CASCADE ON UPDATE NO ACTION`);
-    await queryRunner.query(`ALTER TABLE "agent_knowledge_bases" ADD CONSTRAINT "FK_9d17fdc0374e898e51f12c80496" FOREIGN KEY ("agent_id", "account_id") REFERENCES "agents"("id","account_id") ON DELETE CASCADE ON UPDATE NO ACTION`);
-    await queryRunner.query(`ALTER TABLE "agent_knowledge_bases" ADD CONSTRAINT "FK_72edfee7bb65d8aa2314adbf416" FOREIGN KEY ("knowledge_base_id", "account_id") REFERENCES "knowledge_bases"("id","account_id") ON DELETE CASCADE ON UPDATE NO ACTION`);
+    await queryRunner.query(
+      `ALTER TABLE "knowledge_passages" ADD CONSTRAINT "FK_dcd05df2c0f765df225c8892362" FOREIGN KEY ("account_id") REFERENCES "accounts"("id") ON DELETE CASCADE ON UPDATE NO ACTION`,
+    );
+    await queryRunner.query(
+      `ALTER TABLE "knowledge_passages" ADD CONSTRAINT "FK_4b745865251b8f7b557b628e090" FOREIGN KEY ("source_id") REFERENCES "knowledge_base_sources"("id") ON DELETE CASCADE ON UPDATE NO ACTION`,
+    );
+    await queryRunner.query(
+      `ALTER TABLE "knowledge_token_stats" ADD CONSTRAINT "FK_7a709d524474cb6bc20c7478ca9" FOREIGN KEY ("account_id") REFERENCES "accounts"("id") ON DELETE CASCADE ON UPDATE NO ACTION`,
+    );
+    await queryRunner.query(
+      `ALTER TABLE "knowledge_corpus" ADD CONSTRAINT "FK_28821b117e7df7dc8d661292b0d" FOREIGN KEY ("account_id") REFERENCES "accounts"("id") ON DELETE CASCADE ON UPDATE NO ACTION`,
+    );
+    await queryRunner.query(
+      `ALTER TABLE "agent_knowledge_bases" ADD CONSTRAINT "FK_9d17fdc0374e898e51f12c80496" FOREIGN KEY ("agent_id", "account_id") REFERENCES "agents"("id","account_id") ON DELETE CASCADE ON UPDATE NO ACTION`,
+    );
+    await queryRunner.query(
+      `ALTER TABLE "agent_knowledge_bases" ADD CONSTRAINT "FK_72edfee7bb65d8aa2314adbf416" FOREIGN KEY ("knowledge_base_id", "account_id") REFERENCES "knowledge_bases"("id","account_id") ON DELETE CASCADE ON UPDATE NO ACTION`,
+    );
     await queryRunner.query(`CREATE INDEX "IDX_knowledge_passages_search" ON "knowledge_passages" USING gin ("account_id", "tokens")`);
-    await queryRunner.query(`CREATE INDEX "IDX_knowledge_base_sources_pending" ON "knowledge_base_sources" ("id") WHERE "status" = 'pending'`);
+    await queryRunner.query(
+      `CREATE INDEX "IDX_knowledge_base_sources_pending" ON "knowledge_base_sources" ("id") WHERE "status" = 'pending'`,
+    );
     for (const statement of STATISTICS_TRIGGERS) await queryRunner.query(statement);
   }
 

@@ -18,7 +18,9 @@ export class ApiKeysNotifyRevocation1795430000000 implements MigrationInterface 
     await queryRunner.query(`CREATE TRIGGER "TRG_api_keys_revoked" AFTER UPDATE OF "revoked_at", "key_hash", "account_id" ON "api_keys" FOR EACH ROW
       WHEN (OLD."revoked_at" IS DISTINCT FROM NEW."revoked_at" OR OLD."key_hash" IS DISTINCT FROM NEW."key_hash" OR OLD."account_id" IS DISTINCT FROM NEW."account_id")
       EXECUTE FUNCTION "api_keys_notify_revoked"()`);
-    await queryRunner.query(`CREATE TRIGGER "TRG_api_keys_deleted" AFTER DELETE ON "api_keys" FOR EACH ROW EXECUTE FUNCTION "api_keys_notify_revoked"()`);
+    await queryRunner.query(
+      `CREATE TRIGGER "TRG_api_keys_deleted" AFTER DELETE ON "api_keys" FOR EACH ROW EXECUTE FUNCTION "api_keys_notify_revoked"()`,
+    );
   }
 
   async down(queryRunner: QueryRunner): Promise<void> {

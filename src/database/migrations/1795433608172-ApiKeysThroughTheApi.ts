@@ -16,7 +16,9 @@ export class ApiKeysThroughTheApi1795433608172 implements MigrationInterface {
     await queryRunner.query(`ALTER TABLE "api_keys" ALTER COLUMN "scopes" DROP DEFAULT`);
     await queryRunner.query(`ALTER TABLE "api_keys" ADD "expires_at" TIMESTAMP WITH TIME ZONE`);
     await queryRunner.query(`ALTER TABLE "api_keys" ADD "last_used_at" TIMESTAMP WITH TIME ZONE`);
-    await queryRunner.query(`ALTER TABLE "api_keys" ADD CONSTRAINT "CHK_api_keys_scopes" CHECK (cardinality("scopes") > 0 AND "scopes" <@ ARRAY['read', 'write']::text[])`);
+    await queryRunner.query(
+      `ALTER TABLE "api_keys" ADD CONSTRAINT "CHK_api_keys_scopes" CHECK (cardinality("scopes") > 0 AND "scopes" <@ ARRAY['read', 'write']::text[])`,
+    );
     await queryRunner.query(`DROP TRIGGER "TRG_api_keys_revoked" ON "api_keys"`);
     await queryRunner.query(`CREATE TRIGGER "TRG_api_keys_revoked" AFTER UPDATE OF "revoked_at", "key_hash", "account_id", "expires_at", "scopes" ON "api_keys" FOR EACH ROW
       WHEN (OLD."revoked_at" IS DISTINCT FROM NEW."revoked_at" OR OLD."key_hash" IS DISTINCT FROM NEW."key_hash" OR OLD."account_id" IS DISTINCT FROM NEW."account_id"

@@ -22,4 +22,27 @@ import { WebhookOutbox1795644318865 } from './1795644318865-WebhookOutbox';
 import { WebhookRetryRequested1795650000000 } from './1795650000000-WebhookRetryRequested';
 import { ConversationSites1795700000000 } from './1795700000000-ConversationSites';
 
-export const MIGRATIONS = [Initial1795327392008, Agents1795327686619, KnowledgeBases1795327849133, Calls1795327895093, WidgetSites1795328182287, CallsSearchStatistics1795335600000, CallsNameSearchKey1795342800000, AllowedDomainLength1795428461087, CallsCallDateMilliseconds1795428861465, Conversations1795429061098, KnowledgeRetrieval1795429671494, ApiKeysNotifyRevocation1795430000000, Webhooks1795430249942, CallsUsageIndex1795432000000, ApiKeysThroughTheApi1795433608172, IdempotencyKeys1795433608173, WebhookEventsRetention1795434000000, ErasedCallsConversations1795435000000, BlankWidgetGreetings1795435000001, WebhookOutbox1795644318865, WebhookRetryRequested1795650000000, ConversationSites1795700000000];
+export const MIGRATIONS = [
+  Initial1795327392008,
+  Agents1795327686619,
+  KnowledgeBases1795327849133,
+  Calls1795327895093,
+  WidgetSites1795328182287,
+  CallsSearchStatistics1795335600000,
+  CallsNameSearchKey1795342800000,
+  AllowedDomainLength1795428461087,
+  CallsCallDateMilliseconds1795428861465,
+  Conversations1795429061098,
+  KnowledgeRetrieval1795429671494,
+  ApiKeysNotifyRevocation1795430000000,
+  Webhooks1795430249942,
+  CallsUsageIndex1795432000000,
+  ApiKeysThroughTheApi1795433608172,
+  IdempotencyKeys1795433608173,
+  WebhookEventsRetention1795434000000,
+  ErasedCallsConversations1795435000000,
+  BlankWidgetGreetings1795435000001,
+  WebhookOutbox1795644318865,
+  WebhookRetryRequested1795650000000,
+  ConversationSites1795700000000,
+];

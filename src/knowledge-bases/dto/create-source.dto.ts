@@ -11,7 +11,10 @@ class SourceContentRule implements ValidatorConstraintInterface {
   validate(content: unknown, args: ValidationArguments): boolean {
     if (typeof content !== 'string') return false;
     if ((args.object as CreateSourceDto).type !== 'url') return codePointLength(content) <= MAX_TEXT_CONTENT_LENGTH;
-    return codePointLength(content) <= MAX_URL_LENGTH && isURL(content, { protocols: ['http', 'https'], require_protocol: true, require_tld: false });
+    return (
+      codePointLength(content) <= MAX_URL_LENGTH &&
+      isURL(content, { protocols: ['http', 'https'], require_protocol: true, require_tld: false })
+    );
   }
 
   defaultMessage(args: ValidationArguments): string {

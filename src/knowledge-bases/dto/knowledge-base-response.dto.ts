@@ -74,6 +74,9 @@ export function toKnowledgeBaseResponse(knowledgeBase: KnowledgeBaseRow): Knowle
   };
 }
 
-export function toKnowledgeBaseWithSourcesResponse(knowledgeBase: KnowledgeBaseRow, sources: SourceRow[]): KnowledgeBaseWithSourcesResponse {
+export function toKnowledgeBaseWithSourcesResponse(
+  knowledgeBase: KnowledgeBaseRow,
+  sources: SourceRow[],
+): KnowledgeBaseWithSourcesResponse {
   return { ...toKnowledgeBaseResponse(knowledgeBase), sources: sources.map(toSourceResponse) };
 }

@@ -44,5 +44,10 @@ export class SearchResultResponse {
 }
 
 export function toSearchResultResponse(passage: RetrievedPassage): SearchResultResponse {
-  return { sourceId: passage.sourceId, sourceName: passage.sourceName, text: passage.text, score: Math.round(passage.score * 10_000) / 10_000 };
+  return {
+    sourceId: passage.sourceId,
+    sourceName: passage.sourceName,
+    text: passage.text,
+    score: Math.round(passage.score * 10_000) / 10_000,
+  };
 }

@@ -17,4 +17,7 @@ export class RecordingUrlResponse {
   expiresAt: string;
 }
 
-export const toRecordingUrlResponse = ({ url, expiresAt }: RecordingUrl): RecordingUrlResponse => ({ url, expiresAt: expiresAt.toISOString() });
+export const toRecordingUrlResponse = ({ url, expiresAt }: RecordingUrl): RecordingUrlResponse => ({
+  url,
+  expiresAt: expiresAt.toISOString(),
+});

@@ -1,6 +1,13 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { ApiDateTime, ApiUuid } from '../../common/api-formats';
-import { DELIVERY_STATUSES, DeliveredEventType, DeliveryStatus, PING_EVENT, WEBHOOK_EVENT_TYPES, WebhookEventType } from '../webhook-event-types';
+import {
+  DELIVERY_STATUSES,
+  DeliveredEventType,
+  DeliveryStatus,
+  PING_EVENT,
+  WEBHOOK_EVENT_TYPES,
+  WebhookEventType,
+} from '../webhook-event-types';
 import { publicEventId } from '../webhook-payload';
 import { DeliveryRow, WebhookRow } from '../webhooks.repository';
 

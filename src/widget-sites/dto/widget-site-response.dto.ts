@@ -32,7 +32,10 @@ export class WidgetSiteResponse {
   /** Public key of the embed snippet; `POST /widget/sites/{siteId}/rotate-key` replaces it. @example "ws_3q2-7wVhZ0kq9yXb1mT4cR8sLdE6uJfA" */
   siteKey: string;
   /** The HTML to paste into the site's pages, built from PUBLIC_BASE_URL. */
-  @ApiProperty({ example: '<script src="https://api.example.com/widget/embed.js?v=2" data-site-key="ws_3q2-7wVhZ0kq9yXb1mT4cR8sLdE6uJfA" async></script>' })
+  @ApiProperty({
+    example:
+      '<script src="https://api.example.com/widget/embed.js?v=2" data-site-key="ws_3q2-7wVhZ0kq9yXb1mT4cR8sLdE6uJfA" async></script>',
+  })
   embedSnippet: string;
   /** @example "2026-11-22T09:15:02.123Z" */
   @ApiDateTime()

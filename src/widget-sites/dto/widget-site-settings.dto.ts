@@ -4,14 +4,7 @@ import { IsBoolean, IsInt, IsString, Max, Min, ValidateBy, ValidateIf, Validatio
 import { MAX_INT_ID } from '../../common/id.pipes';
 import { CodePointLength, IsOmittable, IsOneOf, MaxCodePointLength, Trim } from '../../common/validators';
 import { normaliseAllowedDomain } from '../allowed-domain';
-import {
-  WIDGET_AVATARS,
-  WIDGET_MODES,
-  WIDGET_POSITIONS,
-  type WidgetAvatar,
-  type WidgetMode,
-  type WidgetPosition,
-} from '../widget-options';
+import { WIDGET_AVATARS, WIDGET_MODES, WIDGET_POSITIONS, type WidgetAvatar, type WidgetMode, type WidgetPosition } from '../widget-options';
 
 /** A pasted URL or a mixed-case host becomes its stored form; an invalid value is left for @IsAllowedDomain to refuse. */
 const NormaliseDomain = () =>
