@@ -1,0 +1,166 @@
+/**
+ * What a route answers, declared once on the handler; one global interceptor (ResponseMapping) applies it.
+ *
+ *   @Get() @Responds([AgentResponse], toAgentResponse)                 // 200, a list: each element mapped
+ *   @Post() @Responds(AgentResponse, toAgentResponse, { status: 201 }) // 201 (HttpCode and OpenAPI both)
+ *   @Delete(':id') @NoContent()                                        // 204: the handler returns nothing
+ *   @Get('export') @WritesOwnResponse()                                // the handler writes through @Res()
+ *
+ * The handler returns what the mapper takes (a row, a service result; `tsc` refuses anything else), and the
+ * interceptor sends what the mapper makes of it, so that no row leaves without its `toXResponse()`. A route
+ * that declares none of these is refused (a logged 500) before its handler runs; a 204 or own-response route
+ * that returns a value anyway, or a list route that returns something else than an array, is refused too.
+ */
+import { applyDecorators, CallHandler, ExecutionContext, HttpCode, Injectable, NestInterceptor, SetMetadata, Type } from '@nestjs/common';
+import { HTTP_CODE_METADATA } from '@nestjs/common/constants';
+import { ApiExtraModels, ApiResponse, ApiResponseOptions, getSchemaPath } from '@nestjs/swagger';
+import { map, Observable, OperatorFunction, throwError } from 'rxjs';
+import { AppConfig } from '../config/config';
+import { InjectConfig } from '../config/config.module';
+
+/** What a mapper may need besides its row: the deployment's values that responses carry (absolute URLs). */
+export interface ResponseContext {
+  readonly publicBaseUrl: string;
+}
+
+/** A row (or service result) to its response: a plain function that copies the response's fields one by one. */
+export type ResponseMapper<Row, Dto> = (row: Row, context: ResponseContext) => Dto;
+
+/** A method decorator that only accepts handlers returning `Result` (or a promise of it). */
+export type HandlerDecorator<Result> = <Handler extends (...args: never[]) => Result | Promise<Result>>(
+  target: object,
+  key: string | symbol,
+  descriptor: TypedPropertyDescriptor<Handler>,
+) => void;
+
+export interface RespondsOptions {
+  /** The success status, answered and documented (200 by default). */
+  status?: 200 | 201 | 202;
+  description?: string;
+  headers?: ApiResponseOptions['headers'];
+}
+
+/** How the interceptor treats a route's result, read once per handler. */
+export type ResponseDeclaration =
+  | { kind: 'one'; map: ResponseMapper<unknown, unknown> }
+  | { kind: 'list'; map: ResponseMapper<unknown, unknown> }
+  | { kind: 'no body' }
+  | { kind: 'own response' };
+
+const RESPONSE_DECLARATION = Symbol('response declaration');
+
+/** The response is one object: `map` turns the handler's result into it. */
+export function Responds<Row, Dto>(type: Type<Dto>, map: ResponseMapper<Row, Dto>, options?: RespondsOptions): HandlerDecorator<Row>;
+/**
+ * The response is a list: `map` turns each element of the handler's result into one. With several classes, the
+ * list is of one of them (documented as one of those lists): `[UsageDayResponse, UsageAgentResponse]`.
+ */
+export function Responds<Row, Dto>(
+  types: readonly [Type<Dto>, ...Type<Dto>[]],
+  map: ResponseMapper<Row, Dto>,
+  options?: RespondsOptions,
+): HandlerDecorator<readonly Row[]>;
+export function Responds(
+  type: Type<unknown> | readonly Type<unknown>[],
+  map: ResponseMapper<unknown, unknown>,
+  options: RespondsOptions = {},
+): HandlerDecorator<unknown> {
+  const status = options.status ?? 200;
+  const declaration: ResponseDeclaration = listOf(type) ? { kind: 'list', map } : { kind: 'one', map };
+  return applyDecorators(HttpCode(status), SetMetadata(RESPONSE_DECLARATION, declaration), ...documentation(type, status, options));
+}
+
+/** The handler writes the response itself (`@Res()`: a stream, a file, a script) and returns nothing. */
+export const WritesOwnResponse = () => SetMetadata(RESPONSE_DECLARATION, { kind: 'own response' } satisfies ResponseDeclaration);
+
+/** A list's element classes, or undefined for one object (Array.isArray alone would type them as any). */
+const listOf = (type: Type<unknown> | readonly Type<unknown>[]): readonly Type<unknown>[] | undefined =>
+  Array.isArray(type) ? (type as readonly Type<unknown>[]) : undefined;
+
+function documentation(type: Type<unknown> | readonly Type<unknown>[], status: number, options: RespondsOptions): MethodDecorator[] {
+  const common = {
+    status,
+    ...(options.description && { description: options.description }),
+    ...(options.headers && { headers: options.headers }),
+  };
+  const types = listOf(type);
+  if (!types) return [ApiResponse({ ...common, type: type as Type<unknown> })];
+  if (types.length === 1) return [ApiResponse({ ...common, type: types[0], isArray: true })];
+  return [
+    ApiExtraModels(...types),
+    ApiResponse({ ...common, schema: { oneOf: types.map((item) => ({ type: 'array', items: { $ref: getSchemaPath(item) } })) } }),
+  ];
+}
+
+/**
+ * What a route declares: `@Responds`, or no body (a 204: `@NoContent()`, `@HttpCode(204)`), or
+ * `@WritesOwnResponse()`; undefined when it declares none (the interceptor refuses it, test/response-mapping.spec.ts lists it).
+ */
+export function responseDeclaration(handler: object): ResponseDeclaration | undefined {
+  const declared = Reflect.getMetadata(RESPONSE_DECLARATION, handler) as ResponseDeclaration | undefined;
+  if (declared) return declared;
+  return Reflect.getMetadata(HTTP_CODE_METADATA, handler) === 204 ? { kind: 'no body' } : undefined;
+}
+
+/** A route that may not be answered as it is: the client gets the generic 500 and the log names the route, never a value. */
+export class UnmappedResponseError extends Error {
+  constructor(route: string, problem: string) {
+    super(`${route} ${problem}: refused rather than sent`);
+    this.name = 'UnmappedResponseError';
+  }
+}
+
+/** What the interceptor does with a route's result; built once per handler. */
+type Plan = (result: Observable<unknown>) => Observable<unknown>;
+
+/**
+ * Maps what each handler returns through the mapper its route declares (each element, for a list), and refuses
+ * what a route returns without one. The declaration is read on a handler's first request and kept: per request
+ * the work is one map lookup, one rxjs `map` and the mapper's own call.
+ */
+@Injectable()
+export class ResponseMapping implements NestInterceptor {
+  private readonly plans = new WeakMap<object, Plan>();
+  private readonly context: ResponseContext;
+
+  constructor(@InjectConfig() config: AppConfig) {
+    this.context = { publicBaseUrl: config.publicBaseUrl };
+  }
+
+  intercept(execution: ExecutionContext, next: CallHandler): Observable<unknown> {
+    const handler = execution.getHandler();
+    let plan = this.plans.get(handler);
+    if (!plan) {
+      plan = this.planFor(`${execution.getClass().name}.${handler.name}`, responseDeclaration(handler));
+      this.plans.set(handler, plan);
+    }
+    return plan(next.handle());
+  }
+
+  private planFor(route: string, declaration: ResponseDeclaration | undefined): Plan {
+    const context = this.context;
+    if (!declaration) {
+      // Before the handler runs: what it would do (and return) without a declared response must not happen.
+      return () => throwError(() => new UnmappedResponseError(route, 'declares no response (@Responds, @NoContent or @WritesOwnResponse)'));
+    }
+    let operator: OperatorFunction<unknown, unknown>;
+    if (declaration.kind === 'one') {
+      const mapOne = declaration.map;
+      operator = map((row) => mapOne(row, context));
+    } else if (declaration.kind === 'list') {
+      const mapEach = declaration.map;
+      operator = map((rows) => {
+        if (!Array.isArray(rows)) throw new UnmappedResponseError(route, 'is a list route that returned something else');
+        const mapped = new Array<unknown>(rows.length);
+        for (let index = 0; index < rows.length; index++) mapped[index] = mapEach(rows[index], context);
+        return mapped;
+      });
+    } else {
+      operator = map((result) => {
+        if (result !== undefined) throw new UnmappedResponseError(route, `returned a value, but declares ${declaration.kind}`);
+        return result;
+      });
+    }
+    return (result) => result.pipe(operator);
+  }
+}
