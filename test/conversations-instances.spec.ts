@@ -2,7 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { QUESTION_NOTED } from '../src/conversations/answering/answerer';
 import { ConversationsRepository } from '../src/conversations/conversations.repository';
-import { ConversationsService, JOB_END_IF_IDLE } from '../src/conversations/conversations.service';
+import { ConversationEnds } from '../src/conversations/conversation-ends.service';
+import { JOB_END_IF_IDLE } from '../src/conversations/conversation-jobs';
 import { bearer, eventually, startConversation } from './conversation-helpers';
 import { createTestContext, TestAccount, TestContext } from './helpers';
 
@@ -71,7 +72,7 @@ describe('conversations across two instances', () => {
     for (const started of conversations) await send(b, started, 'Anyone there?').expect(200);
     for (const started of conversations) await untilIdle(started.conversationId);
 
-    const sweeps = [a, b, a, b].map((context) => context.app.get(ConversationsService).endIdleConversations());
+    const sweeps = [a, b, a, b].map((context) => context.app.get(ConversationEnds).endIdleConversations());
     await expect(Promise.all(sweeps)).resolves.toBeDefined();
 
     const ids = conversations.map((started) => started.conversationId);

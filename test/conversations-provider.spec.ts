@@ -1,7 +1,9 @@
 import { DataSource } from 'typeorm';
 import { APOLOGY } from '../src/conversations/answering/answerer';
 import { GENERIC_PROMPT } from '../src/conversations/answering/prompt';
-import { ConversationsService, JOB_ANALYSE } from '../src/conversations/conversations.service';
+import { JOB_ANALYSE } from '../src/conversations/conversation-jobs';
+import { ConversationReplies } from '../src/conversations/conversation-replies.service';
+import { ConversationTalk } from '../src/conversations/conversation-talk.service';
 import { bearer, capturedLogger, eventually, listen, parseEventStream, startConversation, streamMessage } from './conversation-helpers';
 import { Behaviour, FakeLlm, startFakeLlm } from './fake-llm';
 import { createTestContext, TestAccount, TestContext } from './helpers';
@@ -270,10 +272,13 @@ describe('conversations answered by a Chat Completions provider', () => {
     llm.behave({ kind: 'stream', pieces: ['Recorded ', 'anyway.'], hold });
     const instance = await createTestContext({ llm: { baseUrl: llm.url, apiKey: undefined, timeoutMs: 10_000, maxTokens: 64 } });
     const started = await startConversation(instance, owner, agent.id);
-    const conversations = instance.app.get(ConversationsService);
-    const reply = conversations.reply(
-      await conversations.accept(started.conversationId, `Bearer ${started.token}`, 'Before the restart', '127.0.0.1', () => undefined),
-    );
+    const reply = instance.app
+      .get(ConversationReplies)
+      .reply(
+        await instance.app
+          .get(ConversationTalk)
+          .accept(started.conversationId, `Bearer ${started.token}`, 'Before the restart', '127.0.0.1', () => undefined),
+      );
     await eventually(async () => (llm.requests.length ? true : undefined));
     const closed = instance.close();
     setTimeout(release, 200);

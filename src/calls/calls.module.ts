@@ -10,6 +10,6 @@ import { CallsService } from './calls.service';
   imports: [AgentsModule, RecordingsModule, WebhooksModule],
   controllers: [CallsController],
   providers: [CallsService, CallsRepository],
-  exports: [CallsService, CallsRepository],
+  exports: [CallsService],
 })
 export class CallsModule {}

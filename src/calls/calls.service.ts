@@ -9,7 +9,7 @@ import { Database, TransactionSql } from '../database/database';
 import { RecordingsService } from '../recordings/recordings.service';
 import { WebhookEvents } from '../webhooks/webhook-events.service';
 import { callNotFound } from './call-not-found';
-import { CallFilters, CallRow, CallsRepository, NewCall } from './calls.repository';
+import { CallAnalysisFields, CallDetailRow, CallFilters, CallRow, CallsRepository, NewCall } from './calls.repository';
 import { CallDetail, toCallResponse, withCredits } from './dto/call-response.dto';
 import { CreateCallDto } from './dto/create-call.dto';
 import { CallFiltersQuery, ListCallsQuery } from './dto/list-calls-query.dto';
@@ -128,6 +128,16 @@ export class CallsService {
     const detail = withCredits(await this.calls.insert(accountId, call, sql), this.config.creditsPerMinute);
     if (!call.isTest) await this.webhookEvents.record(sql, accountId, { type: 'call.created', data: toCallResponse(detail) });
     return detail;
+  }
+
+  /** One call of the account, or undefined (no 404): for a module that acts on a call it made, such as a conversation's analysis. */
+  find(accountId: number, callId: string): Promise<CallDetailRow | undefined> {
+    return this.calls.get(accountId, callId);
+  }
+
+  /** Fills in a call's analysis (sentiment, status, summary); false when the call is no longer there. */
+  updateAnalysis(accountId: number, callId: string, analysis: CallAnalysisFields): Promise<boolean> {
+    return this.calls.updateAnalysis(accountId, callId, analysis);
   }
 
   private newCall(dto: CreateCallDto, agent: AgentRow | null): NewCall {

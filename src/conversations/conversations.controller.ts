@@ -1,22 +1,7 @@
-import {
-  Body,
-  ConflictException,
-  Controller,
-  ForbiddenException,
-  Get,
-  Headers,
-  HttpCode,
-  Options,
-  Param,
-  Post,
-  Req,
-  Res,
-  UseInterceptors,
-} from '@nestjs/common';
+import { Body, Controller, Get, Headers, HttpCode, Options, Param, Post, Req, Res, UseInterceptors } from '@nestjs/common';
 import {
   ApiBearerAuth,
   ApiBody,
-  ApiCreatedResponse,
   ApiExtraModels,
   ApiHeader,
   ApiNoContentResponse,
@@ -28,46 +13,28 @@ import {
 } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { Public } from '../auth/public.decorator';
-import { CallerAccount } from '../auth/caller-account';
-import { CurrentAccount } from '../auth/current-account.decorator';
 import { ApiErrors, NoContent } from '../common/api-errors.decorator';
-import { IntIdParam, UuidPipe } from '../common/id.pipes';
+import { UuidPipe } from '../common/id.pipes';
 import { ApiNoBody, refuseBodyFields } from '../common/no-body';
-import { createValidationPipe } from '../common/validation';
 import { AppConfig } from '../config/config';
 import { InjectConfig } from '../config/config.module';
 import { clientAddressKey } from '../rate-limit/rate-limit';
 import { WidgetRateLimit } from '../rate-limit/widget-rate-limit';
-import { allowSiteOrigin } from '../widget-sites/widget-cors';
-import { WidgetSitesService } from '../widget-sites/widget-sites.service';
-import { allowConversationOrigin, CONVERSATION_PREFLIGHT } from './conversation-cors';
+import { allowConversationOrigin, allowConversationPreflight, ORIGIN_HEADER } from './conversation-cors';
+import { ConversationEnds } from './conversation-ends.service';
 import { ConversationLimitHeaders } from './conversation-limits';
-import { ConversationsService } from './conversations.service';
+import { ConversationReplies } from './conversation-replies.service';
+import { ConversationTalk } from './conversation-talk.service';
 import { ConversationAccess } from './conversations.repository';
-import {
-  ConversationResponse,
-  MessageReplyResponse,
-  StartedConversationResponse,
-  toConversationResponse,
-  toStartedConversationResponse,
-} from './dto/conversation-response.dto';
-import { SendMessageDto, StartConversationDto, StartWidgetSessionDto } from './dto/start-conversation.dto';
+import { ConversationResponse, MessageReplyResponse, toConversationResponse } from './dto/conversation-response.dto';
+import { SendMessageDto } from './dto/start-conversation.dto';
 import { EventStream } from './event-stream';
-
-/** Validates a body where the controller asks for it (see messageBody, WidgetSessionsController.start), as the global pipe would. */
-const BODY_VALIDATION = createValidationPipe();
-const validated = async <T>(body: unknown, metatype: new () => T): Promise<T> =>
-  (await BODY_VALIDATION.transform(body, { type: 'body', metatype })) as T;
+import { validatedBody } from './validated-body';
 
 /** The OpenAPI security scheme of the conversation routes (registered in src/openapi.ts). */
 export const CONVERSATION_TOKEN_SCHEME = 'conversation-token';
 
 const ConversationId = () => Param('conversationId', new UuidPipe('Conversation'));
-const ORIGIN_HEADER = {
-  name: 'Origin',
-  required: false,
-  description: 'Sent by the browser; must match the site\'s allowedDomain unless that is ""',
-};
 const UNKNOWN_CONVERSATION_404 = [404, "No such conversation, or a token that is not this conversation's"] as [number, string];
 const ENDED_410 = [410, 'The conversation has ended'] as [number, string];
 
@@ -80,103 +47,9 @@ goes away.`;
 const MESSAGE_409 = `The visitor has sent 100 messages (the limit), or the reply to their previous message is still being
 produced: one reply at a time, so send the next message once the reply (or \`done\`) has arrived`;
 
-const API_START_429 = `Over the rate limit of this account (all its keys together), or too many requests without a valid key from this address;
-or the account has as many active conversations as it may (CONVERSATION_MAX_ACTIVE_PER_ACCOUNT); see \`Retry-After\``;
-const WIDGET_START_429 = `Too many requests from this address, or naming site keys or conversations that do not exist; or the site or its account
-has as many active conversations as it may (CONVERSATION_MAX_ACTIVE_PER_SITE, _PER_ACCOUNT); or this address started
-CONVERSATION_MAX_STARTS_PER_ADDRESS conversations in the window, whatever the sites; see \`Retry-After\``;
 const MESSAGE_429 = `Too many requests from this address for this conversation, or naming site keys or conversations that do not exist; or too
 many replies are being produced at once for the conversation's account, its site or (a widget conversation) this address
 (CONVERSATION_MAX_REPLIES_PER_*); see \`Retry-After\``;
-
-/** The dashboard's test-call button: a conversation with one of the account's agents (API key). */
-@ApiTags('conversations')
-@UseInterceptors(ConversationLimitHeaders)
-@Controller('agents')
-export class AgentConversationsController {
-  constructor(private readonly conversations: ConversationsService) {}
-
-  @Post(':agentId/conversations')
-  @ApiOperation({ summary: 'Start a conversation with an agent (a test conversation unless `test` is false)' })
-  @ApiCreatedResponse({ type: StartedConversationResponse })
-  @ApiErrors(400, 404, 413, 415, [429, API_START_429])
-  async start(
-    @CurrentAccount() account: CallerAccount,
-    @IntIdParam('agentId', 'Agent') agentId: number,
-    @Body() dto: StartConversationDto,
-  ): Promise<StartedConversationResponse> {
-    const started = await this.conversations.startWithAgent(account.id, agentId, { name: dto.name!, phone: dto.phone! }, dto.test!);
-    return toStartedConversationResponse(started);
-  }
-}
-
-/** A widget visitor starts a conversation with the site's agent (public: by site key, from an allowed page). */
-@ApiTags('widget (public)')
-@Public()
-@WidgetRateLimit()
-@UseInterceptors(ConversationLimitHeaders)
-@Controller('widget')
-export class WidgetSessionsController {
-  constructor(
-    private readonly sites: WidgetSitesService,
-    private readonly conversations: ConversationsService,
-  ) {}
-
-  @Post('sessions')
-  @ApiOperation({ summary: "Start a conversation with the site's agent, from a page on the site's allowed domain (CORS)" })
-  @ApiHeader(ORIGIN_HEADER)
-  @ApiCreatedResponse({ type: StartedConversationResponse })
-  @ApiBody({ type: StartWidgetSessionDto })
-  @ApiErrors(
-    400,
-    [403, "The page's Origin does not match the site's allowedDomain"],
-    [404, 'Unknown site key (or one that was rotated, or a deleted site)'],
-    [409, 'The site has no agent to talk to'],
-    413,
-    415,
-    [429, WIDGET_START_429],
-  )
-  async start(
-    @Body() body: unknown,
-    @Headers('origin') origin: string | undefined,
-    @Req() request: Request,
-    @Res({ passthrough: true }) response: Response,
-  ): Promise<StartedConversationResponse> {
-    // The site first (404, then 403 for another page), the rest of the body then: the page may read its 400.
-    const siteKey = (body as { siteKey?: unknown } | undefined)?.siteKey; // no body at all: undefined
-    const site = typeof siteKey === 'string' ? await this.sites.findSessionSiteBySiteKey(siteKey) : undefined;
-    if (site) allowSiteOrigin(site.allowedDomain, origin, response);
-    const dto = await validated(body, StartWidgetSessionDto);
-    const { accountId, agent, allowedDomain, widgetGreeting } = site!; // found: a valid body has a string siteKey
-    if (!agent) throw new ConflictException('This widget site has no agent to talk to');
-    const started = await this.conversations.startOnSite(
-      { id: site!.id, accountId, agent, allowedDomain, greeting: widgetGreeting },
-      origin,
-      { name: dto.name!, phone: dto.phone! },
-      clientAddressKey(request),
-    );
-    return toStartedConversationResponse(started);
-  }
-
-  @Options('sessions')
-  @HttpCode(204)
-  @ApiOperation({
-    summary:
-      'CORS preflight of starting a session: the site key is in the body, so any page may ask; the POST itself refuses pages the site does not allow',
-  })
-  @ApiHeader(ORIGIN_HEADER)
-  @ApiNoContentResponse({ description: 'The CORS headers' })
-  preflight(@Headers('origin') origin: string | undefined, @Res({ passthrough: true }) response: Response): void {
-    response.vary('Origin');
-    if (!origin) return;
-    response.set({
-      'Access-Control-Allow-Origin': origin,
-      'Access-Control-Allow-Methods': 'POST, OPTIONS',
-      'Access-Control-Allow-Headers': 'Content-Type',
-      'Access-Control-Max-Age': CONVERSATION_PREFLIGHT['Access-Control-Max-Age'],
-    });
-  }
-}
 
 /**
  * A conversation's own routes: no API key, the conversation's bearer token instead (a wrong one is a 404, like
@@ -190,7 +63,9 @@ export class WidgetSessionsController {
 @Controller('conversations')
 export class ConversationsController {
   constructor(
-    private readonly conversations: ConversationsService,
+    private readonly talk: ConversationTalk,
+    private readonly replies: ConversationReplies,
+    private readonly ends: ConversationEnds,
     @InjectConfig() private readonly config: AppConfig,
   ) {}
 
@@ -222,15 +97,15 @@ export class ConversationsController {
     @Res() response: Response,
   ): Promise<void> {
     const dto = await this.messageBody(conversationId, authorization, body, origin, response);
-    const turn = await this.conversations.accept(conversationId, authorization, dto.text, clientAddressKey(request), (access) =>
+    const turn = await this.talk.accept(conversationId, authorization, dto.text, clientAddressKey(request), (access) =>
       allowConversationOrigin(access, origin, this.config.corsOrigins, response),
     );
     if (request.accepts(['application/json', 'text/event-stream']) === 'text/event-stream') {
       const stream = new EventStream(response);
-      const text = await this.conversations.reply(turn, (piece) => stream.send('delta', { text: piece }));
+      const text = await this.replies.reply(turn, (piece) => stream.send('delta', { text: piece }));
       stream.end('done', { text });
     } else {
-      const text = await this.conversations.reply(turn);
+      const text = await this.replies.reply(turn);
       if (!response.destroyed) response.status(200).json({ text } satisfies MessageReplyResponse);
     }
   }
@@ -248,7 +123,7 @@ export class ConversationsController {
   ): Promise<ConversationResponse> {
     const access = await this.open(conversationId, authorization, origin, response);
     response.set('Cache-Control', 'no-store');
-    return toConversationResponse(conversationId, await this.conversations.view(access));
+    return toConversationResponse(conversationId, await this.talk.view(access));
   }
 
   @Post(':conversationId/end')
@@ -266,7 +141,7 @@ export class ConversationsController {
   ): Promise<void> {
     const access = await this.open(conversationId, authorization, origin, response);
     refuseBodyFields(body); // after the token, as a message's body is checked
-    await this.conversations.end(access);
+    await this.ends.end(access);
   }
 
   @Options([':conversationId', ':conversationId/messages', ':conversationId/end'])
@@ -280,10 +155,7 @@ export class ConversationsController {
     @Headers('origin') origin: string | undefined,
     @Res({ passthrough: true }) response: Response,
   ): Promise<void> {
-    const rule = await this.conversations.corsRule(conversationId);
-    if (!allowConversationOrigin(rule, origin, this.config.corsOrigins, response))
-      throw new ForbiddenException('This page may not call this conversation');
-    response.set(CONVERSATION_PREFLIGHT);
+    allowConversationPreflight(await this.talk.corsRule(conversationId), origin, this.config.corsOrigins, response);
   }
 
   /** The conversation of the token (404), with the CORS header for the page when it may read the answer. */
@@ -293,7 +165,7 @@ export class ConversationsController {
     origin: string | undefined,
     response: Response,
   ): Promise<ConversationAccess> {
-    const access = await this.conversations.authenticate(conversationId, authorization);
+    const access = await this.talk.authenticate(conversationId, authorization);
     allowConversationOrigin(access, origin, this.config.corsOrigins, response);
     return access;
   }
@@ -312,7 +184,7 @@ export class ConversationsController {
     response: Response,
   ): Promise<SendMessageDto> {
     try {
-      return await validated(body, SendMessageDto);
+      return await validatedBody(body, SendMessageDto);
     } catch (error) {
       await this.open(conversationId, authorization, origin, response);
       throw error;

@@ -13,10 +13,17 @@ import { CHAT_CLIENT, createChatClient } from './answering/chat-client';
 import { ChatCompletionsAnswerer } from './answering/chat-completions-answerer';
 import { KnowledgePassageFinder, PassageFinder } from './answering/passages';
 import { ProviderHttp } from './answering/provider-http';
+import { AgentConversationsController } from './agent-conversations.controller';
+import { ConversationAnalysis } from './conversation-analysis.service';
+import { ConversationCalls } from './conversation-calls.service';
+import { ConversationEnds } from './conversation-ends.service';
 import { ConversationLimits } from './conversation-limits';
-import { AgentConversationsController, ConversationsController, WidgetSessionsController } from './conversations.controller';
+import { ConversationReplies } from './conversation-replies.service';
+import { ConversationStarts } from './conversation-starts.service';
+import { ConversationTalk } from './conversation-talk.service';
+import { ConversationsController } from './conversations.controller';
 import { ConversationsRepository } from './conversations.repository';
-import { ConversationsService } from './conversations.service';
+import { WidgetSessionsController } from './widget-sessions.controller';
 
 /** Who answers: the configured Chat Completions provider (LLM_BASE_URL), else the built-in answerer. */
 const answeringProviders = [
@@ -44,6 +51,16 @@ const answeringProviders = [
 @Module({
   imports: [AgentsModule, CallsModule, KnowledgeBasesModule, WidgetSitesModule],
   controllers: [AgentConversationsController, WidgetSessionsController, ConversationsController],
-  providers: [ConversationsService, ConversationsRepository, ConversationLimits, ...answeringProviders],
+  providers: [
+    ConversationStarts,
+    ConversationTalk,
+    ConversationReplies,
+    ConversationEnds,
+    ConversationCalls,
+    ConversationAnalysis,
+    ConversationsRepository,
+    ConversationLimits,
+    ...answeringProviders,
+  ],
 })
 export class ConversationsModule {}

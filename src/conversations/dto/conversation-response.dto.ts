@@ -1,7 +1,8 @@
 import { ApiDateTime, ApiUuid } from '../../common/api-formats';
 import type { MessageSpeaker, ConversationStatus } from '../conversation.entity';
 import type { MessageRow } from '../conversations.repository';
-import type { ConversationView, StartedConversation } from '../conversations.service';
+import type { StartedConversation } from '../conversation-starts.service';
+import type { ConversationView } from '../conversation-talk.service';
 
 export class StartedConversationResponse {
   /** Also the id of the call the conversation becomes. @example "5f0c2a7e-8d3b-4c1e-9a6f-2b7d4e8c1a90" */

@@ -1,0 +1,57 @@
+import { Injectable, OnModuleInit } from '@nestjs/common';
+import { NewCall } from '../calls/calls.repository';
+import { CallsService } from '../calls/calls.service';
+import { TransactionSql } from '../database/database';
+import { ConversationAnalysis } from './conversation-analysis.service';
+import { ConversationsRepository, EndedConversation, MessageRow } from './conversations.repository';
+
+/** The call of an ended conversation in which the visitor said something (contract section 10). */
+export function callOfConversation(id: string, conversation: EndedConversation, messages: MessageRow[]): NewCall {
+  const lastMessageAt = messages[messages.length - 1].at;
+  return {
+    id,
+    name: conversation.name,
+    phone: conversation.phone,
+    email: '',
+    status: 'new',
+    callStatus: 'completed',
+    sentiment: '',
+    channel: conversation.channel,
+    callType: 'web',
+    website: conversation.website,
+    agent: conversation.agentName,
+    agentId: conversation.agentId,
+    callDate: conversation.startedAt,
+    durationSeconds: Math.max(0, Math.floor((lastMessageAt.getTime() - conversation.startedAt.getTime()) / 1000)),
+    replyLanguage: conversation.replyLanguage,
+    feedback: null,
+    extractedData: {},
+    transcript: messages.map(({ speaker, text }) => ({ speaker, text })),
+    isTest: conversation.isTest,
+  };
+}
+
+/**
+ * A conversation and its call share an id: an ended conversation in which the visitor said something becomes a
+ * call (through CallsService, with its analysis queued), and erasing the call erases the conversation too.
+ */
+@Injectable()
+export class ConversationCalls implements OnModuleInit {
+  constructor(
+    private readonly calls: CallsService,
+    private readonly conversations: ConversationsRepository,
+    private readonly analysis: ConversationAnalysis,
+  ) {}
+
+  onModuleInit(): void {
+    // A conversation's id is its call's: erasing the call erases the conversation's transcript too.
+    this.calls.alsoErase((sql, accountId, callId) => this.conversations.deleteForErasure(accountId, callId, sql));
+  }
+
+  /** Records the call of the conversation that just ended, in `sql`'s transaction, when the visitor said something. */
+  async record(accountId: number, id: string, ended: EndedConversation, messages: MessageRow[], sql: TransactionSql): Promise<void> {
+    if (!messages.some((message) => message.speaker === 'user')) return;
+    await this.calls.record(accountId, callOfConversation(id, ended, messages), sql);
+    await this.analysis.queue(accountId, id, sql);
+  }
+}

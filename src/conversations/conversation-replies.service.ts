@@ -1,0 +1,80 @@
+import { BeforeApplicationShutdown, Injectable, Logger } from '@nestjs/common';
+import { UNSTORABLE } from '../common/storable-text';
+import { AppConfig } from '../config/config';
+import { InjectConfig } from '../config/config.module';
+import { Answerer, AnswererFailure, APOLOGY, ReplyRequest } from './answering/answerer';
+import { BuiltInAnswerer } from './answering/builtin-answerer';
+import { logProviderFailure } from './answering/failure-log';
+import { PassageFinder } from './answering/passages';
+import type { AcceptedTurn } from './conversation-talk.service';
+import { ConversationsRepository } from './conversations.repository';
+
+const UNSTORABLE_EVERYWHERE = new RegExp(UNSTORABLE.source, 'g');
+/** Text PostgreSQL can store: a provider's reply may carry NUL (dropped) or an unpaired surrogate (U+FFFD). */
+const storable = (text: string) => text.replace(UNSTORABLE_EVERYWHERE, (found) => (found === '\u0000' ? '' : '\uFFFD'));
+
+/**
+ * The agent's replies to accepted messages (ConversationTalk.accept): produced piece by piece and always
+ * recorded (a failed provider gives the apology, a visitor who went away still gets it recorded); shutting down
+ * waits for the replies in progress.
+ */
+@Injectable()
+export class ConversationReplies implements BeforeApplicationShutdown {
+  private readonly logger = new Logger('Conversations');
+  /** Replies being produced: shutting down waits for them (bounded by LLM_TIMEOUT_MS), so each is recorded. */
+  private readonly replying = new Set<Promise<string>>();
+  /** The passages a reply is given: the provider's allowance (RAG_PASSAGES), or the best one for the built-in answerer. */
+  private readonly passageLimit: number;
+
+  constructor(
+    private readonly conversations: ConversationsRepository,
+    private readonly answerer: Answerer,
+    private readonly passages: PassageFinder,
+    @InjectConfig() config: AppConfig,
+  ) {
+    this.passageLimit = answerer instanceof BuiltInAnswerer ? 1 : config.ragPassages;
+  }
+
+  /**
+   * Produces the reply to an accepted message, giving each piece to `onPiece` as it comes, and records it. The
+   * reply is always produced and recorded, whatever happens to the visitor's connection; when the answerer
+   * fails, the reply is the fixed apology (only the failure's kind is logged, never the provider's text).
+   */
+  reply(turn: AcceptedTurn, onPiece: (piece: string) => void = () => undefined): Promise<string> {
+    const work = this.produceReply(turn, onPiece);
+    this.replying.add(work);
+    const forget = () => {
+      this.replying.delete(work);
+      turn.release();
+    };
+    work.then(forget, forget);
+    return work;
+  }
+
+  async beforeApplicationShutdown(): Promise<void> {
+    await Promise.allSettled([...this.replying]);
+  }
+
+  private async produceReply(turn: AcceptedTurn, onPiece: (piece: string) => void): Promise<string> {
+    let text = '';
+    try {
+      for await (const piece of this.answerer.reply(await this.replyRequest(turn))) {
+        text += piece;
+        onPiece(piece);
+      }
+      if (!text.trim()) throw new AnswererFailure('empty');
+      text = storable(text);
+    } catch (error) {
+      logProviderFailure(this.logger, error, 'No reply; the visitor got the apology');
+      text = APOLOGY;
+    }
+    // Not recorded if the conversation ended meanwhile (its call was made with what had been said).
+    await this.conversations.recordReply(turn.access.accountId, turn.access.id, turn.seq, text);
+    return text;
+  }
+
+  private async replyRequest({ access, agent, text, turns }: AcceptedTurn): Promise<ReplyRequest> {
+    const passages = this.passageLimit > 0 ? await this.passages.find(access.accountId, agent, text, this.passageLimit) : [];
+    return { agent: { model: agent.model, systemPrompt: agent.systemPrompt, language: agent.language }, passages, turns };
+  }
+}

@@ -1,0 +1,118 @@
+import { Injectable } from '@nestjs/common';
+import { randomUUID } from 'node:crypto';
+import { AgentRow } from '../agents/agents.repository';
+import { AgentsService } from '../agents/agents.service';
+import { Database } from '../database/database';
+import { MAX_HOST_LENGTH } from '../widget-sites/allowed-domain';
+import { ConversationEnds } from './conversation-ends.service';
+import { ConversationLimits } from './conversation-limits';
+import { generateConversationToken, hashConversationToken } from './conversation-token';
+import { ConversationChannel } from './conversation.entity';
+import { ConversationsRepository } from './conversations.repository';
+
+/** Who is talking, as given when the conversation starts (validated, "" when not given). */
+export interface Visitor {
+  name: string;
+  phone: string;
+}
+
+export interface StartedConversation {
+  conversationId: string;
+  token: string;
+  greeting: string;
+  expiresAt: Date;
+}
+
+/** The widget site a session is started on (read by the widget module from its site key). */
+export interface SessionSite {
+  id: number;
+  accountId: number;
+  agent: Pick<AgentRow, 'id' | 'name' | 'language'>;
+  allowedDomain: string;
+  greeting: string;
+}
+
+/** Where a conversation starts: an API client (the dashboard) or a widget site's page. */
+interface ConversationOrigin {
+  channel: ConversationChannel;
+  website: string;
+  siteId: number | null;
+  allowedDomain: string | null;
+  isTest: boolean;
+}
+
+/** The host of a page's Origin header ("" when there is none, it is not a URL, or its name is longer than any host's). */
+function originHost(origin: string | undefined): string {
+  try {
+    const url = origin ? new URL(origin) : undefined;
+    return url && url.hostname.length <= MAX_HOST_LENGTH ? url.host : '';
+  } catch {
+    return '';
+  }
+}
+
+/**
+ * Starting conversations: with one of the account's agents (API key), or with a widget site's agent (a visitor
+ * on an allowed page), within the caps of ConversationLimits; each with its bearer token, its greeting and its
+ * idle check scheduled, in one transaction.
+ */
+@Injectable()
+export class ConversationStarts {
+  constructor(
+    private readonly conversations: ConversationsRepository,
+    private readonly db: Database,
+    private readonly agents: AgentsService,
+    private readonly caps: ConversationLimits,
+    private readonly ends: ConversationEnds,
+  ) {}
+
+  /** The dashboard's test-call button (or any API client): a conversation with one of the account's agents. */
+  async startWithAgent(accountId: number, agentId: number, visitor: Visitor, isTest: boolean): Promise<StartedConversation> {
+    const agent = await this.agents.get(accountId, agentId);
+    return this.start(accountId, agent, visitor, { channel: 'api', website: '', siteId: null, allowedDomain: null, isTest }, '');
+  }
+
+  /**
+   * A widget visitor's conversation with the site's agent, from a page the site allows (checked by the caller),
+   * and `address` (the client's, as a rate-limit key) under its budget of starts.
+   */
+  async startOnSite(site: SessionSite, origin: string | undefined, visitor: Visitor, address: string): Promise<StartedConversation> {
+    await this.caps.countStart(address);
+    const web = {
+      channel: 'web-widget' as const,
+      website: originHost(origin),
+      siteId: site.id,
+      allowedDomain: site.allowedDomain,
+      isTest: false,
+    };
+    return this.start(site.accountId, site.agent, visitor, web, site.greeting);
+  }
+
+  /** A new conversation, unless its site or account already has as many active as it may (429). */
+  private async start(
+    accountId: number,
+    agent: Pick<AgentRow, 'id' | 'name' | 'language'>,
+    visitor: Visitor,
+    origin: ConversationOrigin,
+    greeting: string,
+  ): Promise<StartedConversation> {
+    const id = randomUUID();
+    const token = generateConversationToken();
+    const conversation = {
+      id,
+      tokenHash: hashConversationToken(token),
+      agentId: agent.id,
+      agentName: agent.name,
+      replyLanguage: agent.language,
+      ...visitor,
+      ...origin,
+    };
+    const expiresAt = await this.db.transaction(async (sql) => {
+      this.caps.refuseBeyondActive(await this.conversations.countActive(accountId, origin.siteId, sql), origin.siteId);
+      const { startedAt } = await this.conversations.insert(accountId, conversation, sql);
+      if (greeting) await this.conversations.insertGreeting(accountId, id, greeting, sql);
+      return this.ends.scheduleIdleCheck(accountId, id, startedAt, sql);
+    });
+    return { conversationId: id, token, greeting, expiresAt };
+  }
+}
