@@ -7,14 +7,14 @@
  * - the same pool settings (src/database/data-source-options.ts);
  * - the same verified-key cache: a key checked in the last 10 s is answered from memory (the service also
  *   listens for revocations; that costs it nothing per request, so the baseline leaves it out).
- * - the same duties per request that the contract and the README ask of every response, done by the service's own
+ * - the same duties per request that the contract and docs/api-guide.md ask of every response, done by the service's own
  *   functions so that both servers' responses are byte-identical, headers included (the runner checks it): the
  *   request id and the request log line (pino-http on the same asynchronous pino logger, `requestLogger`), the
  *   security headers (helmet's, recorded once, `recordHelmetHeaders`), the per-account rate limit counted in the
  *   same in-memory storage with its `RateLimit` headers, and the key's scope for the method.
  * What it does not do is the framework: no router, no guards, no pipes, no class-validator (it checks what the
  * scenarios send), no idempotency rules (the benchmark sends no Idempotency-Key). `BASELINE_DUTIES=off` leaves the
- * duties out too, for the figures of a bare server (BENCHMARKS.md gives both).
+ * duties out too, for the figures of a bare server (docs/experiments.md compares the two).
  *
  *   DATABASE_URL=postgres://… PORT=3100 node -r ./scripts/register.js bench/baseline-server.ts
  *

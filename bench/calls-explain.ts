@@ -1,5 +1,5 @@
 /**
- * EXPLAIN ANALYZE of every query the calls API runs, on a seeded database, for BENCHMARKS.md:
+ * EXPLAIN ANALYZE of every query the calls API runs, on a seeded database, for docs/benchmarks.md:
  *
  *   DATA_DIR=/tmp/calls-bench npm run seed -- --accounts 100 --calls 1000000   # the first account holds 100,000
  *   DATA_DIR=/tmp/calls-bench node -r ./scripts/register.js bench/calls-explain.ts > /tmp/calls-explain.md

@@ -1,6 +1,6 @@
 /**
  * `npm run bench:integrators`: the calls-for-integrators routes (contract section 12) on seeded data, against
- * the service compiled as `npm start` runs it, for BENCHMARKS.md "Calls for integrators".
+ * the service compiled as `npm start` runs it, for docs/benchmarks.md "Calls for integrators".
  *
  * - Export: `GET /calls/export` (CSV and NDJSON) of an account holding 1,000,000 calls (a database of its own,
  *   seeded once under /tmp): rows per second, and the service's RSS growth sampled every 25 ms.

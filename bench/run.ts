@@ -14,8 +14,8 @@
  * --quick: 10 s runs (2 s warm-up + 8 s measured) at 64 connections only, the two searches as one scenario,
  * no stack-floor or key-check micro-benchmark: about 2.5 minutes (plus about 20 s the first time, to seed).
  * Full: per scenario and server, three rounds of warm-up (at least 3 s and 10 responses per connection) + 8 s
- * measured, alternating between the servers (three since 25 November: with two, one scenario's ratio moved by
- * ±0.1 between runs on the shared 2-core machine; the figures pool every round).
+ * measured, alternating between the servers (three, because with two a scenario's ratio moved between runs on
+ * the shared machine; the figures pool every round).
  *
  * Options: --quick, --seconds N (measured window), --warmup N, --rounds N, --connections N, --low-connections N,
  * --only a,b (scenario names), --skip-low-load, --profile (the service runs with --cpu-prof; the profile

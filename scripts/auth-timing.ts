@@ -3,7 +3,7 @@
  * Do unknown and revoked API keys take the same time to refuse? (A malformed one is refused before any database
  * work, so it is faster: its shape is public anyway.) Sends interleaved rounds of
  * requests with each kind of key to the real application (in process, throwaway PostgreSQL) and prints the
- * median and p90 latency per kind. Written to BENCHMARKS.md ("API-key refusal timing").
+ * median and p90 latency per kind, which docs/benchmarks.md ("Reliability") reports.
  */
 import 'reflect-metadata';
 import request from 'supertest';
