@@ -1,11 +1,12 @@
 import { Body, Controller, Post, UseInterceptors } from '@nestjs/common';
-import { ApiCreatedResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import { CallerAccount } from '../auth/caller-account';
 import { CurrentAccount } from '../auth/current-account.decorator';
 import { ApiErrors } from '../common/api-errors.decorator';
 import { IntIdParam } from '../common/id.pipes';
+import { Responds } from '../common/responds';
 import { ConversationLimitHeaders } from './conversation-limits';
-import { ConversationStarts } from './conversation-starts.service';
+import { ConversationStarts, StartedConversation } from './conversation-starts.service';
 import { StartedConversationResponse, toStartedConversationResponse } from './dto/conversation-response.dto';
 import { StartConversationDto } from './dto/start-conversation.dto';
 
@@ -21,14 +22,13 @@ export class AgentConversationsController {
 
   @Post(':agentId/conversations')
   @ApiOperation({ summary: 'Start a conversation with an agent (a test conversation unless `test` is false)' })
-  @ApiCreatedResponse({ type: StartedConversationResponse })
+  @Responds(StartedConversationResponse, toStartedConversationResponse, { status: 201 })
   @ApiErrors(400, 404, 413, 415, [429, API_START_429])
-  async start(
+  start(
     @CurrentAccount() account: CallerAccount,
     @IntIdParam('agentId', 'Agent') agentId: number,
     @Body() dto: StartConversationDto,
-  ): Promise<StartedConversationResponse> {
-    const started = await this.starts.startWithAgent(account.id, agentId, { name: dto.name!, phone: dto.phone! }, dto.test!);
-    return toStartedConversationResponse(started);
+  ): Promise<StartedConversation> {
+    return this.starts.startWithAgent(account.id, agentId, { name: dto.name!, phone: dto.phone! }, dto.test!);
   }
 }

@@ -23,6 +23,7 @@ export interface AcceptedTurn {
 }
 
 export interface ConversationView {
+  conversationId: string;
   status: ConversationStatus;
   messages: MessageRow[];
 }
@@ -117,7 +118,7 @@ export class ConversationTalk {
         ? 'ended'
         : ((await this.conversations.status(access.accountId, access.id)) ?? 'ended');
     }
-    return { status, messages: await this.conversations.messages(access.accountId, access.id) };
+    return { conversationId: access.id, status, messages: await this.conversations.messages(access.accountId, access.id) };
   }
 
   private async refusal(access: ConversationAccess, visitorMessageCount: number, replying: boolean): Promise<HttpException> {

@@ -16,6 +16,7 @@ import { Public } from '../auth/public.decorator';
 import { ApiErrors, NoContent } from '../common/api-errors.decorator';
 import { UuidPipe } from '../common/id.pipes';
 import { ApiNoBody, refuseBodyFields } from '../common/no-body';
+import { Responds, WritesOwnResponse } from '../common/responds';
 import { AppConfig } from '../config/config';
 import { InjectConfig } from '../config/config.module';
 import { clientAddressKey } from '../rate-limit/rate-limit';
@@ -24,7 +25,7 @@ import { allowConversationOrigin, allowConversationPreflight, ORIGIN_HEADER } fr
 import { ConversationEnds } from './conversation-ends.service';
 import { ConversationLimitHeaders } from './conversation-limits';
 import { ConversationReplies } from './conversation-replies.service';
-import { ConversationTalk } from './conversation-talk.service';
+import { ConversationTalk, ConversationView } from './conversation-talk.service';
 import { ConversationAccess } from './conversations.repository';
 import { ConversationResponse, MessageReplyResponse, toConversationResponse } from './dto/conversation-response.dto';
 import { SendMessageDto } from './dto/start-conversation.dto';
@@ -72,6 +73,7 @@ export class ConversationsController {
   @Post(':conversationId/messages')
   @ApiBearerAuth(CONVERSATION_TOKEN_SCHEME)
   @ApiOperation({ summary: "Send the visitor's message and get the agent's reply, whole (JSON) or streamed (Server-Sent Events)" })
+  @WritesOwnResponse()
   @ApiProduces('application/json', 'text/event-stream')
   @ApiExtraModels(MessageReplyResponse)
   @ApiOkResponse({
@@ -113,17 +115,17 @@ export class ConversationsController {
   @Get(':conversationId')
   @ApiBearerAuth(CONVERSATION_TOKEN_SCHEME)
   @ApiOperation({ summary: 'The conversation so far (the widget shows it again after a page reload)' })
-  @ApiOkResponse({ type: ConversationResponse })
+  @Responds(ConversationResponse, toConversationResponse)
   @ApiErrors(UNKNOWN_CONVERSATION_404)
   async get(
     @ConversationId() conversationId: string,
     @Headers('authorization') authorization: string | undefined,
     @Headers('origin') origin: string | undefined,
     @Res({ passthrough: true }) response: Response,
-  ): Promise<ConversationResponse> {
+  ): Promise<ConversationView> {
     const access = await this.open(conversationId, authorization, origin, response);
     response.set('Cache-Control', 'no-store');
-    return toConversationResponse(conversationId, await this.talk.view(access));
+    return this.talk.view(access);
   }
 
   @Post(':conversationId/end')

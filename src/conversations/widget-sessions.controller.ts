@@ -1,15 +1,16 @@
 import { Body, ConflictException, Controller, Headers, HttpCode, Options, Post, Req, Res, UseInterceptors } from '@nestjs/common';
-import { ApiBody, ApiCreatedResponse, ApiHeader, ApiNoContentResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiBody, ApiHeader, ApiNoContentResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { Public } from '../auth/public.decorator';
 import { ApiErrors } from '../common/api-errors.decorator';
+import { Responds } from '../common/responds';
 import { clientAddressKey } from '../rate-limit/rate-limit';
 import { WidgetRateLimit } from '../rate-limit/widget-rate-limit';
 import { allowSiteOrigin } from '../widget-sites/widget-cors';
 import { WidgetSitesService } from '../widget-sites/widget-sites.service';
 import { allowSessionPreflight, ORIGIN_HEADER } from './conversation-cors';
 import { ConversationLimitHeaders } from './conversation-limits';
-import { ConversationStarts } from './conversation-starts.service';
+import { ConversationStarts, StartedConversation } from './conversation-starts.service';
 import { StartedConversationResponse, toStartedConversationResponse } from './dto/conversation-response.dto';
 import { StartWidgetSessionDto } from './dto/start-conversation.dto';
 import { validatedBody } from './validated-body';
@@ -33,7 +34,7 @@ export class WidgetSessionsController {
   @Post('sessions')
   @ApiOperation({ summary: "Start a conversation with the site's agent, from a page on the site's allowed domain (CORS)" })
   @ApiHeader(ORIGIN_HEADER)
-  @ApiCreatedResponse({ type: StartedConversationResponse })
+  @Responds(StartedConversationResponse, toStartedConversationResponse, { status: 201 })
   @ApiBody({ type: StartWidgetSessionDto })
   @ApiErrors(
     400,
@@ -49,7 +50,7 @@ export class WidgetSessionsController {
     @Headers('origin') origin: string | undefined,
     @Req() request: Request,
     @Res({ passthrough: true }) response: Response,
-  ): Promise<StartedConversationResponse> {
+  ): Promise<StartedConversation> {
     // The site first (404, then 403 for another page), the rest of the body then: the page may read its 400. (The
     // global pipe would check the body before the site; a guard would throw the 404 outside WidgetRateLimit's count.)
     const siteKey = (body as { siteKey?: unknown } | undefined)?.siteKey; // no body at all: undefined
@@ -58,13 +59,12 @@ export class WidgetSessionsController {
     const dto = await validatedBody(body, StartWidgetSessionDto);
     const { accountId, agent, allowedDomain, widgetGreeting } = site!; // found: a valid body has a string siteKey
     if (!agent) throw new ConflictException('This widget site has no agent to talk to');
-    const started = await this.starts.startOnSite(
+    return this.starts.startOnSite(
       { id: site!.id, accountId, agent, allowedDomain, greeting: widgetGreeting },
       origin,
       { name: dto.name!, phone: dto.phone! },
       clientAddressKey(request),
     );
-    return toStartedConversationResponse(started);
   }
 
   @Options('sessions')

@@ -58,8 +58,8 @@ const toMessageResponse = (message: MessageRow): ConversationMessageResponse => 
   at: message.at.toISOString(),
 });
 
-export const toConversationResponse = (conversationId: string, view: ConversationView): ConversationResponse => ({
-  conversationId,
+export const toConversationResponse = (view: ConversationView): ConversationResponse => ({
+  conversationId: view.conversationId,
   status: view.status,
   messages: view.messages.map(toMessageResponse),
 });
