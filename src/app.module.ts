@@ -1,11 +1,12 @@
 import { DynamicModule, MiddlewareConsumer, Module, NestModule, RequestMethod } from '@nestjs/common';
-import { APP_FILTER, APP_PIPE } from '@nestjs/core';
+import { APP_FILTER, APP_INTERCEPTOR, APP_PIPE } from '@nestjs/core';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AgentsModule } from './agents/agents.module';
 import { AuthModule } from './auth/auth.module';
 import { ScopeModule } from './auth/scope.guard';
 import { AllExceptionsFilter } from './common/all-exceptions.filter';
 import { JsonBodyMiddleware, JsonBodyModule } from './common/json-body.middleware';
+import { ResponseMapping } from './common/responds';
 import { createValidationPipe } from './common/validation';
 import { AppConfig } from './config/config';
 import { ConfigModule } from './config/config.module';
@@ -66,6 +67,8 @@ export class AppModule implements NestModule {
       providers: [
         { provide: APP_PIPE, useFactory: createValidationPipe },
         { provide: APP_FILTER, useClass: AllExceptionsFilter },
+        // The one interceptor: every route's result through the mapper it declares (@Responds), or refused.
+        { provide: APP_INTERCEPTOR, useClass: ResponseMapping },
       ],
     };
   }

@@ -1,9 +1,11 @@
 import { Body, Controller, Delete, Get, Patch, Post } from '@nestjs/common';
-import { ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import { CallerAccount } from '../auth/caller-account';
 import { CurrentAccount } from '../auth/current-account.decorator';
 import { ApiErrors, NoContent } from '../common/api-errors.decorator';
 import { IntIdParam } from '../common/id.pipes';
+import { Responds } from '../common/responds';
+import { AgentRow } from './agents.repository';
 import { AgentsService } from './agents.service';
 import { AgentResponse, toAgentResponse } from './dto/agent-response.dto';
 import { CreateAgentDto } from './dto/create-agent.dto';
@@ -18,33 +20,33 @@ export class AgentsController {
 
   @Get()
   @ApiOperation({ summary: 'List every agent of the account, by id' })
-  @ApiOkResponse({ type: AgentResponse, isArray: true })
-  async list(@CurrentAccount() account: CallerAccount): Promise<AgentResponse[]> {
-    return (await this.agents.list(account.id)).map(toAgentResponse);
+  @Responds([AgentResponse], toAgentResponse)
+  list(@CurrentAccount() account: CallerAccount): Promise<AgentRow[]> {
+    return this.agents.list(account.id);
   }
 
   @Post()
   @ApiOperation({ summary: 'Create an agent; every field is optional' })
-  @ApiCreatedResponse({ type: AgentResponse })
+  @Responds(AgentResponse, toAgentResponse, { status: 201 })
   @ApiErrors(400, [403, "Preview or next-generation voice on an account other than the platform's"], 413, 415)
-  async create(@CurrentAccount() account: CallerAccount, @Body() dto: CreateAgentDto): Promise<AgentResponse> {
-    return toAgentResponse(await this.agents.create(account, dto));
+  create(@CurrentAccount() account: CallerAccount, @Body() dto: CreateAgentDto): Promise<AgentRow> {
+    return this.agents.create(account, dto);
   }
 
   @Get(':agentId')
   @ApiOperation({ summary: 'Get one agent' })
-  @ApiOkResponse({ type: AgentResponse })
+  @Responds(AgentResponse, toAgentResponse)
   @ApiErrors(404)
-  async get(@CurrentAccount() account: CallerAccount, @AgentId() agentId: number): Promise<AgentResponse> {
-    return toAgentResponse(await this.agents.get(account.id, agentId));
+  get(@CurrentAccount() account: CallerAccount, @AgentId() agentId: number): Promise<AgentRow> {
+    return this.agents.get(account.id, agentId);
   }
 
   @Patch(':agentId')
   @ApiOperation({ summary: "Change some of an agent's fields" })
-  @ApiOkResponse({ type: AgentResponse })
+  @Responds(AgentResponse, toAgentResponse)
   @ApiErrors(400, [403, "Preview or next-generation voice on an account other than the platform's"], 404, 413, 415)
-  async update(@CurrentAccount() account: CallerAccount, @AgentId() agentId: number, @Body() dto: UpdateAgentDto): Promise<AgentResponse> {
-    return toAgentResponse(await this.agents.update(account, agentId, dto));
+  update(@CurrentAccount() account: CallerAccount, @AgentId() agentId: number, @Body() dto: UpdateAgentDto): Promise<AgentRow> {
+    return this.agents.update(account, agentId, dto);
   }
 
   @Delete(':agentId')

@@ -1,8 +1,9 @@
 import { Controller, Get } from '@nestjs/common';
-import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import { CallerAccount } from '../auth/caller-account';
 import { CurrentAccount } from '../auth/current-account.decorator';
-import { toVoiceResponse, VoiceResponse } from './dto/voice-response.dto';
+import { Responds } from '../common/responds';
+import { toVoiceResponse, VoiceChoice, VoiceResponse } from './dto/voice-response.dto';
 import { mayUseVoice, VOICES } from './voices';
 
 @ApiTags('agents')
@@ -10,8 +11,8 @@ import { mayUseVoice, VOICES } from './voices';
 export class VoicesController {
   @Get()
   @ApiOperation({ summary: 'The voice catalog, with whether this account may use each voice' })
-  @ApiOkResponse({ type: VoiceResponse, isArray: true })
-  list(@CurrentAccount() account: CallerAccount): VoiceResponse[] {
-    return VOICES.map((voice) => toVoiceResponse(voice, mayUseVoice(voice.id, account)));
+  @Responds([VoiceResponse], toVoiceResponse)
+  list(@CurrentAccount() account: CallerAccount): VoiceChoice[] {
+    return VOICES.map((voice) => ({ voice, available: mayUseVoice(voice.id, account) }));
   }
 }

@@ -1,8 +1,10 @@
 import { Body, Controller, Delete, Get, Post } from '@nestjs/common';
-import { ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import { ApiErrors, NoContent } from '../common/api-errors.decorator';
 import { IntIdParam } from '../common/id.pipes';
-import { ApiKeysService } from './api-keys.service';
+import { Responds } from '../common/responds';
+import { ApiKeysService, CreatedApiKey } from './api-keys.service';
+import type { ApiKeyRow } from './auth.repository';
 import { CallerAccount } from './caller-account';
 import { CurrentAccount } from './current-account.decorator';
 import { ApiKeyResponse, CreatedApiKeyResponse, toApiKeyResponse, toCreatedApiKeyResponse } from './dto/api-key-response.dto';
@@ -21,9 +23,9 @@ export class ApiKeysController {
 
   @Get()
   @ApiOperation({ summary: "List the account's API keys, by id, revoked and expired ones included (never the keys themselves)" })
-  @ApiOkResponse({ type: ApiKeyResponse, isArray: true })
-  async list(@CurrentAccount() account: CallerAccount): Promise<ApiKeyResponse[]> {
-    return (await this.keys.list(account.id)).map(toApiKeyResponse);
+  @Responds([ApiKeyResponse], toApiKeyResponse)
+  list(@CurrentAccount() account: CallerAccount): Promise<ApiKeyRow[]> {
+    return this.keys.list(account.id);
   }
 
   @Post()
@@ -31,16 +33,15 @@ export class ApiKeysController {
     summary: 'Create an API key; the answer holds the key itself, shown this once',
     description: 'The new key may have no scope that the key of the request lacks, and may not outlive it (403 otherwise).',
   })
-  @ApiCreatedResponse({ type: CreatedApiKeyResponse })
+  @Responds(CreatedApiKeyResponse, toCreatedApiKeyResponse, { status: 201 })
   @ApiErrors(
     400,
     [403, 'A scope the key of the request does not have, or an expiry later than its own (or none, when it expires)'],
     413,
     415,
   )
-  async create(@CurrentAccount() account: CallerAccount, @Body() dto: CreateApiKeyDto): Promise<CreatedApiKeyResponse> {
-    const { key, apiKey } = await this.keys.createFor(account, { name: dto.name, scopes: dto.scopes, expiresAt: dto.expiresAt });
-    return toCreatedApiKeyResponse(key, apiKey);
+  create(@CurrentAccount() account: CallerAccount, @Body() dto: CreateApiKeyDto): Promise<CreatedApiKey> {
+    return this.keys.createFor(account, { name: dto.name, scopes: dto.scopes, expiresAt: dto.expiresAt });
   }
 
   @Delete(':keyId')

@@ -1,16 +1,18 @@
 import { Body, Controller, Delete, Get, Logger, Param, Post, Query, Req, Res } from '@nestjs/common';
-import { ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
+import { ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { pipeline } from 'node:stream/promises';
 import { CallerAccount } from '../auth/caller-account';
 import { CurrentAccount } from '../auth/current-account.decorator';
 import { ApiErrors, NoContent } from '../common/api-errors.decorator';
 import { UuidPipe } from '../common/id.pipes';
+import { Responds, WritesOwnResponse } from '../common/responds';
 import { AppConfig } from '../config/config';
 import { InjectConfig } from '../config/config.module';
 import { AccountExportRunningException, exportFileName, ExportFormatter, exportWriter } from './calls-export';
 import { CallsService, ExportsBusyException } from './calls.service';
-import { CallListItemResponse, CallResponse, toCallListItemResponse, toCallResponse } from './dto/call-response.dto';
+import { CallRow } from './calls.repository';
+import { CallDetail, CallListItemResponse, CallResponse, toCallListItemResponse, toCallResponse } from './dto/call-response.dto';
 import { CreateCallDto } from './dto/create-call.dto';
 import { ExportCallsQuery, ListCallsQuery } from './dto/list-calls-query.dto';
 
@@ -49,9 +51,7 @@ export class CallsController {
       "the page's last call. Following it gives the next older calls, none repeated or skipped while calls arrive; the " +
       'last page is the first that is not full (it has no Link).',
   })
-  @ApiOkResponse({
-    type: CallListItemResponse,
-    isArray: true,
+  @Responds([CallListItemResponse], toCallListItemResponse, {
     headers: { Link: { description: 'On a full page: `<absolute URL of the next page>; rel="next"`', schema: { type: 'string' } } },
   })
   @ApiErrors([400, 'Bad query parameter value or malformed cursor (with `details`)'])
@@ -59,18 +59,18 @@ export class CallsController {
     @CurrentAccount() account: CallerAccount,
     @Query() query: ListCallsQuery,
     @Res({ passthrough: true }) response: Response,
-  ): Promise<CallListItemResponse[]> {
+  ): Promise<CallRow[]> {
     const page = await this.calls.list(account.id, query);
     if (page.next) response.setHeader('Link', `<${nextPageUrl(this.config.publicBaseUrl, query, page.next)}>; rel="next"`);
-    return page.calls.map(toCallListItemResponse);
+    return page.calls;
   }
 
   @Post()
   @ApiOperation({ summary: 'Record a call (voice runtime, widget, tests); returns the full call' })
-  @ApiCreatedResponse({ type: CallResponse })
+  @Responds(CallResponse, toCallResponse, { status: 201 })
   @ApiErrors(400, 413, 415)
-  async create(@CurrentAccount() account: CallerAccount, @Body() dto: CreateCallDto): Promise<CallResponse> {
-    return toCallResponse(await this.calls.create(account.id, dto));
+  create(@CurrentAccount() account: CallerAccount, @Body() dto: CreateCallDto): Promise<CallDetail> {
+    return this.calls.create(account.id, dto);
   }
 
   // Before `:callId`, so that the route is not taken for a call id.
@@ -86,6 +86,7 @@ export class CallsController {
       'still running after `EXPORT_MAX_SECONDS` (600 by default: export a long history in parts, by `days`). One export ' +
       'at a time per account: another, while one runs, is a 429 with `Retry-After`.',
   })
+  @WritesOwnResponse()
   @ApiOkResponse({
     description: 'The file, as an attachment named `calls-<YYYY-MM-DD>.csv` (or `.ndjson`)',
     // Only the file is CSV or NDJSON: the errors are JSON in the error shape, as everywhere.
@@ -141,11 +142,11 @@ export class CallsController {
 
   @Get(':callId')
   @ApiOperation({ summary: 'Get one call with its transcript and the credits it used (test calls included)' })
-  @ApiOkResponse({ type: CallResponse })
+  @Responds(CallResponse, toCallResponse)
   @ApiParam(CALL_ID_PARAM)
   @ApiErrors(404)
-  async get(@CurrentAccount() account: CallerAccount, @CallId() callId: string): Promise<CallResponse> {
-    return toCallResponse(await this.calls.getDetail(account.id, callId));
+  get(@CurrentAccount() account: CallerAccount, @CallId() callId: string): Promise<CallDetail> {
+    return this.calls.getDetail(account.id, callId);
   }
 
   @Delete(':callId')

@@ -1,9 +1,10 @@
 import { Controller, Get, ServiceUnavailableException } from '@nestjs/common';
-import { ApiOkResponse, ApiOperation, ApiServiceUnavailableResponse, ApiTags } from '@nestjs/swagger';
+import { ApiOperation, ApiServiceUnavailableResponse, ApiTags } from '@nestjs/swagger';
 import { HealthCheckService, TypeOrmHealthIndicator } from '@nestjs/terminus';
 import { Public } from '../auth/public.decorator';
 import { ErrorResponse } from '../common/error-response.dto';
-import { HealthResponse, LivenessResponse } from './health-response.dto';
+import { Responds } from '../common/responds';
+import { HealthResponse, LivenessResponse, toHealthResponse, toLivenessResponse } from './health-response.dto';
 
 const PING_TIMEOUT_MS = 1_500;
 
@@ -24,31 +25,29 @@ export class HealthController {
   /** 200 while the database answers, 503 when it does not. */
   @Get()
   @ApiOperation({ summary: 'Service health (the same as /health/ready)' })
-  @ApiOkResponse({ type: HealthResponse })
+  @Responds(HealthResponse, toHealthResponse)
   @ApiServiceUnavailableResponse({ description: 'The database is unreachable', type: ErrorResponse })
-  check(): Promise<HealthResponse> {
+  check(): Promise<'up'> {
     return this.ready();
   }
 
   /** 200 whenever the process answers HTTP; asks nothing of the database (a database outage must not restart every instance). */
   @Get('live')
   @ApiOperation({ summary: 'Liveness: the process answers' })
-  @ApiOkResponse({ type: LivenessResponse })
-  live(): LivenessResponse {
-    return { status: 'ok' };
-  }
+  @Responds(LivenessResponse, toLivenessResponse)
+  live(): void {}
 
   /** 200 while the database answers, 503 when it does not. */
   @Get('ready')
   @ApiOperation({ summary: 'Readiness: the database answers' })
-  @ApiOkResponse({ type: HealthResponse })
+  @Responds(HealthResponse, toHealthResponse)
   @ApiServiceUnavailableResponse({ description: 'The database is unreachable', type: ErrorResponse })
-  async ready(): Promise<HealthResponse> {
+  async ready(): Promise<'up'> {
     try {
       await this.health.check([() => this.database.pingCheck('database').withTimeout(PING_TIMEOUT_MS)]);
     } catch {
       throw new ServiceUnavailableException('The database is unreachable');
     }
-    return { status: 'ok', database: 'up' };
+    return 'up';
   }
 }

@@ -1,14 +1,16 @@
-import { Body, Controller, Delete, Get, HttpCode, Post, Query } from '@nestjs/common';
-import { ApiAcceptedResponse, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { Body, Controller, Delete, Get, Post, Query } from '@nestjs/common';
+import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import { CallerAccount } from '../auth/caller-account';
 import { CurrentAccount } from '../auth/current-account.decorator';
 import { ApiErrors, NoContent } from '../common/api-errors.decorator';
 import { IntIdParam } from '../common/id.pipes';
 import { ApiNoBody, refuseBodyFields } from '../common/no-body';
+import { Responds } from '../common/responds';
 import { CreateKnowledgeBaseDto } from './dto/create-knowledge-base.dto';
 import { CreateSourceDto } from './dto/create-source.dto';
 import {
   KnowledgeBaseResponse,
+  KnowledgeBaseWithSources,
   KnowledgeBaseWithSourcesResponse,
   SourceResponse,
   toKnowledgeBaseResponse,
@@ -16,7 +18,9 @@ import {
   toSourceResponse,
 } from './dto/knowledge-base-response.dto';
 import { SearchQuery, SearchResultResponse, toSearchResultResponse } from './dto/search.dto';
+import { KnowledgeBaseRow, SourceRow } from './knowledge-bases.repository';
 import { KnowledgeBasesService } from './knowledge-bases.service';
+import { RetrievedPassage } from './knowledge.service';
 
 const KnowledgeBaseId = () => IntIdParam('kbId', 'Knowledge base');
 const SourceId = () => IntIdParam('sourceId', 'Source');
@@ -28,26 +32,25 @@ export class KnowledgeBasesController {
 
   @Get()
   @ApiOperation({ summary: 'List the knowledge bases of the account, by id' })
-  @ApiOkResponse({ type: KnowledgeBaseResponse, isArray: true })
-  async list(@CurrentAccount() account: CallerAccount): Promise<KnowledgeBaseResponse[]> {
-    return (await this.knowledgeBases.list(account.id)).map(toKnowledgeBaseResponse);
+  @Responds([KnowledgeBaseResponse], toKnowledgeBaseResponse)
+  list(@CurrentAccount() account: CallerAccount): Promise<KnowledgeBaseRow[]> {
+    return this.knowledgeBases.list(account.id);
   }
 
   @Post()
   @ApiOperation({ summary: 'Create a knowledge base' })
-  @ApiCreatedResponse({ type: KnowledgeBaseResponse })
+  @Responds(KnowledgeBaseResponse, toKnowledgeBaseResponse, { status: 201 })
   @ApiErrors(400, 413, 415)
-  async create(@CurrentAccount() account: CallerAccount, @Body() dto: CreateKnowledgeBaseDto): Promise<KnowledgeBaseResponse> {
-    return toKnowledgeBaseResponse(await this.knowledgeBases.create(account.id, dto));
+  create(@CurrentAccount() account: CallerAccount, @Body() dto: CreateKnowledgeBaseDto): Promise<KnowledgeBaseRow> {
+    return this.knowledgeBases.create(account.id, dto);
   }
 
   @Get(':kbId')
   @ApiOperation({ summary: 'Get a knowledge base with its sources' })
-  @ApiOkResponse({ type: KnowledgeBaseWithSourcesResponse })
+  @Responds(KnowledgeBaseWithSourcesResponse, toKnowledgeBaseWithSourcesResponse)
   @ApiErrors(404)
-  async get(@CurrentAccount() account: CallerAccount, @KnowledgeBaseId() kbId: number): Promise<KnowledgeBaseWithSourcesResponse> {
-    const { knowledgeBase, sources } = await this.knowledgeBases.getWithSources(account.id, kbId);
-    return toKnowledgeBaseWithSourcesResponse(knowledgeBase, sources);
+  get(@CurrentAccount() account: CallerAccount, @KnowledgeBaseId() kbId: number): Promise<KnowledgeBaseWithSources> {
+    return this.knowledgeBases.getWithSources(account.id, kbId);
   }
 
   @Delete(':kbId')
@@ -65,22 +68,22 @@ export class KnowledgeBasesController {
       "The passages of the knowledge base's `ready` sources that best match `q`, best first (the retrieval that agents answer from). " +
       'Words are matched in any script (Chinese and Japanese by pairs of characters); a passage that shares no word with `q` is not returned, so the answer may be `[]`.',
   })
-  @ApiOkResponse({ type: SearchResultResponse, isArray: true })
+  @Responds([SearchResultResponse], toSearchResultResponse)
   @ApiErrors(400, 404)
-  async search(
+  search(
     @CurrentAccount() account: CallerAccount,
     @KnowledgeBaseId() kbId: number,
     @Query() query: SearchQuery,
-  ): Promise<SearchResultResponse[]> {
-    return (await this.knowledgeBases.search(account.id, kbId, query.q, query.limit)).map(toSearchResultResponse);
+  ): Promise<RetrievedPassage[]> {
+    return this.knowledgeBases.search(account.id, kbId, query.q, query.limit);
   }
 
   @Get(':kbId/sources')
   @ApiOperation({ summary: 'List the sources of a knowledge base, by id' })
-  @ApiOkResponse({ type: SourceResponse, isArray: true })
+  @Responds([SourceResponse], toSourceResponse)
   @ApiErrors(404)
-  async listSources(@CurrentAccount() account: CallerAccount, @KnowledgeBaseId() kbId: number): Promise<SourceResponse[]> {
-    return (await this.knowledgeBases.listSources(account.id, kbId)).map(toSourceResponse);
+  listSources(@CurrentAccount() account: CallerAccount, @KnowledgeBaseId() kbId: number): Promise<SourceRow[]> {
+    return this.knowledgeBases.listSources(account.id, kbId);
   }
 
   @Post(':kbId/sources')
@@ -91,23 +94,18 @@ export class KnowledgeBasesController {
       '(http(s) only, at most 5 redirects, 5 MiB, 15 s; HTML reduced to its readable text, plain text and Markdown kept; private and loopback addresses refused): ' +
       'it becomes `ready`, or `failed` with the reason in `error`.',
   })
-  @ApiCreatedResponse({ type: SourceResponse })
+  @Responds(SourceResponse, toSourceResponse, { status: 201 })
   @ApiErrors(400, 404, 413, 415)
-  async addSource(
-    @CurrentAccount() account: CallerAccount,
-    @KnowledgeBaseId() kbId: number,
-    @Body() dto: CreateSourceDto,
-  ): Promise<SourceResponse> {
-    return toSourceResponse(await this.knowledgeBases.addSource(account.id, kbId, dto));
+  addSource(@CurrentAccount() account: CallerAccount, @KnowledgeBaseId() kbId: number, @Body() dto: CreateSourceDto): Promise<SourceRow> {
+    return this.knowledgeBases.addSource(account.id, kbId, dto);
   }
 
   @Post(':kbId/sources/:sourceId/refresh')
-  @HttpCode(202)
   @ApiOperation({
     summary: 'Fetch a url source again',
     description: 'The source is `pending` (and not searchable) until the fetch ends: `ready` or `failed`.',
   })
-  @ApiAcceptedResponse({ type: SourceResponse })
+  @Responds(SourceResponse, toSourceResponse, { status: 202 })
   @ApiErrors([400, 'The source is a text source: only url sources can be refreshed'], 404)
   @ApiNoBody()
   async refreshSource(
@@ -115,9 +113,9 @@ export class KnowledgeBasesController {
     @KnowledgeBaseId() kbId: number,
     @SourceId() sourceId: number,
     @Body() body: unknown,
-  ): Promise<SourceResponse> {
+  ): Promise<SourceRow> {
     refuseBodyFields(body);
-    return toSourceResponse(await this.knowledgeBases.refreshSource(account.id, kbId, sourceId));
+    return this.knowledgeBases.refreshSource(account.id, kbId, sourceId);
   }
 
   @Delete(':kbId/sources/:sourceId')

@@ -15,6 +15,7 @@ import { ApiOperation, ApiParam, ApiQuery, ApiResponse, ApiTags } from '@nestjs/
 import type { Request, Response } from 'express';
 import { Public } from '../auth/public.decorator';
 import { ApiErrors } from '../common/api-errors.decorator';
+import { WritesOwnResponse } from '../common/responds';
 import { parseRange } from './byte-range';
 import { RecordingStorage } from './recording-storage';
 import { MP3, sendRecording } from './send-recording';
@@ -37,6 +38,7 @@ export class PlaybackController {
 
   @Get(':token')
   @Public()
+  @WritesOwnResponse()
   @ApiOperation({
     summary: 'Play a recording through a signed URL (local storage driver)',
     description:

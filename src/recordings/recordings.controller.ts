@@ -1,15 +1,16 @@
 import { Controller, Delete, Get, HttpCode, Param, Put, Req, Res, UnsupportedMediaTypeException } from '@nestjs/common';
-import { ApiBody, ApiConsumes, ApiOkResponse, ApiOperation, ApiParam, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { ApiBody, ApiConsumes, ApiOperation, ApiParam, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { CallerAccount } from '../auth/caller-account';
 import { CurrentAccount } from '../auth/current-account.decorator';
 import { ApiErrors } from '../common/api-errors.decorator';
 import { UuidPipe } from '../common/id.pipes';
+import { Responds, WritesOwnResponse } from '../common/responds';
 import { AppConfig } from '../config/config';
 import { InjectConfig } from '../config/config.module';
 import { tooLarge } from './byte-limit';
 import { RecordingUrlResponse, toRecordingUrlResponse } from './dto/recording-url-response.dto';
-import { RecordingsService } from './recordings.service';
+import { RecordingsService, RecordingUrl } from './recordings.service';
 import { MP3, sendRecording } from './send-recording';
 
 const CallId = () => Param('callId', new UuidPipe('Call'));
@@ -78,10 +79,10 @@ export class RecordingsController {
     description:
       'A fresh URL on every request, valid for `RECORDING_URL_TTL_SECONDS` (default 300), usable without an API key (for an `<audio>` element).',
   })
-  @ApiOkResponse({ type: RecordingUrlResponse, description: 'The URL and when it expires' })
+  @Responds(RecordingUrlResponse, toRecordingUrlResponse, { description: 'The URL and when it expires' })
   @ApiErrors([404, 'No such call on this account, or it has no recording'])
-  async playbackUrl(@CurrentAccount() account: CallerAccount, @CallId() callId: string): Promise<RecordingUrlResponse> {
-    return toRecordingUrlResponse(await this.recordings.playbackUrl(account.id, callId));
+  playbackUrl(@CurrentAccount() account: CallerAccount, @CallId() callId: string): Promise<RecordingUrl> {
+    return this.recordings.playbackUrl(account.id, callId);
   }
 
   @Get('download')
@@ -91,6 +92,7 @@ export class RecordingsController {
       "Streamed, with `Content-Length` and `Content-Disposition: attachment`: `filename` is an ASCII rendering of the caller's " +
       'name and, when the name is not plain ASCII, `filename*` carries it in UTF-8; a blank name gives `call-<callId>.mp3`.',
   })
+  @WritesOwnResponse()
   @ApiResponse({ status: 200, description: 'The MP3', content: MP3 })
   @ApiErrors([404, 'No such call on this account, or it has no recording'])
   async download(

@@ -1,14 +1,15 @@
 import { Controller, Get, Query } from '@nestjs/common';
-import { ApiExtraModels, ApiOkResponse, ApiOperation, ApiTags, getSchemaPath } from '@nestjs/swagger';
+import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import { CallerAccount } from '../auth/caller-account';
 import { CurrentAccount } from '../auth/current-account.decorator';
 import { ApiErrors } from '../common/api-errors.decorator';
+import { Responds } from '../common/responds';
 import { UsageQuery } from './dto/usage-query.dto';
-import { toUsageAgentResponse, toUsageDayResponse, UsageAgentResponse, UsageDayResponse } from './dto/usage-response.dto';
+import { toUsageResponse, UsageAgentResponse, UsageDayResponse } from './dto/usage-response.dto';
+import { UsageAgentRow, UsageDayRow } from './usage.repository';
 import { UsageService } from './usage.service';
 
 @ApiTags('usage')
-@ApiExtraModels(UsageDayResponse, UsageAgentResponse)
 @Controller('usage')
 export class UsageController {
   constructor(private readonly usage: UsageService) {}
@@ -22,18 +23,11 @@ export class UsageController {
       'agents that handled calls, by id, the calls without an agent (`agentId: null`) last. `creditsUsed` is the sum of ' +
       "each call's `creditsUsed` as `GET /calls/{callId}` shows it (rounded per call), so both groupings add up to the same total.",
   })
-  @ApiOkResponse({
+  @Responds([UsageDayResponse, UsageAgentResponse], toUsageResponse, {
     description: 'Per day (`groupBy=day`) or per agent (`groupBy=agent`)',
-    schema: {
-      oneOf: [
-        { type: 'array', items: { $ref: getSchemaPath(UsageDayResponse) } },
-        { type: 'array', items: { $ref: getSchemaPath(UsageAgentResponse) } },
-      ],
-    },
   })
   @ApiErrors([400, 'A date that is not YYYY-MM-DD, from after to, a range over 366 days, or an unknown groupBy (with `details`)'])
-  async get(@CurrentAccount() account: CallerAccount, @Query() query: UsageQuery): Promise<UsageDayResponse[] | UsageAgentResponse[]> {
-    const usage = await this.usage.get(account.id, query);
-    return usage.groupBy === 'agent' ? usage.rows.map(toUsageAgentResponse) : usage.rows.map(toUsageDayResponse);
+  async get(@CurrentAccount() account: CallerAccount, @Query() query: UsageQuery): Promise<UsageDayRow[] | UsageAgentRow[]> {
+    return (await this.usage.get(account.id, query)).rows;
   }
 }

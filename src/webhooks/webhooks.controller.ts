@@ -1,22 +1,26 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query } from '@nestjs/common';
-import { ApiAcceptedResponse, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
+import { Body, Controller, Delete, Get, Param, Patch, Post, Query } from '@nestjs/common';
+import { ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
 import { CallerAccount } from '../auth/caller-account';
 import { CurrentAccount } from '../auth/current-account.decorator';
 import { ApiErrors, NoContent } from '../common/api-errors.decorator';
 import { IntIdParam, UuidPipe } from '../common/id.pipes';
 import { ApiNoBody, refuseBodyFields } from '../common/no-body';
+import { Responds } from '../common/responds';
 import { CreateWebhookDto } from './dto/create-webhook.dto';
 import { ListDeliveriesQuery } from './dto/list-deliveries-query.dto';
 import { UpdateWebhookDto } from './dto/update-webhook.dto';
 import {
+  CreatedWebhook,
   CreatedWebhookResponse,
   toCreatedWebhookResponse,
   toWebhookDeliveryResponse,
   toWebhookResponse,
+  toWebhookSecretResponse,
   WebhookDeliveryResponse,
   WebhookResponse,
   WebhookSecretResponse,
 } from './dto/webhook-response.dto';
+import { DeliveryRow, WebhookRow } from './webhooks.repository';
 import { WebhooksService } from './webhooks.service';
 
 const WebhookId = () => IntIdParam('webhookId', 'Webhook');
@@ -36,14 +40,14 @@ export class WebhooksController {
 
   @Get()
   @ApiOperation({ summary: "List the account's webhooks, by id (never their secrets)" })
-  @ApiOkResponse({ type: WebhookResponse, isArray: true })
-  async list(@CurrentAccount() account: CallerAccount): Promise<WebhookResponse[]> {
-    return (await this.webhooks.list(account.id)).map(toWebhookResponse);
+  @Responds([WebhookResponse], toWebhookResponse)
+  list(@CurrentAccount() account: CallerAccount): Promise<WebhookRow[]> {
+    return this.webhooks.list(account.id);
   }
 
   @Post()
   @ApiOperation({ summary: 'Create a webhook; the answer carries its signing secret, shown this once', description: DELIVERY_DESCRIPTION })
-  @ApiCreatedResponse({ type: CreatedWebhookResponse })
+  @Responds(CreatedWebhookResponse, toCreatedWebhookResponse, { status: 201 })
   @ApiErrors(
     [
       400,
@@ -52,28 +56,24 @@ export class WebhooksController {
     413,
     415,
   )
-  async create(@CurrentAccount() account: CallerAccount, @Body() dto: CreateWebhookDto): Promise<CreatedWebhookResponse> {
-    return toCreatedWebhookResponse(await this.webhooks.create(account.id, dto));
+  create(@CurrentAccount() account: CallerAccount, @Body() dto: CreateWebhookDto): Promise<CreatedWebhook> {
+    return this.webhooks.create(account.id, dto);
   }
 
   @Get(':webhookId')
   @ApiOperation({ summary: 'Get one webhook' })
-  @ApiOkResponse({ type: WebhookResponse })
+  @Responds(WebhookResponse, toWebhookResponse)
   @ApiErrors(404)
-  async get(@CurrentAccount() account: CallerAccount, @WebhookId() webhookId: number): Promise<WebhookResponse> {
-    return toWebhookResponse(await this.webhooks.get(account.id, webhookId));
+  get(@CurrentAccount() account: CallerAccount, @WebhookId() webhookId: number): Promise<WebhookRow> {
+    return this.webhooks.get(account.id, webhookId);
   }
 
   @Patch(':webhookId')
   @ApiOperation({ summary: "Change some of a webhook's fields; disabling it cancels its pending deliveries" })
-  @ApiOkResponse({ type: WebhookResponse })
+  @Responds(WebhookResponse, toWebhookResponse)
   @ApiErrors(400, 404, 413, 415)
-  async update(
-    @CurrentAccount() account: CallerAccount,
-    @WebhookId() webhookId: number,
-    @Body() dto: UpdateWebhookDto,
-  ): Promise<WebhookResponse> {
-    return toWebhookResponse(await this.webhooks.update(account.id, webhookId, dto));
+  update(@CurrentAccount() account: CallerAccount, @WebhookId() webhookId: number, @Body() dto: UpdateWebhookDto): Promise<WebhookRow> {
+    return this.webhooks.update(account.id, webhookId, dto);
   }
 
   @Delete(':webhookId')
@@ -85,35 +85,25 @@ export class WebhooksController {
   }
 
   @Post(':webhookId/rotate-secret')
-  @HttpCode(200)
   @ApiOperation({
     summary: 'Replace the signing secret; for 24 hours deliveries carry signatures made with the new and the previous secret',
   })
-  @ApiOkResponse({ type: WebhookSecretResponse })
+  @Responds(WebhookSecretResponse, toWebhookSecretResponse)
   @ApiErrors(404)
   @ApiNoBody()
-  async rotateSecret(
-    @CurrentAccount() account: CallerAccount,
-    @WebhookId() webhookId: number,
-    @Body() body: unknown,
-  ): Promise<WebhookSecretResponse> {
+  async rotateSecret(@CurrentAccount() account: CallerAccount, @WebhookId() webhookId: number, @Body() body: unknown): Promise<string> {
     refuseBodyFields(body);
-    return { secret: await this.webhooks.rotateSecret(account.id, webhookId) };
+    return this.webhooks.rotateSecret(account.id, webhookId);
   }
 
   @Post(':webhookId/test')
-  @HttpCode(202)
   @ApiOperation({ summary: 'Send a `ping` event to the webhook now (enabled or not); the answer is its delivery, pending' })
-  @ApiAcceptedResponse({ type: WebhookDeliveryResponse })
+  @Responds(WebhookDeliveryResponse, toWebhookDeliveryResponse, { status: 202 })
   @ApiErrors(404)
   @ApiNoBody()
-  async test(
-    @CurrentAccount() account: CallerAccount,
-    @WebhookId() webhookId: number,
-    @Body() body: unknown,
-  ): Promise<WebhookDeliveryResponse> {
+  async test(@CurrentAccount() account: CallerAccount, @WebhookId() webhookId: number, @Body() body: unknown): Promise<DeliveryRow> {
     refuseBodyFields(body);
-    return toWebhookDeliveryResponse(await this.webhooks.test(account.id, webhookId));
+    return this.webhooks.test(account.id, webhookId);
   }
 
   @Get(':webhookId/deliveries')
@@ -122,18 +112,17 @@ export class WebhooksController {
     description:
       'Deliveries are kept for `WEBHOOK_RETENTION_DAYS` (30 by default) after their event, and then for as long as they are pending.',
   })
-  @ApiOkResponse({ type: WebhookDeliveryResponse, isArray: true })
+  @Responds([WebhookDeliveryResponse], toWebhookDeliveryResponse)
   @ApiErrors([400, 'Bad query parameter value (with `details`)'], 404)
-  async listDeliveries(
+  listDeliveries(
     @CurrentAccount() account: CallerAccount,
     @WebhookId() webhookId: number,
     @Query() query: ListDeliveriesQuery,
-  ): Promise<WebhookDeliveryResponse[]> {
-    return (await this.webhooks.listDeliveries(account.id, webhookId, query.limit)).map(toWebhookDeliveryResponse);
+  ): Promise<DeliveryRow[]> {
+    return this.webhooks.listDeliveries(account.id, webhookId, query.limit);
   }
 
   @Post(':webhookId/deliveries/:deliveryId/retry')
-  @HttpCode(202)
   @ApiOperation({
     summary:
       'Attempt a delivery again now (a failed one, a pending one brought forward, or a succeeded one replayed, with the same `webhook-id`)',
@@ -142,7 +131,7 @@ export class WebhooksController {
       'instead of after the next delay of `WEBHOOK_RETRY_SECONDS` (unless the receiver answered 410, which disables the webhook).',
   })
   @ApiParam({ name: 'deliveryId', format: 'uuid', description: 'Anything that is not a UUID is a 404, like an unknown id' })
-  @ApiAcceptedResponse({ type: WebhookDeliveryResponse })
+  @Responds(WebhookDeliveryResponse, toWebhookDeliveryResponse, { status: 202 })
   @ApiErrors(404, [409, "The delivery's call was deleted and its payload erased"])
   @ApiNoBody()
   async retryDelivery(
@@ -150,8 +139,8 @@ export class WebhooksController {
     @WebhookId() webhookId: number,
     @DeliveryId() deliveryId: string,
     @Body() body: unknown,
-  ): Promise<WebhookDeliveryResponse> {
+  ): Promise<DeliveryRow> {
     refuseBodyFields(body);
-    return toWebhookDeliveryResponse(await this.webhooks.retryDelivery(account.id, webhookId, deliveryId));
+    return this.webhooks.retryDelivery(account.id, webhookId, deliveryId);
   }
 }

@@ -3,6 +3,7 @@ import { ApiHeader, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiProduc
 import type { Request, Response } from 'express';
 import { Public } from '../auth/public.decorator';
 import { ApiErrors } from '../common/api-errors.decorator';
+import { Responds, WritesOwnResponse } from '../common/responds';
 import { WidgetRateLimit } from '../rate-limit/widget-rate-limit';
 import { toWidgetConfigResponse, WidgetConfigResponse } from './dto/widget-config-response.dto';
 import { EMBED_SCRIPT, EMBED_SCRIPT_ETAG } from './embed-script';
@@ -30,6 +31,7 @@ export class WidgetPublicController {
   constructor(private readonly sites: WidgetSitesService) {}
 
   @Get('embed.js')
+  @WritesOwnResponse()
   @ApiOperation({ summary: 'The widget script the embed snippet loads (public, cacheable, versioned)' })
   @ApiProduces('application/javascript')
   @ApiOkResponse({ description: 'JavaScript', schema: { type: 'string' } })
@@ -56,16 +58,16 @@ export class WidgetPublicController {
   @Get('config/:siteKey')
   @ApiOperation({ summary: "What the widget needs to render, for pages on the site's allowed domain (CORS)" })
   @ApiHeader(ORIGIN_HEADER)
-  @ApiOkResponse({ type: WidgetConfigResponse })
+  @Responds(WidgetConfigResponse, toWidgetConfigResponse)
   @ApiErrors(NOT_ALLOWED_403, UNKNOWN_KEY_404)
   async config(
     @Param('siteKey') siteKey: string,
     @Headers('origin') origin: string | undefined,
     @Res({ passthrough: true }) response: Response,
-  ): Promise<WidgetConfigResponse> {
+  ): Promise<WidgetConfigRow> {
     const config = await this.configForOrigin(siteKey, origin, response);
     response.set('Cache-Control', 'no-store');
-    return toWidgetConfigResponse(config);
+    return config;
   }
 
   @Options('config/:siteKey')

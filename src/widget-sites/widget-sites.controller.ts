@@ -1,12 +1,11 @@
-import { Body, Controller, Delete, Get, HttpCode, Patch, Post } from '@nestjs/common';
-import { ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { Body, Controller, Delete, Get, Patch, Post } from '@nestjs/common';
+import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import { CallerAccount } from '../auth/caller-account';
 import { CurrentAccount } from '../auth/current-account.decorator';
 import { ApiErrors, NoContent } from '../common/api-errors.decorator';
 import { IntIdParam } from '../common/id.pipes';
 import { ApiNoBody, refuseBodyFields } from '../common/no-body';
-import { AppConfig } from '../config/config';
-import { InjectConfig } from '../config/config.module';
+import { Responds } from '../common/responds';
 import { CreateWidgetSiteDto } from './dto/create-widget-site.dto';
 import { UpdateWidgetSiteDto } from './dto/update-widget-site.dto';
 import { toWidgetSiteResponse, WidgetSiteResponse } from './dto/widget-site-response.dto';
@@ -19,48 +18,41 @@ const AGENT_400 = [400, 'Invalid or unknown field (a `siteKey` too), or `agentId
   string,
 ];
 
-/** The account's widget sites. Each response is mapped from its row with the configured PUBLIC_BASE_URL (the embed snippet's). */
+/** The account's widget sites. Each response is mapped from its row with the configured PUBLIC_BASE_URL (the embed snippet's: ResponseContext). */
 @ApiTags('widget sites')
 @Controller('widget/sites')
 export class WidgetSitesController {
-  constructor(
-    private readonly sites: WidgetSitesService,
-    @InjectConfig() private readonly config: AppConfig,
-  ) {}
+  constructor(private readonly sites: WidgetSitesService) {}
 
   @Get()
   @ApiOperation({ summary: "List the account's widget sites, by id, each with its siteKey and embed snippet" })
-  @ApiOkResponse({ type: WidgetSiteResponse, isArray: true })
-  async list(@CurrentAccount() account: CallerAccount): Promise<WidgetSiteResponse[]> {
-    return (await this.sites.list(account.id)).map((site) => this.toResponse(site));
+  @Responds([WidgetSiteResponse], toWidgetSiteResponse)
+  list(@CurrentAccount() account: CallerAccount): Promise<WidgetSiteRow[]> {
+    return this.sites.list(account.id);
   }
 
   @Post()
   @ApiOperation({ summary: 'Add the widget to a website: name required, every setting defaulted, siteKey generated' })
-  @ApiCreatedResponse({ type: WidgetSiteResponse })
+  @Responds(WidgetSiteResponse, toWidgetSiteResponse, { status: 201 })
   @ApiErrors(AGENT_400, 413, 415)
-  async create(@CurrentAccount() account: CallerAccount, @Body() dto: CreateWidgetSiteDto): Promise<WidgetSiteResponse> {
-    return this.toResponse(await this.sites.create(account.id, dto));
+  create(@CurrentAccount() account: CallerAccount, @Body() dto: CreateWidgetSiteDto): Promise<WidgetSiteRow> {
+    return this.sites.create(account.id, dto);
   }
 
   @Get(':siteId')
   @ApiOperation({ summary: 'Get one widget site' })
-  @ApiOkResponse({ type: WidgetSiteResponse })
+  @Responds(WidgetSiteResponse, toWidgetSiteResponse)
   @ApiErrors(404)
-  async get(@CurrentAccount() account: CallerAccount, @SiteId() siteId: number): Promise<WidgetSiteResponse> {
-    return this.toResponse(await this.sites.get(account.id, siteId));
+  get(@CurrentAccount() account: CallerAccount, @SiteId() siteId: number): Promise<WidgetSiteRow> {
+    return this.sites.get(account.id, siteId);
   }
 
   @Patch(':siteId')
   @ApiOperation({ summary: "Change some of a widget site's settings (`agentId: null` detaches its agent)" })
-  @ApiOkResponse({ type: WidgetSiteResponse })
+  @Responds(WidgetSiteResponse, toWidgetSiteResponse)
   @ApiErrors(AGENT_400, 404, 413, 415)
-  async update(
-    @CurrentAccount() account: CallerAccount,
-    @SiteId() siteId: number,
-    @Body() dto: UpdateWidgetSiteDto,
-  ): Promise<WidgetSiteResponse> {
-    return this.toResponse(await this.sites.update(account.id, siteId, dto));
+  update(@CurrentAccount() account: CallerAccount, @SiteId() siteId: number, @Body() dto: UpdateWidgetSiteDto): Promise<WidgetSiteRow> {
+    return this.sites.update(account.id, siteId, dto);
   }
 
   @Delete(':siteId')
@@ -72,17 +64,12 @@ export class WidgetSitesController {
   }
 
   @Post(':siteId/rotate-key')
-  @HttpCode(200)
   @ApiOperation({ summary: 'Replace the site key (the old one stops working at once); paste the new embedSnippet' })
-  @ApiOkResponse({ type: WidgetSiteResponse })
+  @Responds(WidgetSiteResponse, toWidgetSiteResponse)
   @ApiErrors(404)
   @ApiNoBody()
-  async rotateKey(@CurrentAccount() account: CallerAccount, @SiteId() siteId: number, @Body() body: unknown): Promise<WidgetSiteResponse> {
+  async rotateKey(@CurrentAccount() account: CallerAccount, @SiteId() siteId: number, @Body() body: unknown): Promise<WidgetSiteRow> {
     refuseBodyFields(body);
-    return this.toResponse(await this.sites.rotateKey(account.id, siteId));
-  }
-
-  private toResponse(site: WidgetSiteRow): WidgetSiteResponse {
-    return toWidgetSiteResponse(site, this.config.publicBaseUrl);
+    return this.sites.rotateKey(account.id, siteId);
   }
 }

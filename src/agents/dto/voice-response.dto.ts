@@ -11,6 +11,12 @@ export class VoiceResponse {
   available: boolean;
 }
 
-export function toVoiceResponse(voice: Voice, available: boolean): VoiceResponse {
+/** A voice of the catalog and whether the calling account may use it. */
+export interface VoiceChoice {
+  voice: Voice;
+  available: boolean;
+}
+
+export function toVoiceResponse({ voice, available }: VoiceChoice): VoiceResponse {
   return { id: voice.id, name: voice.name, tier: voice.tier, available };
 }

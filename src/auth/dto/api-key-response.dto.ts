@@ -1,5 +1,6 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { ApiDateTime } from '../../common/api-formats';
+import type { CreatedApiKey } from '../api-keys.service';
 import type { ApiKeyRow } from '../auth.repository';
 import { API_KEY_SCOPES, type ApiKeyScope } from '../scopes';
 
@@ -48,6 +49,6 @@ export function toApiKeyResponse(key: ApiKeyRow): ApiKeyResponse {
   };
 }
 
-export function toCreatedApiKeyResponse(key: ApiKeyRow, apiKey: string): CreatedApiKeyResponse {
+export function toCreatedApiKeyResponse({ key, apiKey }: CreatedApiKey): CreatedApiKeyResponse {
   return { ...toApiKeyResponse(key), apiKey };
 }

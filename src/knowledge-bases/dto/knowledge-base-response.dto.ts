@@ -74,9 +74,12 @@ export function toKnowledgeBaseResponse(knowledgeBase: KnowledgeBaseRow): Knowle
   };
 }
 
-export function toKnowledgeBaseWithSourcesResponse(
-  knowledgeBase: KnowledgeBaseRow,
-  sources: SourceRow[],
-): KnowledgeBaseWithSourcesResponse {
+/** A knowledge base and its sources, as KnowledgeBasesService.getWithSources reads them. */
+export interface KnowledgeBaseWithSources {
+  knowledgeBase: KnowledgeBaseRow;
+  sources: SourceRow[];
+}
+
+export function toKnowledgeBaseWithSourcesResponse({ knowledgeBase, sources }: KnowledgeBaseWithSources): KnowledgeBaseWithSourcesResponse {
   return { ...toKnowledgeBaseResponse(knowledgeBase), sources: sources.map(toSourceResponse) };
 }

@@ -38,3 +38,8 @@ export function toUsageDayResponse(row: UsageDayRow): UsageDayResponse {
 export function toUsageAgentResponse(row: UsageAgentRow): UsageAgentResponse {
   return { agentId: row.agentId, agent: row.agent, calls: row.calls, durationSeconds: row.durationSeconds, creditsUsed: row.creditsUsed };
 }
+
+/** A row of either grouping (a day has its `date`, an agent's row has none). */
+export function toUsageResponse(row: UsageDayRow | UsageAgentRow): UsageDayResponse | UsageAgentResponse {
+  return 'date' in row ? toUsageDayResponse(row) : toUsageAgentResponse(row);
+}

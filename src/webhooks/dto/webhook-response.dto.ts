@@ -87,8 +87,18 @@ export function toWebhookResponse(webhook: WebhookRow): WebhookResponse {
   };
 }
 
-export function toCreatedWebhookResponse({ webhook, secret }: { webhook: WebhookRow; secret: string }): CreatedWebhookResponse {
+/** A new webhook and its signing secret, as WebhooksService.create makes them. */
+export interface CreatedWebhook {
+  webhook: WebhookRow;
+  secret: string;
+}
+
+export function toCreatedWebhookResponse({ webhook, secret }: CreatedWebhook): CreatedWebhookResponse {
   return { ...toWebhookResponse(webhook), secret };
+}
+
+export function toWebhookSecretResponse(secret: string): WebhookSecretResponse {
+  return { secret };
 }
 
 export function toWebhookDeliveryResponse(delivery: DeliveryRow): WebhookDeliveryResponse {

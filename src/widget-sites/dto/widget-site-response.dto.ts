@@ -1,5 +1,6 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { ApiDateTime } from '../../common/api-formats';
+import type { ResponseContext } from '../../common/responds';
 import { embedSnippet } from '../embed-snippet';
 import { WidgetSiteRow } from '../widget-sites.repository';
 import type { WidgetAvatar, WidgetMode, WidgetPosition } from '../widget-options';
@@ -45,7 +46,7 @@ export class WidgetSiteResponse {
   updatedAt: string;
 }
 
-export function toWidgetSiteResponse(site: WidgetSiteRow, publicBaseUrl: string): WidgetSiteResponse {
+export function toWidgetSiteResponse(site: WidgetSiteRow, { publicBaseUrl }: ResponseContext): WidgetSiteResponse {
   return {
     id: site.id,
     name: site.name,
