@@ -15,6 +15,7 @@ import { loadConfig } from '../src/config/config';
 import { clientSql, Sql, TransactionSql } from '../src/database/database';
 import { runMigrations } from '../src/database/migrate';
 import { queryMethods } from '../src/database/query.decorator';
+import { CallSite, CapturedStatement, DescribedStatement, describeStatements } from './typed-rows';
 
 export const ROOT = path.join(__dirname, '..');
 export const QUERIES_DIR = path.join(ROOT, 'src', 'queries');
@@ -41,11 +42,32 @@ export function repositoryClasses(): { file: string; classes: (new (database: Sq
   });
 }
 
+const SRC = path.join(ROOT, 'src') + path.sep;
+const DATABASE_DIR = path.join(SRC, 'database') + path.sep;
+const FRAME = /\(?([^()\s]+):(\d+):(\d+)\)?$/;
+
+/** The call site of the statement being run now, from the stack (source-mapped by the register hook, or Jest). */
+function callSite(): CallSite | undefined {
+  const limit = Error.stackTraceLimit;
+  Error.stackTraceLimit = 50;
+  const stack = new Error().stack ?? '';
+  Error.stackTraceLimit = limit;
+  for (const frame of stack.split('\n').slice(1)) {
+    const [, file, line, column] = FRAME.exec(frame.trim()) ?? [];
+    if (file?.startsWith(SRC) && !file.startsWith(DATABASE_DIR)) return { file, line: Number(line), column: Number(column) };
+  }
+  return undefined;
+}
+
 /** A Database stand-in that records what runs, on one client inside the generator's transaction. */
 class RecordingDatabase implements Sql {
   readonly statements: string[] = [];
   /** The value bound to each statement's `$1` (an account-scoped method binds its account there). */
   readonly firstValues: unknown[] = [];
+  /** Every statement run since the generator began, for the typed rows' check (scripts/typed-rows.ts). */
+  readonly captured: CapturedStatement[] = [];
+  /** The method being run (`Repository.method`). */
+  method = '';
   private savepoints = 0;
   private readonly sql: Sql;
 
@@ -53,10 +75,13 @@ class RecordingDatabase implements Sql {
     this.sql = clientSql(client);
   }
 
-  query<R>(text: string, values: readonly unknown[] = []): Promise<R[]> {
+  async query<R>(text: string, values: readonly unknown[] = []): Promise<R[]> {
     this.statements.push(text);
     this.firstValues.push(values[0]);
-    return this.sql.query<R>(text, values);
+    const captured: CapturedStatement = { method: this.method, text, site: callSite(), rows: [] };
+    this.captured.push(captured);
+    captured.rows = await this.sql.query<Record<string, unknown>>(text, values);
+    return captured.rows as R[];
   }
 
   /** A streamed query (Database.stream): recorded and run like any other, its rows as one batch. */
@@ -93,11 +118,18 @@ function assertAccountBoundFirst(method: string, accountId: unknown, firstValues
 
 const formatStatement = (text: string) => `${format(text, { language: 'postgresql', keywordCase: 'upper' })};`;
 
+/** What the generator produces: the text of each queries file by file name, and every statement it ran, described. */
+export interface GeneratedSql {
+  files: Map<string, string>;
+  statements: DescribedStatement[];
+}
+
 /** The text of each queries file, by file name, from the database at `url` (already migrated). */
-export async function generateQueryFiles(url: string): Promise<Map<string, string>> {
+export async function generateQueryFiles(url: string): Promise<GeneratedSql> {
   const client = new Client({ connectionString: url });
   await client.connect();
   const files = new Map<string, string>();
+  const captured: CapturedStatement[] = [];
   try {
     await client.query('BEGIN');
     for (const { file, classes } of repositoryClasses()) {
@@ -106,6 +138,7 @@ export async function generateQueryFiles(url: string): Promise<Map<string, strin
         const database = new RecordingDatabase(client);
         const repository = new Repository(database) as Record<string, (...args: unknown[]) => Promise<unknown>>;
         for (const [method, { unscopedReason, examples }] of queryMethods(Repository.prototype)) {
+          database.method = `${Repository.name}.${method}`;
           for (const { name, params } of examples.length ? examples : [{ params: [] }]) {
             database.statements.length = 0;
             database.firstValues.length = 0;
@@ -118,18 +151,19 @@ export async function generateQueryFiles(url: string): Promise<Map<string, strin
             blocks.push([label, ...database.statements.map(formatStatement)].join('\n'));
           }
         }
+        captured.push(...database.captured);
       }
       files.set(path.basename(file).replace(/\.ts$/, '.sql'), `${blocks.join('\n\n')}\n`);
     }
     await client.query('ROLLBACK');
+    return { files, statements: await describeStatements(client, captured) };
   } finally {
     await client.end();
   }
-  return files;
 }
 
 /** Generates the files on a database of their own, created (and migrated) on the server at `serverUrl`, then dropped. */
-export async function generateOnFreshDatabase(serverUrl: string): Promise<Map<string, string>> {
+export async function generateOnFreshDatabase(serverUrl: string): Promise<GeneratedSql> {
   const name = `sql_${process.pid}_${Date.now()}`;
   const admin = new Client({ connectionString: serverUrl });
   await admin.connect();
