@@ -5,7 +5,8 @@ ARG NODE_IMAGE=node:24.21.0-bookworm-slim
 
 FROM ${NODE_IMAGE} AS build
 WORKDIR /app
-# patches/: fixes to dependencies that npm ci applies (patch-package, the postinstall script).
+# patches/: fixes to dependencies that npm ci applies (the postinstall script: patch-package --error-on-fail, so
+# that a patch which no longer applies fails the build instead of leaving the dependency unpatched).
 COPY package.json package-lock.json ./
 COPY patches ./patches
 RUN npm ci

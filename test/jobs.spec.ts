@@ -1,6 +1,7 @@
 import { Injectable, Module, OnModuleInit } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { TypeOrmModule } from '@nestjs/typeorm';
+import { createHook } from 'node:async_hooks';
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import PgBoss from 'pg-boss';
@@ -122,6 +123,28 @@ async function jobValues(database: Database, schema: string, queue: string, from
     [queue, from, to],
   );
   return rows.map(({ value }) => value).sort();
+}
+
+/**
+ * Timers pg-boss's manager creates from now on (its worker-stop loop's, among others): how many are neither
+ * cleared nor fired yet.
+ */
+function pgBossManagerTimers() {
+  const timers = new Map<number, { _destroyed?: boolean }>();
+  const hook = createHook({
+    init(asyncId, type, _triggerId, resource) {
+      if (type !== 'Timeout') return;
+      const { stackTraceLimit } = Error;
+      Error.stackTraceLimit = 50;
+      const stack = new Error().stack ?? '';
+      Error.stackTraceLimit = stackTraceLimit;
+      if (/pg-boss\/src\/manager\.js/.test(stack)) timers.set(asyncId, resource);
+    },
+  }).enable();
+  return {
+    alive: () => [...timers.values()].filter((timer) => !timer._destroyed).length,
+    disable: () => hook.disable(),
+  };
 }
 
 const valuesDone = (from: number, to: number) => done.filter(({ value }) => value >= from && value < to);
@@ -259,31 +282,22 @@ describe('the job queue (pg-boss)', () => {
     await until(() => valuesDone(7000, 7001).length === 1);
   });
 
-  it("queues jobs from a module's own statement (queueSql): none if it rolls back, each once if it commits", async () => {
-    const queue = a.jobs.queueSql('test.record');
-    const statement = (from: number) =>
-      `WITH rows AS (SELECT jsonb_build_object('value', value) AS data FROM generate_series(${from}, ${from + 9}) AS value)
-       ${queue.insertJobs('rows')}`;
-    await expect(
-      a.database.transaction(async (sql) => {
-        await sql.query(statement(8000));
-        a.jobs.wakeAfterCommit(sql, 'test.record');
-        throw new Error('roll back');
-      }),
-    ).rejects.toThrow('roll back');
-    await a.database.transaction(async (sql) => {
-      await sql.query(statement(8010));
-      a.jobs.wakeAfterCommit(sql, 'test.record');
-    });
-    expect(await jobValues(a.database, schema, 'test.record', 8000, 8020)).toEqual(Array.from({ length: 10 }, (_, index) => 8010 + index));
-    await until(() => valuesDone(8010, 8020).length >= 10);
-    await queueSettled(a.database, schema, 'test.record');
-    expect(
-      valuesDone(8000, 8020)
-        .map(({ value }) => value)
-        .sort(),
-    ).toEqual(Array.from({ length: 10 }, (_, index) => 8010 + index));
-    expect(() => a.jobs.queueSql('test.unknown')).toThrow('not defined');
+  it('stops after the job in flight, leaving no loop of pg-boss polling behind it', async () => {
+    const timers = pgBossManagerTimers();
+    const stopping = await instance('stopping', `jobs_${randomBytes(6).toString('hex')}`);
+    try {
+      await stopping.jobs.send('test.gated', { value: 7100 });
+      await until(() => started.includes(7100));
+      // Stopped with a job in flight: pg-boss's own `work` would stop it in a loop it leaves polling every second.
+      const closed = stopping.app.close();
+      await until(() => (stopping.jobs as unknown as { stopped: boolean }).stopped);
+      gates.get(7100)!();
+      await closed;
+      expect(valuesDone(7100, 7101)).toHaveLength(1);
+      expect(timers.alive()).toBe(0);
+    } finally {
+      timers.disable();
+    }
   });
 
   it('refuses a definition with both kinds of handler, or neither', () => {

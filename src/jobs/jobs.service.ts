@@ -5,6 +5,8 @@ import { DataSource } from 'typeorm';
 import { AppConfig } from '../config/config';
 import { InjectConfig } from '../config/config.module';
 import type { Sql, TransactionSql } from '../database/database';
+import { BossPool } from './boss-pool';
+import { QueueWorker } from './queue-worker';
 
 /** One job as a batch handler gets it. */
 export interface Job<T> {
@@ -64,39 +66,10 @@ export interface SendOptions {
   singletonKey?: string;
 }
 
-/**
- * SQL with which a module's own statement queues jobs (Jobs.queueSql); the module then calls
- * `Jobs.wakeAfterCommit` with its transaction.
- */
-export interface QueueSql {
-  /**
-   * A data-modifying statement to put in a CTE: one job of the queue per row of `rows`, a subquery with a
-   * jsonb `data` column. Defaults as pg-boss's own insert gives them (the queue's retry and expiry settings).
-   */
-  insertJobs(rows: string): string;
-}
-
 const QUEUE_NAME = /^[a-z][a-z0-9_.-]{0,99}$/;
 
-/**
- * The SQL of QueueSql for a queue in the job schema. Both names are SQL-safe: the schema is validated by the
- * configuration, queue names by `define`.
- */
 /** pg-boss's `db` option: its statements run on the caller's transaction. */
-const bossDb = (sql: Sql) => ({ executeSql: async (text: string, values: unknown[]) => ({ rows: await sql.query(text, values) }) });
-
-export function queueSql(schema: string, queue: string): QueueSql {
-  return {
-    insertJobs: (
-      rows,
-    ) => `INSERT INTO ${schema}.job (name, data, retry_limit, retry_delay, retry_backoff, expire_in, keep_until, policy, dead_letter)
-      SELECT q.name, jobs.data, COALESCE(q.retry_limit, 2),
-             CASE WHEN COALESCE(q.retry_backoff, false) THEN GREATEST(COALESCE(q.retry_delay, 0), 1) ELSE COALESCE(q.retry_delay, 0) END,
-             COALESCE(q.retry_backoff, false), COALESCE(q.expire_seconds * interval '1 second', interval '15 minutes'),
-             now() + COALESCE(q.retention_minutes * interval '1 minute', interval '14 days'), q.policy, q.dead_letter
-        FROM ${rows} AS jobs JOIN ${schema}.queue AS q ON q.name = '${queue}'`,
-  };
-}
+const bossDb = (sql: Sql): PgBoss.Db => ({ executeSql: async (text, values) => ({ rows: await sql.query(text, values) }) });
 
 /** pg_notify channel on which every instance hears that a job was queued, so that an idle worker fetches at once. */
 const JOB_QUEUED_CHANNEL = 'job_queued';
@@ -110,6 +83,8 @@ const ANNOUNCE_INTERVAL_MS = 50;
 /** Idle workers still look for work this often (jobs scheduled for later, wake-ups missed while reconnecting). */
 const POLLING_SECONDS = 2;
 const RECONNECT_MS = 1_000;
+/** Stopping: jobs in flight get this long to finish; those that do not are failed, and retried as their queue says. */
+const STOP_TIMEOUT_MS = 5_000;
 
 /**
  * Background work on pg-boss (v10: the last major that runs on Node 20), in the service's own PostgreSQL:
@@ -117,25 +92,27 @@ const RECONNECT_MS = 1_000;
  * Modules `define` their queues before the application starts; `send` enqueues, optionally inside the
  * caller's transaction (the transactional outbox: the change and its job commit together or not at all).
  *
- * Latency: pg-boss polls. Once a queued job is committed (at once, or after the caller's transaction
+ * Latency: workers poll. Once a queued job is committed (at once, or after the caller's transaction
  * commits), this instance wakes an idle worker of the queue, and NOTIFYs `job_queued` to the others (on its
  * own, at most every 50 ms per queue: see ANNOUNCE_INTERVAL_MS); every instance LISTENs and wakes a worker
  * too. A worker that fetched a full batch fetches again without waiting. Polling remains the backstop.
+ *
+ * Only pg-boss's public API: jobs are queued by `send`/`insert` (on the caller's transaction through their
+ * `db` option), worked by loops of our own on `fetch`/`complete`/`fail` (QueueWorker), and pg-boss's own
+ * statements run on a pool of ours (BossPool), so that `stop` leaves nothing of pg-boss running behind it.
  */
 @Injectable()
 export class Jobs implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger(Jobs.name);
   /** Each queue's, whatever its data (a definition takes its data only as an argument: `never` admits them all). */
   private readonly definitions = new Map<string, JobDefinition<never>>();
-  private readonly workerIds = new Map<string, string[]>();
+  private readonly workers = new Map<string, QueueWorker<never>[]>();
   private readonly boss: PgBoss;
-  private readonly schema: string;
-  /** Workers running a batch now: a wake-up goes to one that is not. */
-  private readonly busyWorkers = new Set<string>();
+  private readonly pool: BossPool;
   /** Queues with a wake-up already scheduled in this turn of the event loop (notifications come in bursts). */
   private readonly wakeScheduled = new Set<string>();
   /** Queues whose NOTIFY to the other instances is already scheduled. */
-  private readonly announcing = new Set<string>();
+  private readonly announcing = new Map<string, NodeJS.Timeout>();
   private listener: Client | null = null;
   private stopped = false;
   private lastErrorLoggedAt = 0;
@@ -147,12 +124,12 @@ export class Jobs implements OnApplicationBootstrap, OnApplicationShutdown {
     @InjectConfig() config: AppConfig,
   ) {
     this.working = config.jobWorkers;
-    this.schema = config.jobQueueSchema;
+    this.pool = new BossPool({ connectionString: this.databaseUrl(), application_name: 'voice-agent-api-jobs', max: 4 }, (error) =>
+      this.logError('Job queue connection error', error),
+    );
     this.boss = new PgBoss({
-      connectionString: this.databaseUrl(),
+      db: this.pool,
       schema: config.jobQueueSchema,
-      application_name: 'voice-agent-api-jobs',
-      max: 4,
       maintenanceIntervalSeconds: config.jobMaintenanceIntervalSeconds,
       pollingIntervalSeconds: POLLING_SECONDS,
     });
@@ -166,16 +143,6 @@ export class Jobs implements OnApplicationBootstrap, OnApplicationShutdown {
       throw new Error(`Job ${definition.name} needs a handler or a batchHandler, not both`);
     if (!QUEUE_NAME.test(definition.name)) throw new Error(`Job name ${definition.name} must be lowercase letters, digits and . _ -`);
     this.definitions.set(definition.name, definition);
-  }
-
-  /**
-   * For a module that writes rows and their jobs in one statement (the webhook relay): the SQL that queues this
-   * queue's jobs from within it (its transaction decides, as with `send({ sql })`), instead of a round trip of
-   * its own.
-   */
-  queueSql(name: string): QueueSql {
-    if (!this.definitions.has(name)) throw new Error(`Job ${name} is not defined`);
-    return queueSql(this.schema, name);
   }
 
   async send<T extends object>(name: string, data: T, options: SendOptions = {}): Promise<void> {
@@ -205,11 +172,6 @@ export class Jobs implements OnApplicationBootstrap, OnApplicationShutdown {
     if (jobs.some(({ startAfter }) => !startAfter || startAfter.getTime() <= now)) this.wakeWhenCommitted(sql, name);
   }
 
-  /** After queueing jobs with `queueSql` in `sql`'s transaction: wakes the queue's workers once it commits. */
-  wakeAfterCommit(sql: TransactionSql, name: string): void {
-    this.wakeWhenCommitted(sql, name);
-  }
-
   private wakeWhenCommitted(sql: TransactionSql | undefined, queue: string): void {
     if (sql) sql.afterCommit(() => this.announce(queue));
     else this.announce(queue);
@@ -218,14 +180,14 @@ export class Jobs implements OnApplicationBootstrap, OnApplicationShutdown {
   /** A job of the queue can be fetched: wake a worker here now, and tell the other instances soon (once per interval). */
   private announce(queue: string): void {
     this.wake(queue);
-    if (this.announcing.has(queue)) return;
-    this.announcing.add(queue);
-    setTimeout(() => {
+    if (this.announcing.has(queue) || this.stopped) return;
+    const timer = setTimeout(() => {
       this.announcing.delete(queue);
-      this.bossSql()
-        .query('SELECT pg_notify($1, $2)', [JOB_QUEUED_CHANNEL, queue])
+      this.pool
+        .executeSql('SELECT pg_notify($1, $2)', [JOB_QUEUED_CHANNEL, queue])
         .catch((error: unknown) => this.logError('Cannot announce queued jobs (other instances poll meanwhile)', error));
     }, ANNOUNCE_INTERVAL_MS).unref();
+    this.announcing.set(queue, timer);
   }
 
   async onApplicationBootstrap(): Promise<void> {
@@ -238,59 +200,102 @@ export class Jobs implements OnApplicationBootstrap, OnApplicationShutdown {
       if (definition.cron) await this.boss.schedule(name, definition.cron, {}, { tz: 'UTC' });
       // JOB_WORKERS=false: an instance that only queues jobs (an API-only instance beside worker instances).
       if (!this.working) continue;
-      const workers = Array.from({ length: definition.workers ?? 1 }, () => this.work(definition));
-      this.workerIds.set(name, await Promise.all(workers));
+      const workers = Array.from({ length: definition.workers ?? 1 }, () => this.worker(definition));
+      this.workers.set(name, workers);
+      for (const worker of workers) worker.start();
     }
     for (const { name, sendOnStart } of this.definitions.values()) if (sendOnStart) await this.send(name, {});
     if (this.working) await this.listen();
   }
 
+  /**
+   * Stops taking jobs, lets those in flight finish (failing those still running after STOP_TIMEOUT_MS, which
+   * their queue retries), then stops pg-boss at a moment when none of its statements is in flight, so that
+   * each of its own loops is waiting on a timer, which its stop clears: once this resolves, nothing of the job
+   * queue is left running or scheduled (a handler past the timeout aside).
+   */
   async onApplicationShutdown(): Promise<void> {
     this.stopped = true;
+    for (const timer of this.announcing.values()) clearTimeout(timer);
+    this.announcing.clear();
     await this.listener?.end().catch(() => undefined);
-    // Jobs in flight get a few seconds to finish; any that do not are retried elsewhere once they expire.
-    await this.boss.stop({ graceful: true, wait: true, timeout: 5_000 });
+    const workers = [...this.workers.values()].flat();
+    const deadline = new AbortController();
+    const timeout = setTimeout(() => deadline.abort(), STOP_TIMEOUT_MS);
+    const finished = await Promise.race([
+      Promise.all(workers.map((worker) => worker.stop())).then(() => true),
+      new Promise<false>((resolve) => deadline.signal.addEventListener('abort', () => resolve(false))),
+    ]);
+    if (!finished) await this.failUnfinished(workers);
+    await Promise.race([this.pool.quiet(), new Promise((resolve) => deadline.signal.addEventListener('abort', resolve))]);
+    clearTimeout(timeout);
+    await this.boss.stop({ graceful: false });
+    await this.pool.end();
   }
 
-  private async work<T>(definition: JobDefinition<T>): Promise<string> {
+  private async failUnfinished(workers: QueueWorker<never>[]): Promise<void> {
+    for (const worker of workers) {
+      const ids = worker.batch.map((job) => job.id);
+      if (ids.length === 0) continue;
+      await this.boss
+        .fail(worker.batch[0].name, ids)
+        .catch((error: unknown) => this.logError('Cannot fail the jobs still running at shutdown (they expire)', error));
+    }
+  }
+
+  private worker<T>(definition: JobDefinition<T>): QueueWorker<T> {
     const batchSize = definition.concurrency ?? 1;
-    let workerId = '';
-    workerId = await this.boss.work<T>(definition.name, { batchSize }, async (jobs) => {
-      this.busyWorkers.add(workerId);
-      // A full batch: there is probably more, for another idle worker too.
-      if (jobs.length === batchSize) this.wake(definition.name);
-      try {
-        await this.runBatch(definition, jobs);
-      } finally {
-        this.busyWorkers.delete(workerId);
-      }
-      // A full batch: there is probably more, so fetch again at once instead of after the polling interval.
-      if (jobs.length === batchSize) this.boss.notifyWorker(workerId);
-    });
-    return workerId;
+    const worker: QueueWorker<T> = new QueueWorker<T>(
+      {
+        fetch: () => this.boss.fetch<T>(definition.name, { batchSize }),
+        run: async (jobs) => {
+          // A full batch: there is probably more, for another idle worker too.
+          if (jobs.length === batchSize) this.wake(definition.name);
+          await this.runBatch(definition, jobs);
+        },
+        onError: (error) => this.logError('Job queue error', error),
+      },
+      batchSize,
+      POLLING_SECONDS * 1000,
+    );
+    return worker;
   }
 
+  /** Runs a batch, then completes its jobs or fails them (pg-boss retries a failed job as its queue says). */
   private async runBatch<T>(definition: JobDefinition<T>, jobs: PgBoss.Job<T>[]): Promise<void> {
+    const { name } = definition;
+    const seconds = Math.max(...jobs.map((job) => job.expireInSeconds));
     if (definition.batchHandler) {
-      // A failed batch throws: pg-boss fails (and retries) every job of it.
-      await definition.batchHandler(jobs.map(({ id, data }) => ({ id, data }))).catch((error: unknown) => {
-        this.logError(`Job batch ${definition.name} failed`, error, jobs[0].id);
-        throw error;
-      });
+      try {
+        await withinSeconds(definition.batchHandler(jobs.map(({ id, data }) => ({ id, data }))), seconds);
+      } catch (error) {
+        // A failed batch fails (and retries) every job of it.
+        this.logError(`Job batch ${name} failed`, error, jobs[0].id);
+        await this.boss.fail(
+          name,
+          jobs.map((job) => job.id),
+        );
+        return;
+      }
+      await this.boss.complete(
+        name,
+        jobs.map((job) => job.id),
+      );
       return;
     }
     const handler = definition.handler!;
-    const results = await Promise.allSettled(jobs.map((job) => handler(job.data, { id: job.id })));
-    const failed = jobs.filter((_job, index) => results[index].status === 'rejected');
+    const results = await Promise.allSettled(jobs.map((job) => withinSeconds(handler(job.data, { id: job.id }), seconds)));
+    const failed: string[] = [];
+    const done: string[] = [];
     for (const [index, result] of results.entries()) {
-      if (result.status === 'rejected') this.logError(`Job ${definition.name} failed`, result.reason, jobs[index].id);
+      if (result.status === 'fulfilled') done.push(jobs[index].id);
+      else {
+        failed.push(jobs[index].id);
+        this.logError(`Job ${name} failed`, result.reason, jobs[index].id);
+      }
     }
-    // Failed jobs are failed (and retried) one by one; pg-boss then completes the rest of the batch.
-    if (failed.length)
-      await this.boss.fail(
-        definition.name,
-        failed.map((job) => job.id),
-      );
+    if (failed.length) await this.boss.fail(name, failed);
+    if (done.length) await this.boss.complete(name, done);
   }
 
   /**
@@ -300,12 +305,12 @@ export class Jobs implements OnApplicationBootstrap, OnApplicationShutdown {
    * When every worker is busy, one is told to fetch again as soon as its batch is done.
    */
   private wake(queue: string): void {
-    const workers = this.workerIds.get(queue);
+    const workers = this.workers.get(queue);
     if (!workers || this.wakeScheduled.has(queue)) return;
     this.wakeScheduled.add(queue);
     const notify = () => {
       this.wakeScheduled.delete(queue);
-      this.boss.notifyWorker(workers.find((id) => !this.busyWorkers.has(id)) ?? workers[0]);
+      (workers.find((worker) => !worker.busy) ?? workers[0]).wake();
     };
     const delay = this.definitions.get(queue)?.wakeDelayMs ?? 0;
     if (delay > 0) setTimeout(notify, delay).unref();
@@ -335,11 +340,6 @@ export class Jobs implements OnApplicationBootstrap, OnApplicationShutdown {
     }
   }
 
-  private bossSql(): Sql {
-    const db = this.boss.getDb();
-    return { query: async <R>(text: string, values: readonly unknown[] = []) => (await db.executeSql(text, [...values])).rows as R[] };
-  }
-
   private databaseUrl(): string {
     return (this.dataSource.options as { url: string }).url;
   }
@@ -354,5 +354,18 @@ export class Jobs implements OnApplicationBootstrap, OnApplicationShutdown {
       { jobId, error: { name: typeof name === 'string' ? name : undefined, code: typeof code === 'string' ? code : undefined } },
       message,
     );
+  }
+}
+
+/** A handler that outlives its job's expiry fails it (pg-boss's `work` does the same), so that a hung one does not hold its worker. */
+async function withinSeconds<T>(promise: Promise<T>, seconds: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => reject(new Error(`the job ran longer than its expiry of ${seconds} s`)), Math.max(1, seconds) * 1000);
+  });
+  try {
+    return await Promise.race([promise, expired]);
+  } finally {
+    clearTimeout(timer);
   }
 }

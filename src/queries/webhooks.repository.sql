@@ -259,56 +259,6 @@ WITH
       id,
       attempts,
       status
-  ),
-  jobs AS (
-    INSERT INTO
-      pgboss.job (
-        name,
-        data,
-        retry_limit,
-        retry_delay,
-        retry_backoff,
-        expire_in,
-        keep_until,
-        policy,
-        dead_letter
-      )
-    SELECT
-      q.name,
-      jobs.data,
-      COALESCE(q.retry_limit, 2),
-      CASE
-        WHEN COALESCE(q.retry_backoff, FALSE) THEN GREATEST(COALESCE(q.retry_delay, 0), 1)
-        ELSE COALESCE(q.retry_delay, 0)
-      END,
-      COALESCE(q.retry_backoff, FALSE),
-      COALESCE(
-        q.expire_seconds * interval '1 second',
-        interval '15 minutes'
-      ),
-      now() + COALESCE(
-        q.retention_minutes * interval '1 minute',
-        interval '14 days'
-      ),
-      q.policy,
-      q.dead_letter
-    FROM
-      (
-        SELECT
-          jsonb_build_object(
-            'accountId',
-            account_id,
-            'deliveryId',
-            id,
-            'attempts',
-            attempts
-          ) AS data
-        FROM
-          deliveries
-        WHERE
-          status = 'pending'
-      ) AS jobs
-      JOIN pgboss.queue AS q ON q.name = 'webhooks.deliver'
   )
 SELECT
   (
@@ -319,7 +269,19 @@ SELECT
   ) AS events,
   (
     SELECT
-      count(*)::int
+      COALESCE(
+        json_agg(
+          json_build_object(
+            'accountId',
+            account_id,
+            'deliveryId',
+            id,
+            'attempts',
+            attempts
+          )
+        ),
+        '[]'
+      )
     FROM
       deliveries
     WHERE
@@ -626,59 +588,11 @@ WITH
       d.status,
       d.status = 'pending'
       AND d.retry_requested AS retried_now
-  ),
-  jobs AS (
-    INSERT INTO
-      pgboss.job (
-        name,
-        data,
-        retry_limit,
-        retry_delay,
-        retry_backoff,
-        expire_in,
-        keep_until,
-        policy,
-        dead_letter
-      )
-    SELECT
-      q.name,
-      jobs.data,
-      COALESCE(q.retry_limit, 2),
-      CASE
-        WHEN COALESCE(q.retry_backoff, FALSE) THEN GREATEST(COALESCE(q.retry_delay, 0), 1)
-        ELSE COALESCE(q.retry_delay, 0)
-      END,
-      COALESCE(q.retry_backoff, FALSE),
-      COALESCE(
-        q.expire_seconds * interval '1 second',
-        interval '15 minutes'
-      ),
-      now() + COALESCE(
-        q.retention_minutes * interval '1 minute',
-        interval '14 days'
-      ),
-      q.policy,
-      q.dead_letter
-    FROM
-      (
-        SELECT
-          jsonb_build_object(
-            'accountId',
-            account_id,
-            'deliveryId',
-            id,
-            'attempts',
-            attempts
-          ) AS data
-        FROM
-          recorded
-        WHERE
-          retried_now
-      ) AS jobs
-      JOIN pgboss.queue AS q ON q.name = 'webhooks.deliver'
   )
 SELECT
-  id,
+  account_id AS "accountId",
+  id AS "deliveryId",
+  attempts,
   retried_now AS "retriedNow"
 FROM
   recorded

@@ -2,7 +2,7 @@ import { Injectable, Logger, OnModuleInit } from '@nestjs/common';
 import { AppConfig } from '../config/config';
 import { InjectConfig } from '../config/config.module';
 import { Database, TransactionSql } from '../database/database';
-import { Job, Jobs, QueueSql } from '../jobs/jobs.service';
+import { Job, Jobs } from '../jobs/jobs.service';
 import { publicEventId } from './webhook-payload';
 import { signatureHeader } from './webhook-signature';
 import { AttemptResult, WebhookTargets } from './webhook-targets';
@@ -52,8 +52,6 @@ const EXCERPT_CHARACTERS = 200;
 export class WebhookDeliveries implements OnModuleInit {
   private readonly logger = new Logger(WebhookDeliveries.name);
   private readonly lockMs: number;
-  /** The delivery queue's SQL, for the relay's one statement (WebhooksRepository.relayEvents). */
-  queue!: QueueSql;
 
   constructor(
     private readonly webhooks: WebhooksRepository,
@@ -78,21 +76,23 @@ export class WebhookDeliveries implements OnModuleInit {
       retryBackoff: true,
       expireInSeconds: Math.ceil(this.lockMs / 1000) + JOB_MARGIN_SECONDS,
     });
-    this.queue = this.jobs.queueSql(DELIVER_JOB);
   }
 
   /** Queues an attempt at deliveries (a ping, a retry by hand), inside the transaction that recorded them. */
   async enqueue(sql: TransactionSql, accountId: number, deliveries: QueuedDelivery[]): Promise<void> {
-    await this.jobs.sendMany<DeliverJob>(
-      DELIVER_JOB,
-      deliveries.map(({ id, attempts }) => ({ data: { accountId, deliveryId: id, attempts } })),
-      { sql },
+    await this.enqueueKeys(
+      sql,
+      deliveries.map(({ id, attempts }) => ({ accountId, deliveryId: id, attempts })),
     );
   }
 
-  /** After the relay queued deliveries: the delivery workers start once its transaction commits. */
-  wakeAfterCommit(sql: TransactionSql): void {
-    this.jobs.wakeAfterCommit(sql, DELIVER_JOB);
+  /** Queues an attempt now at each delivery (the relay's, of several accounts), in one statement, inside `sql`'s transaction. */
+  async enqueueKeys(sql: TransactionSql, keys: DeliveryJobKey[]): Promise<void> {
+    await this.jobs.sendMany<DeliverJob>(
+      DELIVER_JOB,
+      keys.map((key) => ({ data: keyJob(key) })),
+      { sql },
+    );
   }
 
   private async deliverBatch(jobs: Job<DeliverJob>[]): Promise<void> {
@@ -159,9 +159,8 @@ export class WebhookDeliveries implements OnModuleInit {
   }
 
   /**
-   * Records outcomes; retries get their jobs and 410s disable their webhooks, in the same transaction. A retry by
-   * hand asked for during an attempt gets its job from recordOutcomes' own statement: without a transaction (the
-   * outcomes of the batch all final or successes), the queue's polling finds it, within seconds.
+   * Records outcomes; retries (later, or now for a retry by hand asked for during the attempt) get their jobs,
+   * in one statement, and 410s disable their webhooks, in the same transaction.
    */
   private async record(entries: RecordedOutcome[]): Promise<void> {
     const outcomes = entries.map((entry) => entry.outcome);
@@ -173,23 +172,21 @@ export class WebhookDeliveries implements OnModuleInit {
         'Webhook delivery attempt',
       );
     }
-    if (!outcomes.some((outcome) => outcome.status === 'pending') && gone.length === 0) {
-      await this.webhooks.recordOutcomes(outcomes, this.queue);
-      return;
-    }
     await this.database.transaction(async (sql) => {
-      const { retryLater, retriedNow } = await this.webhooks.recordOutcomes(outcomes, this.queue, sql);
-      if (retriedNow > 0) this.jobs.wakeAfterCommit(sql, DELIVER_JOB);
+      const { retryLater, retriedNow } = await this.webhooks.recordOutcomes(outcomes, sql);
       // Only those still pending once recorded: a delivery cancelled during its attempt is not retried.
       const stillPending = new Set(retryLater);
       const retries = outcomes.filter((outcome) => stillPending.has(outcome.deliveryId));
       for (const { accountId, webhookId, outcome } of gone) await this.webhooks.disableGone(accountId, webhookId, outcome.deliveryId, sql);
       await this.jobs.sendMany<DeliverJob>(
         DELIVER_JOB,
-        retries.map(({ accountId, deliveryId, attempts, nextAttemptAt }) => ({
-          data: { accountId, deliveryId, attempts: attempts + 1 },
-          startAfter: nextAttemptAt!,
-        })),
+        [
+          ...retriedNow.map((key) => ({ data: keyJob(key) })),
+          ...retries.map(({ accountId, deliveryId, attempts, nextAttemptAt }) => ({
+            data: { accountId, deliveryId, attempts: attempts + 1 },
+            startAfter: nextAttemptAt!,
+          })),
+        ],
         { sql },
       );
     });

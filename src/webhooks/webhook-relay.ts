@@ -64,8 +64,8 @@ export class WebhookRelay implements OnModuleInit, BeforeApplicationShutdown {
     let events: number;
     do {
       events = await this.database.transaction(async (sql) => {
-        const relayed = await this.webhooks.relayEvents(RELAY_BATCH, this.deliveries.queue, sql);
-        if (relayed.queued > 0) this.deliveries.wakeAfterCommit(sql);
+        const relayed = await this.webhooks.relayEvents(RELAY_BATCH, sql);
+        await this.deliveries.enqueueKeys(sql, relayed.queued);
         return relayed.events;
       });
       total += events;

@@ -1,7 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { Database, Sql } from '../database/database';
 import { AccountQuery, UnscopedQuery } from '../database/query.decorator';
-import { QueueSql, queueSql } from '../jobs/jobs.service';
 import { DeliveredEventType, DeliveryStatus, MAX_WEBHOOKS_PER_ACCOUNT, WebhookEventType } from './webhook-event-types';
 
 /** A webhook as the API shows it (never its secrets). */
@@ -100,8 +99,14 @@ export interface AttemptOutcome {
 export interface RecordedOutcomes {
   /** Deliveries left pending until their outcome's `nextAttemptAt`: the caller queues their jobs. */
   retryLater: string[];
-  /** Deliveries retried by hand during their attempt, queued again for now by the statement itself. */
-  retriedNow: number;
+  /** Deliveries retried by hand during their attempt, pending again and due now: the caller queues their jobs. */
+  retriedNow: DeliveryJobKey[];
+}
+
+/** What one relay statement did: events moved, and the deliveries that need a job. */
+export interface RelayedEvents {
+  events: number;
+  queued: DeliveryJobKey[];
 }
 
 /** Why `retryDelivery` did not queue the delivery again. */
@@ -129,7 +134,6 @@ const EXAMPLE_EVENT: NewEvent = {
   body: '{"id":"evt_0b8e3c1a3f5e4a8e9d1c6f2b7a9e4c21","type":"call.created","createdAt":"2026-11-22T09:15:02.123Z","data":{}}',
   createdAt: new Date('2026-11-22T09:15:02.123Z'),
 };
-const EXAMPLE_QUEUE = queueSql('pgboss', 'webhooks.deliver');
 const EXAMPLE_DELIVERY = '7d1e0f4a-2b3c-4d5e-8f9a-0b1c2d3e4f5a';
 const EXAMPLE_KEYS: DeliveryJobKey[] = [{ accountId: 1, deliveryId: EXAMPLE_DELIVERY, attempts: 0 }];
 const EXAMPLE_OUTCOMES: AttemptOutcome[] = [
@@ -252,12 +256,12 @@ export class WebhooksRepository {
   /**
    * The relay, in one statement: takes up to `limit` of the oldest outbox rows (skipping those another relay
    * holds), moves them to the events, and writes one delivery per enabled webhook of the event's account that
-   * subscribes to its type, with one job each (`queue`: the deliveries' job queue). The delivery of an event
-   * erased before it was relayed is written cancelled, without a job.
+   * subscribes to its type; the pending ones come back for the caller to queue their jobs in the same
+   * transaction. The delivery of an event erased before it was relayed is written cancelled, and needs no job.
    */
-  @UnscopedQuery("the relay moves every account's events out of the outbox: each row keeps its own account_id", [100, EXAMPLE_QUEUE])
-  async relayEvents(limit: number, queue: QueueSql, sql: Sql = this.db): Promise<{ events: number; queued: number }> {
-    const [counts] = await sql.query<{ events: number; queued: number }>(
+  @UnscopedQuery("the relay moves every account's events out of the outbox: each row keeps its own account_id", [100])
+  async relayEvents(limit: number, sql: Sql = this.db): Promise<RelayedEvents> {
+    const [relayed] = await sql.query<RelayedEvents>(
       `WITH taken AS (
          SELECT seq FROM webhook_outbox ORDER BY seq LIMIT $1 FOR UPDATE SKIP LOCKED
        ), relayed AS (
@@ -275,13 +279,13 @@ export class WebhooksRepository {
            -- Locked, so that a webhook deleted meanwhile is waited for or left out, never a foreign key error.
            JOIN LATERAL (SELECT id FROM webhooks w WHERE w.account_id = e.account_id AND w.enabled AND e.type = ANY (w.events) FOR KEY SHARE) w ON true
          RETURNING account_id, id, attempts, status
-       ), jobs AS (
-         ${queue.insertJobs(`(SELECT jsonb_build_object('accountId', account_id, 'deliveryId', id, 'attempts', attempts) AS data FROM deliveries WHERE status = 'pending')`)}
        )
-       SELECT (SELECT count(*)::int FROM relayed) AS events, (SELECT count(*)::int FROM deliveries WHERE status = 'pending') AS queued`,
+       SELECT (SELECT count(*)::int FROM relayed) AS events,
+              (SELECT COALESCE(json_agg(json_build_object('accountId', account_id, 'deliveryId', id, 'attempts', attempts)), '[]')
+                 FROM deliveries WHERE status = 'pending') AS queued`,
       [limit, CANCELLED_BY_ERASURE],
     );
-    return counts;
+    return relayed;
   }
 
   /** A ping: the event and its one delivery to this webhook (enabled or not). Undefined when the webhook is not the account's. */
@@ -422,16 +426,14 @@ export class WebhooksRepository {
    * cancelled while its attempt was in flight (its webhook disabled, its call erased) has the attempt counted but
    * stays cancelled unless the receiver took it: a failure is not retried. A retry by hand asked for during the
    * attempt (`retry_requested`, read under the row's lock, so a retry is either seen here or asked after this
-   * outcome) wins over the outcome, unless that is final: the delivery stays pending, due now, and its job
-   * (`queue`) is written by this statement, since the outcome alone (a success) may have none. The flag is left
+   * outcome) wins over the outcome, unless that is final: the delivery stays pending, due now, and comes back
+   * in `retriedNow` for the caller to queue its job in the same transaction, since the outcome alone (a
+   * success) may have none. The flag is left
    * as it is (the next claim clears it), so RETURNING sees the value the SET read.
    */
-  @UnscopedQuery("a batch of delivery jobs of several accounts: each row is matched on its job's own (account_id, id)", [
-    EXAMPLE_OUTCOMES,
-    EXAMPLE_QUEUE,
-  ])
-  async recordOutcomes(outcomes: AttemptOutcome[], queue: QueueSql, sql: Sql = this.db): Promise<RecordedOutcomes> {
-    const rows = await sql.query<{ id: string; retriedNow: boolean }>(
+  @UnscopedQuery("a batch of delivery jobs of several accounts: each row is matched on its job's own (account_id, id)", [EXAMPLE_OUTCOMES])
+  async recordOutcomes(outcomes: AttemptOutcome[], sql: Sql = this.db): Promise<RecordedOutcomes> {
+    const rows = await sql.query<DeliveryJobKey & { retriedNow: boolean }>(
       `WITH recorded AS (
          UPDATE webhook_deliveries d
             SET status = CASE WHEN d.status = 'pending' AND d.retry_requested AND NOT o.final THEN 'pending'
@@ -444,10 +446,8 @@ export class WebhooksRepository {
                 AS o(account_id, id, attempts, status, status_code, error, next_attempt_at, final)
           WHERE d.account_id = o.account_id AND d.id = o.id AND d.attempts = o.attempts
           RETURNING d.account_id, d.id, d.attempts, d.status, d.status = 'pending' AND d.retry_requested AS retried_now
-       ), jobs AS (
-         ${queue.insertJobs(`(SELECT jsonb_build_object('accountId', account_id, 'deliveryId', id, 'attempts', attempts) AS data FROM recorded WHERE retried_now)`)}
        )
-       SELECT id, retried_now AS "retriedNow" FROM recorded WHERE status = 'pending'`,
+       SELECT account_id AS "accountId", id AS "deliveryId", attempts, retried_now AS "retriedNow" FROM recorded WHERE status = 'pending'`,
       [
         outcomes.map((outcome) => outcome.accountId),
         outcomes.map((outcome) => outcome.deliveryId),
@@ -460,8 +460,8 @@ export class WebhooksRepository {
       ],
     );
     return {
-      retryLater: rows.filter((row) => !row.retriedNow).map((row) => row.id),
-      retriedNow: rows.filter((row) => row.retriedNow).length,
+      retryLater: rows.filter((row) => !row.retriedNow).map((row) => row.deliveryId),
+      retriedNow: rows.filter((row) => row.retriedNow).map(({ accountId, deliveryId, attempts }) => ({ accountId, deliveryId, attempts })),
     };
   }
 
