@@ -3,10 +3,10 @@
  * service compiled by tsc as `npm start` does (into dist/bench-service, so that a concurrent `npm run build`
  * is not disturbed), the baseline from source through the repository's swc hook.
  */
-import { ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { freePort } from '../scripts/throwaway-postgres';
+import { StartedService, startService as startServiceProcess } from '../scripts/service-process';
 import { V8_FLAGS } from '../src/v8-flags';
 
 const ROOT = path.resolve(__dirname, '..');
@@ -75,43 +75,33 @@ function cpuSeconds(pid: number): number {
   return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS_PER_SECOND;
 }
 
-async function waitUntilReady(url: string, child: ChildProcess, name: string, logFile: string): Promise<void> {
-  const deadline = Date.now() + 120_000;
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`${name} exited with ${child.exitCode}; see ${logFile}`);
-    try {
-      if ((await fetch(url)).ok) return;
-    } catch {
-      // not listening yet
-    }
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
-  throw new Error(`${name} was not ready within 120 s; see ${logFile}`);
-}
-
 export async function startServer(spec: ServerSpec): Promise<RunningServer> {
-  const port = await freePort();
   const log = fs.openSync(spec.logFile, 'w');
-  // stdout (the request log) goes to /dev/null: writing it is part of the service's cost, keeping it is not.
-  const hook = spec.typescript ? ['-r', './scripts/register.js'] : [];
-  const child = spawn(process.execPath, [...(spec.nodeArgs ?? []), ...hook, spec.script], {
-    cwd: ROOT,
-    env: { ...process.env, ...spec.env, PORT: String(port) },
-    stdio: ['ignore', 'ignore', log],
-  });
-  const baseUrl = `http://127.0.0.1:${port}`;
-  await waitUntilReady(`${baseUrl}${spec.readyPath}`, child, spec.name, spec.logFile);
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  let server: StartedService;
+  try {
+    // stdout (the request log) is dropped: writing it is part of the service's cost, keeping it is not.
+    server = await startServiceProcess({
+      name: spec.name,
+      entry: spec.script,
+      typescript: spec.typescript,
+      nodeArgs: spec.nodeArgs,
+      env: spec.env,
+      stdout: 'ignore',
+      stderr: log,
+      ready: { path: spec.readyPath },
+    });
+  } catch (error) {
+    fs.closeSync(log);
+    throw new Error(`${(error as Error).message}; see ${spec.logFile}`, { cause: error });
+  }
   return {
     name: spec.name,
-    baseUrl,
-    pid: child.pid!,
-    rssMiB: () => rssMiB(child.pid!),
-    cpuSeconds: () => cpuSeconds(child.pid!),
+    baseUrl: server.baseUrl,
+    pid: server.pid,
+    rssMiB: () => rssMiB(server.pid),
+    cpuSeconds: () => cpuSeconds(server.pid),
     async stop() {
-      if (child.exitCode === null) child.kill('SIGTERM');
-      await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 15_000))]);
-      if (child.exitCode === null) child.kill('SIGKILL');
+      await server.stop('SIGTERM', { graceMs: 15_000 });
       fs.closeSync(log);
     },
   };

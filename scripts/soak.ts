@@ -7,7 +7,6 @@
  * and zero unexpected statuses, and the service's RSS is flat (under 10% growth between the first and the last
  * 10 seconds of the measured minute).
  */
-import { ChildProcess, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import autocannon from 'autocannon'; // typed in scripts/autocannon.d.ts
@@ -18,7 +17,8 @@ import { loadConfig } from '../src/config/config';
 import { V8_FLAGS } from '../src/v8-flags';
 import { dataSourceOptions } from '../src/database/data-source-options';
 import { runMigrations } from '../src/database/migrate';
-import { freePort, startThrowawayPostgres } from './throwaway-postgres';
+import { StartedService, startService } from './service-process';
+import { startThrowawayPostgres } from './throwaway-postgres';
 
 const ROOT = path.join(__dirname, '..');
 
@@ -32,29 +32,14 @@ function rssMiB(pid: number): number {
   return Number(/VmRSS:\s+(\d+)/.exec(status)![1]) / 1024;
 }
 
-function startService(env: Record<string, string>): Promise<ChildProcess> {
-  const child = spawn(process.execPath, [...V8_FLAGS, path.join(ROOT, 'dist', 'src', 'main.js')], {
-    cwd: ROOT,
-    env: { ...process.env, ...env },
-  });
-  child.stderr.pipe(process.stderr);
-  return new Promise((resolve, reject) => {
-    let output = '';
-    child.stdout.on('data', (chunk) => {
-      output += chunk;
-      if (output.includes('listening on port')) resolve(child);
-    });
-    child.on('exit', (code) => reject(new Error(`service exited with ${code}: ${output}`)));
-  });
-}
-
 async function main(): Promise<void> {
   const seconds = flag('seconds', 60);
   const connections = flag('connections', 128);
-  if (!fs.existsSync(path.join(ROOT, 'dist', 'src', 'main.js'))) throw new Error('Build first: npm run build');
+  const entry = path.join(ROOT, 'dist', 'src', 'main.js');
+  if (!fs.existsSync(entry)) throw new Error('Build first: npm run build');
   const config = loadConfig({});
   const postgres = await startThrowawayPostgres();
-  let service: ChildProcess | undefined;
+  let service: StartedService | undefined;
   try {
     await runMigrations(postgres.url, config);
     const dataSource = await new DataSource(dataSourceOptions(postgres.url, config)).initialize();
@@ -63,9 +48,13 @@ async function main(): Promise<void> {
     const writer = (await accounts.create('Soak writer')).key.apiKey;
     await dataSource.destroy();
 
-    const port = await freePort();
-    service = await startService({ PORT: String(port), DATABASE_URL: postgres.url, LOG_LEVEL: 'warn', RATE_LIMIT: '0' });
-    const base = `http://127.0.0.1:${port}`;
+    service = await startService({
+      entry,
+      nodeArgs: V8_FLAGS,
+      env: { DATABASE_URL: postgres.url, LOG_LEVEL: 'warn', RATE_LIMIT: '0' },
+      stderr: 'inherit',
+    });
+    const base = service.baseUrl;
     const json = (apiKey: string, method: string, url: string, body?: object) => ({
       method,
       path: url,
@@ -107,7 +96,7 @@ async function main(): Promise<void> {
     if (warmUp.errors + warmUp.non2xx > 0) throw new Error(`warm-up: ${warmUp.errors} errors, ${warmUp.non2xx} non-2xx`);
     const samples: { at: number; rss: number }[] = [];
     const started = Date.now();
-    const sampler = setInterval(() => samples.push({ at: (Date.now() - started) / 1000, rss: rssMiB(service!.pid!) }), 1000);
+    const sampler = setInterval(() => samples.push({ at: (Date.now() - started) / 1000, rss: rssMiB(service!.pid) }), 1000);
     const result = await autocannon({ url: base, connections, duration: seconds, requests });
     clearInterval(sampler);
 
@@ -144,8 +133,7 @@ async function main(): Promise<void> {
       console.log('Soak passed: zero errors, zero unexpected statuses, RSS flat.');
     }
   } finally {
-    service?.kill('SIGTERM');
-    await new Promise((resolve) => (service ? service.on('exit', resolve) : resolve(null)));
+    await service?.stop();
     await postgres.destroy();
   }
 }

@@ -1,50 +1,28 @@
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { freePort, retryWhenPortTaken } from '../scripts/throwaway-postgres';
+import { startService } from '../scripts/service-process';
 import { missingV8Flags, V8_FLAGS } from '../src/v8-flags';
 
 const ROOT = path.join(__dirname, '..');
 const read = (file: string) => fs.readFileSync(path.join(ROOT, file), 'utf8');
 
 /**
- * Starts the server with these node arguments (ending with its entry point) on the test database, waits until
- * it answers /health/live, stops it, and resolves with its standard error.
+ * Starts the server with these node arguments before its entry point (the sources) on the test database, waits
+ * until it answers /health/live, stops it, and resolves with its standard error.
  */
-async function startServerOnce(nodeArguments: string[]): Promise<string> {
-  const port = await freePort();
-  const child = spawn(process.execPath, nodeArguments, { cwd: ROOT, env: { ...process.env, PORT: String(port), LOG_LEVEL: 'warn' } });
-  let output = '';
-  let stderr = '';
-  child.stdout.on('data', (chunk) => (output += chunk));
-  child.stderr.on('data', (chunk) => {
-    output += chunk;
-    stderr += chunk;
-  });
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  try {
-    for (;;) {
-      if (child.exitCode !== null) throw new Error(`server exited with ${child.exitCode}: ${output}`);
-      const live = await fetch(`http://127.0.0.1:${port}/health/live`).catch(() => undefined);
-      if (live?.ok) break;
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-  } finally {
-    child.kill('SIGTERM');
-    await exited;
-  }
-  return stderr;
+async function startServer(nodeArgs: string[]): Promise<string> {
+  const server = await startService({ nodeArgs, env: { LOG_LEVEL: 'warn' }, ready: { path: '/health/live' } });
+  await server.stop();
+  return server.stderr();
 }
 
-/** startServerOnce, again on another port when the free one chosen was taken before the server bound it. */
-const startServer = (nodeArguments: string[]) => retryWhenPortTaken(() => startServerOnce(nodeArguments));
-
-/** `start:prod`'s node arguments, with the built entry point replaced by the sources (the tests do not build). */
+/** `start:prod`'s node arguments before its entry point (the built one: the tests run the sources, and do not build). */
 const startProdArguments = () => {
   const [node, ...args] = JSON.parse(read('package.json')).scripts['start:prod'].split(' ');
   expect(node).toBe('node');
   expect(args.at(-1)).toBe('dist/src/main.js');
-  return [...args.slice(0, -1), '-r', './scripts/register.js', 'src/main.ts'];
+  return args.slice(0, -1);
 };
 
 describe('V8 flags of the server process', () => {
@@ -66,7 +44,7 @@ describe('V8 flags of the server process', () => {
   }, 60_000);
 
   it('are missed, with a warning, by a server started with a bare node command', async () => {
-    const stderr = await startServer(['-r', './scripts/register.js', 'src/main.ts']);
+    const stderr = await startServer([]);
     expect(stderr).toContain(`[VOICE_AGENT_V8_FLAGS] Warning: The server was started without the V8 flags ${V8_FLAGS.join(' ')}`);
   }, 60_000);
 });

@@ -1,4 +1,4 @@
-import { execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import * as http from 'node:http';
 import { promisify } from 'node:util';
 import * as fs from 'node:fs';
@@ -8,6 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Client } from 'pg';
 import { DEFAULT_EMBEDDED_PG_PORT, RESTART_WITHIN_S, startEmbeddedPostgres } from '../src/database/embedded-postgres';
+import { runServiceToExit, StartedService, startService } from '../scripts/service-process';
 import { freePort, retryWhenPortTaken, startOnFreePort } from '../scripts/throwaway-postgres';
 import { V8_FLAGS } from '../src/v8-flags';
 import { eventually, queryOnce } from './helpers';
@@ -15,42 +16,11 @@ import { holdPort } from './hold-port';
 
 const ROOT = path.join(__dirname, '..');
 
-/** The real entry point in its own process, on its own embedded PostgreSQL, as `npm start` runs it. */
-function startServer(env: Record<string, string>) {
-  const child = spawn(process.execPath, [...V8_FLAGS, '-r', './scripts/register.js', 'src/main.ts'], {
-    cwd: ROOT,
-    env: { ...process.env, DATABASE_URL: '', EMBEDDED_PG_PORT: '', ...env },
-  });
-  let output = '';
-  let stdout = '';
-  let stderr = '';
-  const ready = new Promise<void>((resolve, reject) => {
-    child.stdout.on('data', (chunk) => {
-      output += chunk;
-      stdout += chunk;
-      if (output.includes('listening on port')) resolve();
-    });
-    child.stderr.on('data', (chunk) => {
-      output += chunk;
-      stderr += chunk;
-    });
-    child.on('exit', (code) => reject(new Error(`server exited with ${code}:\n${output}`)));
-  });
-  return { child, output: () => output, stdout: () => stdout, stderr: () => stderr, ready };
-}
+/** The real entry point as `npm start` runs it (its V8 flags), on its own embedded PostgreSQL unless `env` names a database. */
+const serverOptions = (env: Record<string, string>) => ({ nodeArgs: V8_FLAGS, env: { DATABASE_URL: '', EMBEDDED_PG_PORT: '', ...env } });
 
 /** The entry point run until it exits (a start that fails): its exit code and what it wrote. */
-function runServerToExit(env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, [...V8_FLAGS, '-r', './scripts/register.js', 'src/main.ts'], {
-    cwd: ROOT,
-    env: { ...process.env, DATABASE_URL: '', EMBEDDED_PG_PORT: '', LOG_LEVEL: 'info', ...env },
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (chunk) => (stdout += chunk));
-  child.stderr.on('data', (chunk) => (stderr += chunk));
-  return new Promise((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })));
-}
+const runServerToExit = (env: Record<string, string>) => runServiceToExit(serverOptions({ LOG_LEVEL: 'info', ...env }));
 
 async function sql(url: string, text: string): Promise<void> {
   const client = new Client({ connectionString: url });
@@ -63,13 +33,14 @@ async function sql(url: string, text: string): Promise<void> {
 }
 
 /** The server on ports chosen free (HTTP, and its embedded PostgreSQL unless `env` sets one), started again on others if one was taken. */
-function startServerOnFreePorts(env: Record<string, string>): Promise<{ server: ReturnType<typeof startServer>; port: number }> {
-  return retryWhenPortTaken(async () => {
-    const port = await freePort();
-    const server = startServer({ PORT: String(port), EMBEDDED_PG_PORT: env.EMBEDDED_PG_PORT ?? String(await freePort()), ...env });
-    await server.ready;
-    return { server, port };
-  });
+async function startServerOnFreePorts(env: Record<string, string>): Promise<{ server: StartedService; port: number }> {
+  const server = await retryWhenPortTaken(async () =>
+    startService({
+      ...serverOptions({ EMBEDDED_PG_PORT: env.EMBEDDED_PG_PORT ?? String(await freePort()), ...env }),
+      port: await freePort(),
+    }),
+  );
+  return { server, port: server.port };
 }
 
 /** One request on a fresh connection: its status, or the network error code if it was not answered. */
@@ -176,8 +147,7 @@ describe('the server process', () => {
     const clients = Promise.all(Array.from({ length: 8 }, (_, index) => client(index)));
     await new Promise((resolve) => setTimeout(resolve, 100));
 
-    const exited = new Promise<number | null>((resolve) => server.child.on('exit', resolve));
-    server.child.kill('SIGTERM');
+    const exited = server.stop('SIGTERM');
     await new Promise((resolve) => setTimeout(resolve, 100));
     inFlight.forEach((request) => request.finish());
     expect(await Promise.all(inFlight.map((request) => request.status))).toEqual(Array(50).fill(201));
@@ -289,7 +259,6 @@ describe('the server process', () => {
         LOG_LEVEL: 'warn',
         RATE_LIMIT: '0',
       });
-      const exited = new Promise<number | null>((resolve) => server.child.on('exit', resolve));
       try {
         const { stdout } = await promisify(execFile)(
           process.execPath,
@@ -303,8 +272,7 @@ describe('the server process', () => {
         expect(await send(port, 'GET', '/agents', apiKey)).toBe(200); // the server sees what the CLI created
         expect(server.output()).not.toContain(`127.0.0.1:${DEFAULT_EMBEDDED_PG_PORT},`);
       } finally {
-        server.child.kill('SIGTERM');
-        expect(await exited).toBe(0);
+        expect(await server.stop('SIGTERM')).toBe(0);
       }
     } finally {
       await squatter.release();
@@ -319,7 +287,6 @@ describe('the server process', () => {
 
     it('restarts it on the same port and cluster: healthy again within seconds, nothing committed lost, writes work', async () => {
       const { server, port } = await startServerOnFreePorts({ DATA_DIR: crashDataDir, LOG_LEVEL: 'warn', RATE_LIMIT: '0' });
-      const exited = new Promise<number | null>((resolve) => server.child.on('exit', resolve));
       const api = (method: string, body?: object) =>
         fetch(`http://127.0.0.1:${port}/agents`, {
           method,
@@ -353,9 +320,9 @@ describe('the server process', () => {
         }, 10_000);
         expect(server.stderr()).toBe('');
       } finally {
-        server.child.kill('SIGTERM');
+        await server.stop('SIGTERM');
       }
-      expect(await exited).toBe(0);
+      expect(await server.exited).toBe(0);
       // It stopped the PostgreSQL it restarted, as it would have the one it first started.
       expect(fs.existsSync(path.join(crashDataDir, 'postgres', 'postmaster.pid'))).toBe(false);
     }, 60_000);
@@ -364,15 +331,14 @@ describe('the server process', () => {
       'exits with 1 and one line on stderr when it cannot restart it within RESTART_WITHIN_S',
       async () => {
         const { server } = await startServerOnFreePorts({ DATA_DIR: crashDataDir, LOG_LEVEL: 'warn', RATE_LIMIT: '0' });
-        const exited = new Promise<number | null>((resolve) => server.child.on('exit', resolve));
         try {
           // A setting PostgreSQL refuses, which the running server never reads again: every restart fails on it.
           fs.appendFileSync(path.join(crashDataDir, 'postgres', 'postgresql.conf'), "\nmax_connections = 'none'\n");
           process.kill(postmasterPid(crashDataDir), 'SIGKILL');
           const stillRunning = sleep((RESTART_WITHIN_S + 15) * 1000, 'still running', { ref: false });
-          expect(await Promise.race([exited, stillRunning])).toBe(1);
+          expect(await Promise.race([server.exited, stillRunning])).toBe(1);
         } finally {
-          server.child.kill('SIGKILL'); // when it did not exit (a no-op when it did)
+          await server.stop('SIGKILL'); // when it did not exit (a no-op when it did)
         }
         expect(server.stderr()).toMatch(
           new RegExp(

@@ -1,4 +1,3 @@
-import { ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -6,7 +5,7 @@ import * as path from 'node:path';
 import { Webhook as StandardWebhook } from 'standardwebhooks';
 import { DataSource } from 'typeorm';
 import { AppConfig } from '../src/config/config';
-import { freePort, retryWhenPortTaken } from '../scripts/throwaway-postgres';
+import { StartedService, startService } from '../scripts/service-process';
 import { createTestContext, TestAccount, TestContext } from './helpers';
 import { selfSignedCertificate } from './self-signed-certificate';
 import { answerOk, eventually, Receiver, startReceiver } from './webhook-receiver';
@@ -16,36 +15,7 @@ import { answerOk, eventually, Receiver, startReceiver } from './webhook-receive
  * delivery of its event, and another instance working the same queue at the same time.
  */
 
-const ROOT = path.join(__dirname, '..');
 const CALL = { name: 'Asha Rao', phone: '+91 90000 12345', durationSeconds: 42, transcript: [{ speaker: 'user', text: 'Namaste' }] };
-
-/** The real entry point in its own process, on the test database, with a job queue schema of its own. */
-async function startServer(env: Record<string, string>): Promise<{ child: ChildProcess; port: number; output: () => string }> {
-  return retryWhenPortTaken(async () => {
-    const port = await freePort();
-    const child = spawn(process.execPath, ['-r', './scripts/register.js', 'src/main.ts'], {
-      cwd: ROOT,
-      env: { ...process.env, ...env, PORT: String(port) },
-    });
-    let output = '';
-    await new Promise<void>((resolve, reject) => {
-      child.stdout.on('data', (chunk) => {
-        output += chunk;
-        if (output.includes('listening on port')) resolve();
-      });
-      child.stderr.on('data', (chunk) => (output += chunk));
-      child.on('exit', (code) => reject(new Error(`server exited with ${code}:\n${output}`)));
-    });
-    return { child, port, output: () => output };
-  });
-}
-
-function killHard(child: ChildProcess): Promise<void> {
-  return new Promise((resolve) => {
-    child.once('exit', () => resolve());
-    child.kill('SIGKILL');
-  });
-}
 
 describe('webhook deliveries survive a killed instance', () => {
   let directory: string;
@@ -53,7 +23,7 @@ describe('webhook deliveries survive a killed instance', () => {
   let receiver: Receiver;
   let context: TestContext;
   let account: TestAccount;
-  let server: Awaited<ReturnType<typeof startServer>> | undefined;
+  let server: StartedService | undefined;
   const env = () => ({
     DATABASE_URL: process.env.DATABASE_URL!,
     JOB_QUEUE_SCHEMA: `jobs_${randomBytes(6).toString('hex')}`,
@@ -79,7 +49,7 @@ describe('webhook deliveries survive a killed instance', () => {
     account = await context.createAccount();
   });
   afterEach(async () => {
-    if (server) await killHard(server.child);
+    await server?.stop('SIGKILL');
     server = undefined;
     await receiver?.close();
   });
@@ -99,7 +69,7 @@ describe('webhook deliveries survive a killed instance', () => {
   it('delivers, after a restart, the event of a call committed before a SIGKILL: mid-attempt, and while the receiver was down', async () => {
     const serverEnv = env();
     receiver = await startReceiver(() => 'hang', certificate);
-    server = await startServer(serverEnv);
+    server = await startService({ env: serverEnv });
     const webhook = await api('POST', '/webhooks', { url: `https://localhost:${receiver.port}/hooks`, events: ['call.created'] });
     expect(webhook.status).toBe(201);
     const verify = (delivery: { body: string; headers: Record<string, unknown> }) =>
@@ -112,9 +82,9 @@ describe('webhook deliveries survive a killed instance', () => {
     const first = await api('POST', '/calls', CALL);
     expect(first.status).toBe(201);
     const [hung] = await receiver.waitFor(1);
-    await killHard(server.child);
+    await server.stop('SIGKILL');
     receiver.respond = answerOk;
-    server = await startServer(serverEnv);
+    server = await startService({ env: serverEnv });
     const [, redelivered] = await receiver.waitFor(2, 60_000);
     expect(redelivered.headers['webhook-id']).toBe(hung.headers['webhook-id']);
     expect(redelivered.body).toBe(hung.body);
@@ -128,9 +98,9 @@ describe('webhook deliveries survive a killed instance', () => {
       ({ body }) => body.length === 2 && body[0].attempts >= 1,
     );
     expect(failedOnce.body[0]).toMatchObject({ lastStatusCode: null, lastError: expect.stringContaining('could not be reached') });
-    await killHard(server.child);
+    await server.stop('SIGKILL');
     receiver = await startReceiver(answerOk, certificate, receiver.port);
-    server = await startServer(serverEnv);
+    server = await startService({ env: serverEnv });
     const [late] = await receiver.waitFor(1, 60_000);
     expect(verify(late).data.id).toBe(second.body.id);
 
@@ -146,17 +116,17 @@ describe('webhook deliveries survive a killed instance', () => {
     const serverEnv = env();
     receiver = await startReceiver(answerOk, certificate);
     // An instance that serves the API and works no queue: nothing relays the event before the kill.
-    server = await startServer({ ...serverEnv, JOB_WORKERS: 'false' });
+    server = await startService({ env: { ...serverEnv, JOB_WORKERS: 'false' } });
     const webhook = await api('POST', '/webhooks', { url: `https://localhost:${receiver.port}/hooks`, events: ['call.created'] });
     const call = await api('POST', '/calls', { ...CALL, name: 'Killed before the relay' });
     expect(call.status).toBe(201);
-    await killHard(server.child);
+    await server.stop('SIGKILL');
     // As if it died before queueing the relay: only the event and its outbox row are left.
     const database = context.app.get(DataSource);
     await database.query(`DELETE FROM ${serverEnv.JOB_QUEUE_SCHEMA}.job WHERE name = 'webhooks.relay'`);
     expect(await database.query(`SELECT count(*)::int AS n FROM webhook_outbox WHERE account_id = $1`, [account.id])).toEqual([{ n: 1 }]);
     // The instance queues a relay as it starts (the minute's relay would come later).
-    server = await startServer(serverEnv);
+    server = await startService({ env: serverEnv });
     expect(await database.query(`SELECT count(*)::int AS n FROM ${serverEnv.JOB_QUEUE_SCHEMA}.job WHERE name = 'webhooks.relay'`)).toEqual([
       { n: 1 },
     ]);

@@ -558,7 +558,8 @@ describe('webhooks', () => {
       await context.app.get(Database).transaction(async (sql) => {
         // This relay has taken the row and written the event, and has not committed: the erasure waits for it.
         // (Should the minute's relay have taken the row first, the erasure runs after it, which is tested below too.)
-        const { events } = await repository.relayEvents(100, context.app.get(WebhookDeliveries).queue, sql);
+        const { events, queued } = await repository.relayEvents(100, sql);
+        await context.app.get(WebhookDeliveries).enqueueKeys(sql, queued);
         erasure = repository.erasePayloadsOfCall(account.id, callId);
         if (events === 0) return;
         await eventually(
