@@ -84,27 +84,12 @@ describe('the SQL of the repositories (src/queries)', () => {
   });
 });
 
-/**
- * Real mismatches the check found whose fix is not a row type alone, each with the reason it is still there.
- * A known mismatch that is gone fails the test too, so that this list only ever shrinks.
- */
-const KNOWN_MISMATCHES: { method: string; reason: string }[] = [
-  {
-    method: 'WebhooksRepository.retryDelivery',
-    reason:
-      'an erased delivery comes back as { erased: true } and NULLs (LEFT JOIN retried), typed DeliveryRow & { erased: boolean }; ' +
-      'the method returns "erased" before reading them, and the type needs a discriminated union the method must narrow',
-  },
-];
-
 describe('typed rows: the row type of each query<Row>(…) agrees with its SQL (scripts/typed-rows.ts)', () => {
   it('finds no disagreement between a statement and the row type of the call that ran it', async () => {
     const { statements } = await generated();
     expect(statements.length).toBeGreaterThan(50);
     const problems = checkTypedRows(statements);
-    const isKnown = (problem: string) => KNOWN_MISMATCHES.some(({ method }) => problem.includes(`(${method})`));
-    expect(problems.filter((problem) => !isKnown(problem))).toEqual([]);
-    expect(KNOWN_MISMATCHES.filter(({ method }) => !problems.some((problem) => problem.includes(`(${method})`)))).toEqual([]);
+    expect(problems).toEqual([]);
   }, 60_000);
 
   describe('on a row type that disagrees with its statement', () => {

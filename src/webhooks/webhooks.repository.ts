@@ -112,6 +112,9 @@ export interface RelayedEvents {
 /** Why `retryDelivery` did not queue the delivery again. */
 export type RetryRefusal = 'not-found' | 'erased';
 
+/** retryDelivery's row: the delivery queued again, or, when its payload was erased, `erased` alone (the LEFT JOIN's NULLs). */
+type RetryRow = ({ erased: false } & DeliveryRow) | ({ erased: true } & { [Column in keyof DeliveryRow]: null });
+
 const WEBHOOK_COLUMNS = `id, url, events, description, enabled, created_at AS "createdAt", updated_at AS "updatedAt"`;
 /** A delivery `d` as the log shows it, with its event's type from `type` (the event's row, usually). */
 const deliveryColumns = (
@@ -361,7 +364,7 @@ export class WebhooksRepository {
    */
   @AccountQuery([1, 2, EXAMPLE_DELIVERY])
   async retryDelivery(accountId: number, webhookId: number, deliveryId: string, sql: Sql = this.db): Promise<DeliveryRow | RetryRefusal> {
-    const [row] = await sql.query<DeliveryRow & { erased: boolean }>(
+    const [row] = await sql.query<RetryRow>(
       `WITH target AS (
          SELECT d.id, e.type, e.body IS NULL AS erased
            FROM webhook_deliveries d JOIN webhook_events e ON e.account_id = d.account_id AND e.id = d.event_id
@@ -376,8 +379,9 @@ export class WebhooksRepository {
       [accountId, webhookId, deliveryId],
     );
     if (!row) return 'not-found';
-    const { erased, ...delivery } = row;
-    return erased ? 'erased' : delivery;
+    if (row.erased) return 'erased';
+    const { erased: _erased, ...delivery } = row;
+    return delivery;
   }
 
   /**
