@@ -9,6 +9,7 @@ import { DEFAULT_EMBEDDED_PG_PORT, PortTakenError, startEmbeddedPostgres } from 
 import { searchLocaleWarning } from '../src/database/search-locale';
 import { freePort, startOnFreePort } from '../scripts/throwaway-postgres';
 import { holdPort } from './hold-port';
+import { reachableTempDir } from './support/data-dir';
 
 async function query(url: string, sql: string): Promise<unknown[]> {
   const client = new Client({ connectionString: url });
@@ -22,10 +23,7 @@ async function query(url: string, sql: string): Promise<unknown[]> {
 
 describe('embedded PostgreSQL', () => {
   let dataDir: string;
-  beforeEach(() => {
-    dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'embedded-pg-'));
-    fs.chmodSync(dataDir, 0o755);
-  });
+  beforeEach(() => (dataDir = reachableTempDir('embedded-pg-')));
   afterEach(() => fs.rmSync(dataDir, { recursive: true, force: true }));
 
   it('creates a cluster once, keeps data across restarts, and has the extensions the schema needs', async () => {
@@ -126,8 +124,7 @@ describe('a first start that works anywhere', () => {
   let sharedRoot: string;
   beforeEach(() => {
     parent = fs.mkdtempSync(path.join(os.tmpdir(), 'private-home-')); // mode 0700, like /root
-    sharedRoot = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'shared-clusters-')), 'clusters');
-    fs.chmodSync(path.dirname(sharedRoot), 0o755);
+    sharedRoot = path.join(reachableTempDir('shared-clusters-'), 'clusters');
   });
   afterEach(() => {
     fs.rmSync(parent, { recursive: true, force: true });

@@ -2,7 +2,6 @@ import { execFile } from 'node:child_process';
 import * as http from 'node:http';
 import { promisify } from 'node:util';
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -13,6 +12,7 @@ import { freePort, retryWhenPortTaken, startOnFreePort } from '../scripts/throwa
 import { V8_FLAGS } from '../src/v8-flags';
 import { eventually, queryOnce } from './helpers';
 import { holdPort } from './hold-port';
+import { reachableTempDir } from './support/data-dir';
 
 const ROOT = path.join(__dirname, '..');
 
@@ -82,13 +82,6 @@ function halfSentPost(port: number, path: string, apiKey: string, body: object) 
   return { headersSent, status, finish: () => request.end(payload.subarray(half)) };
 }
 
-/** A fresh DATA_DIR for one server, reachable by the `postgres` user when run as root. */
-function ownDataDir(prefix: string): string {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
-  fs.chmodSync(dir, 0o755);
-  return dir;
-}
-
 /** An account and its API key, made by the CLI attached to the server's embedded PostgreSQL. */
 async function createAccountWithCli(dataDir: string, name: string): Promise<string> {
   const { stdout } = await promisify(execFile)(
@@ -107,10 +100,7 @@ const postmasterPid = (dataDir: string) => Number(fs.readFileSync(path.join(data
 
 describe('the server process', () => {
   let dataDir: string;
-  beforeAll(() => {
-    dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'server-process-'));
-    fs.chmodSync(dataDir, 0o755);
-  });
+  beforeAll(() => (dataDir = reachableTempDir('server-process-')));
   afterAll(() => fs.rmSync(dataDir, { recursive: true, force: true }));
 
   it('starts on an embedded PostgreSQL, prints where things are, and on SIGTERM under load finishes every accepted request and stops cleanly', async () => {
@@ -249,8 +239,7 @@ describe('the server process', () => {
   }, 60_000);
 
   it('starts beside another program on the default EMBEDDED_PG_PORT, and its CLI finds it', async () => {
-    const ownDataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'second-checkout-'));
-    fs.chmodSync(ownDataDir, 0o755);
+    const ownDataDir = reachableTempDir('second-checkout-');
     const squatter = await holdPort(DEFAULT_EMBEDDED_PG_PORT);
     try {
       const { server, port } = await startServerOnFreePorts({
@@ -282,7 +271,7 @@ describe('the server process', () => {
 
   describe('when its embedded PostgreSQL is killed (kill -9, as the OOM killer does)', () => {
     let crashDataDir: string;
-    beforeEach(() => (crashDataDir = ownDataDir('killed-postgres-')));
+    beforeEach(() => (crashDataDir = reachableTempDir('killed-postgres-')));
     afterEach(() => fs.rmSync(crashDataDir, { recursive: true, force: true }));
 
     it('restarts it on the same port and cluster: healthy again within seconds, nothing committed lost, writes work', async () => {
