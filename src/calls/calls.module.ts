@@ -1,4 +1,4 @@
-import { Module } from '@nestjs/common';
+import { forwardRef, Module } from '@nestjs/common';
 import { AgentsModule } from '../agents/agents.module';
 import { RecordingsModule } from '../recordings/recordings.module';
 import { WebhooksModule } from '../webhooks/webhooks.module';
@@ -7,7 +7,8 @@ import { CallsRepository } from './calls.repository';
 import { CallsService } from './calls.service';
 
 @Module({
-  imports: [AgentsModule, RecordingsModule, WebhooksModule],
+  // RecordingsModule asks CallsService for the call its recording.ready event carries; this one erases recordings.
+  imports: [AgentsModule, forwardRef(() => RecordingsModule), WebhooksModule],
   controllers: [CallsController],
   providers: [CallsService, CallsRepository],
   exports: [CallsService],

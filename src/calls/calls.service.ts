@@ -1,11 +1,11 @@
-import { Injectable, ServiceUnavailableException } from '@nestjs/common';
+import { forwardRef, Inject, Injectable, ServiceUnavailableException } from '@nestjs/common';
 import type { Readable } from 'node:stream';
 import { AgentsService } from '../agents/agents.service';
 import { isUuid } from '../common/id.pipes';
 import { AppConfig } from '../config/config';
 import { InjectConfig } from '../config/config.module';
 import { AgentRow } from '../agents/agents.repository';
-import { Database, TransactionSql } from '../database/database';
+import { Database, Sql, TransactionSql } from '../database/database';
 import { RecordingsService } from '../recordings/recordings.service';
 import { WebhookEvents } from '../webhooks/webhook-events.service';
 import { callNotFound } from './call-not-found';
@@ -47,7 +47,8 @@ export class CallsService {
   constructor(
     private readonly calls: CallsRepository,
     private readonly agents: AgentsService,
-    private readonly recordings: RecordingsService,
+    // The two services need each other: typed by what is used, so that neither class is read while the other loads.
+    @Inject(forwardRef(() => RecordingsService)) private readonly recordings: Pick<RecordingsService, 'deleteForErasure'>,
     private readonly database: Database,
     private readonly webhookEvents: WebhookEvents,
     @InjectConfig() private readonly config: AppConfig,
@@ -131,8 +132,8 @@ export class CallsService {
   }
 
   /** One call of the account, or undefined (no 404): for a module that acts on a call it made, such as a conversation's analysis. */
-  find(accountId: number, callId: string): Promise<CallDetailRow | undefined> {
-    return this.calls.get(accountId, callId);
+  find(accountId: number, callId: string, sql?: Sql): Promise<CallDetailRow | undefined> {
+    return this.calls.get(accountId, callId, sql);
   }
 
   /** Fills in a call's analysis (sentiment, status, summary); false when the call is no longer there. */

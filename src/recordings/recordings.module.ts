@@ -1,5 +1,5 @@
-import { Inject, Module, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
-import { CallsRepository } from '../calls/calls.repository';
+import { forwardRef, Inject, Module, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
+import { CallsModule } from '../calls/calls.module';
 import { AppConfig } from '../config/config';
 import { WebhooksModule } from '../webhooks/webhooks.module';
 import { APP_CONFIG } from '../config/config.module';
@@ -28,14 +28,11 @@ export function createRecordingStorage(config: AppConfig, signer: PlaybackUrlSig
 
 /** Owns the /calls/{callId}/recording* routes and the local driver's signed playback route. */
 @Module({
-  imports: [WebhooksModule],
+  imports: [WebhooksModule, forwardRef(() => CallsModule)],
   controllers: [RecordingsController, PlaybackController],
   providers: [
     RecordingsService,
     RecordingsRepository,
-    // The call.recording.ready event carries the call as GET /calls/{callId} shows it. The repository, not the
-    // CallsModule: that module imports this one (a call's erasure deletes its recording first).
-    CallsRepository,
     {
       provide: PLAYBACK_SIGNER,
       inject: [APP_CONFIG],

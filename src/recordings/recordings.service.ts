@@ -1,7 +1,7 @@
-import { Injectable, Logger, NotFoundException } from '@nestjs/common';
+import { forwardRef, Inject, Injectable, Logger, NotFoundException } from '@nestjs/common';
 import type { IncomingMessage } from 'node:http';
 import { callNotFound } from '../calls/call-not-found';
-import { CallsRepository } from '../calls/calls.repository';
+import { CallsService } from '../calls/calls.service';
 import { toCallResponse, withCredits } from '../calls/dto/call-response.dto';
 import { isUuid } from '../common/id.pipes';
 import { AppConfig } from '../config/config';
@@ -34,7 +34,8 @@ export class RecordingsService {
   constructor(
     private readonly recordings: RecordingsRepository,
     private readonly storage: RecordingStorage,
-    private readonly calls: CallsRepository,
+    // The call.recording.ready event carries the call as GET /calls/{callId} shows it; CallsService needs this one too.
+    @Inject(forwardRef(() => CallsService)) private readonly calls: Pick<CallsService, 'find'>,
     private readonly database: Database,
     private readonly webhookEvents: WebhookEvents,
     @InjectConfig() private readonly config: AppConfig,
@@ -61,7 +62,7 @@ export class RecordingsService {
       swapped = await this.database.transaction(async (sql) => {
         const swap = await this.recordings.swapKey(accountId, callId.toLowerCase(), key, sql);
         if (swap && !swap.isTest) {
-          const call = (await this.calls.get(accountId, callId.toLowerCase(), sql))!; // the swap just locked it
+          const call = (await this.calls.find(accountId, callId.toLowerCase(), sql))!; // the swap just locked it
           await this.webhookEvents.record(sql, accountId, {
             type: 'call.recording.ready',
             data: toCallResponse(withCredits(call, this.config.creditsPerMinute)),
