@@ -124,7 +124,6 @@ describe('the server process', () => {
     // 50 requests in flight when the signal comes: headers and half of each body sent before it, the rest after.
     const inFlight = Array.from({ length: 50 }, () => halfSentPost(port, '/agents', apiKey, { name: 'In flight' }));
     await Promise.all(inFlight.map((request) => request.headersSent));
-    await new Promise((resolve) => setTimeout(resolve, 200));
     // Meanwhile eight clients keep sending new requests until the server stops accepting them.
     const outcomes: (number | string)[] = [];
     const client = async (index: number) => {
@@ -135,10 +134,12 @@ describe('the server process', () => {
       }
     };
     const clients = Promise.all(Array.from({ length: 8 }, (_, index) => client(index)));
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    // The server answers new requests while the 50 wait for their bodies: it has taken their connections.
+    await eventually(() => Promise.resolve(outcomes.length >= 16 || undefined));
 
     const exited = server.stop('SIGTERM');
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    // The rest of each body only once the server is shutting down, so that finishing them is the shutdown's work.
+    await eventually(() => Promise.resolve(server.stdout().includes('SIGTERM received') || undefined));
     inFlight.forEach((request) => request.finish());
     expect(await Promise.all(inFlight.map((request) => request.status))).toEqual(Array(50).fill(201));
     await clients;
