@@ -1,9 +1,9 @@
 /**
  * `npm run soak [-- --seconds 60 --connections 128]`
  * Runs the built service on a throwaway embedded PostgreSQL and drives it from this process with autocannon:
- * a mix of reads and writes at 128 connections for 60 s, after a 30 s warm-up at the same load (V8 grows its
- * heap to the load's working size in the first 20–25 s; that is not a leak: with a 15 s warm-up the first
- * measured seconds were still that climb). Passes when there are zero errors
+ * a mix of reads and writes at 128 connections for 60 s, after a 30 s warm-up at the same load, long enough for
+ * V8 to grow its heap to the load's working size, a climb that is not a leak (docs/experiments.md,
+ * "Reliability"). Passes when there are zero errors
  * and zero unexpected statuses, and the service's RSS is flat (under 10% growth between the first and the last
  * 10 seconds of the measured minute).
  */

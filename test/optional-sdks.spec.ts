@@ -4,9 +4,9 @@ import { promisify } from 'node:util';
 
 /**
  * The SDKs of optional providers are loaded only when configured: the whole application's module graph, as
- * the server imports it, holds neither the openai SDK (LLM_BASE_URL) nor the AWS SDK (STORAGE_DRIVER=s3). Each
- * costs 10–20 MiB of memory that a server without the provider does not need. In a child process: this
- * process's module registry is Jest's.
+ * the server imports it, holds neither the openai SDK (LLM_BASE_URL) nor the AWS SDK (STORAGE_DRIVER=s3). A
+ * server without the provider does not need their memory. In a child process: this process's module registry
+ * is Jest's.
  */
 describe('optional SDKs', () => {
   it('are not loaded by the application unless their provider is configured', async () => {

@@ -654,7 +654,7 @@ describe('webhooks', () => {
     });
   });
 
-  it("the README's receiver verifies a real delivery", async () => {
+  it("the API guide's receiver verifies a real delivery", async () => {
     const readme = fs.readFileSync(path.join(__dirname, '..', 'docs', 'api-guide.md'), 'utf8');
     const snippet = /## Webhooks[\s\S]*?```js\n([\s\S]*?)```/.exec(readme)![1].replace(/^ {2}/gm, '');
     // The secret is the process's from the start, as in production; the webhook's URL comes once the port is known.

@@ -156,8 +156,8 @@ export function exportCallsStatement(accountId: number, filters: CallFilters): [
 
 /**
  * Rows per FETCH of the export's cursor. Small: a batch alive across two young-generation collections is
- * promoted to V8's old generation, which then swells with garbage until a full collection (with 1,000 rows,
- * the service's RSS grew by 100 MiB during an export; BENCHMARKS.md). A round trip per 100 rows costs little.
+ * promoted to V8's old generation, which then swells with garbage until a full collection (docs/experiments.md);
+ * a round trip per 100 rows costs little.
  */
 const EXPORT_BATCH_ROWS = 100;
 

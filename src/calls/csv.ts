@@ -1,7 +1,7 @@
 /**
- * A small RFC 4180 writer for the export: about three times cheaper per row than csv-stringify, whose per-field
- * generality (multi-character delimiters, quoting rules, casts) was a third of the service's CPU in an export of a
- * million calls (BENCHMARKS.md, "Calls for integrators"). Tested against a real parser (csv-parse).
+ * A small RFC 4180 writer for the export: csv-stringify's per-field generality (multi-character delimiters,
+ * quoting rules, casts) took a large share of the service's CPU in an export, which needs none of it
+ * (docs/experiments.md). Tested against a real parser (csv-parse).
  */
 
 /** A cell a spreadsheet would run as a formula: it begins with = + - @, a tab or a carriage return (or a full-width = + - @). */

@@ -5,7 +5,7 @@
  * pg_trgm splits text into words with the C library's character classes, and those take the viramas and
  * nuktas (combining marks inside a word: `श्र` is श + virama + र) for word breaks. A fragment such as `श्र`
  * then yields only the trigrams of the single letters around the mark, which a large share of the names in
- * the script contain: 7,893 candidates to recheck for 2,100 matches (BENCHMARKS.md, "Performance"). The key
+ * the script contain, so most of them become candidates to recheck (docs/experiments.md). The key
  * replaces each of these marks with a letter (`x`), one character for one, so that the fragment stays one
  * word with trigrams of its own.
  *

@@ -8,11 +8,9 @@ import type { Express } from 'express';
  *
  * Express gives every request and response its app's prototypes (`app.request`, `app.response`) with
  * `Object.setPrototypeOf` as it enters the app. Changing the prototype of a live object is V8's slow path,
- * and these objects then survived young-generation collections they should have died in: at 4 connections
- * the service promoted ~11 KB per request to the old generation, and each young collection took ~3 ms
- * instead of ~1. When the server makes them with the right prototype, Express's `setPrototypeOf` finds it
- * already set and changes nothing: CPU per `GET /calls/{id}` 0.49 → 0.33 ms (BENCHMARKS.md, "Performance",
- * change 14; expressjs/express#5998).
+ * and these objects then survived young-generation collections they should have died in. When the server
+ * makes them with the right prototype, Express's `setPrototypeOf` finds it already set and changes nothing
+ * (expressjs/express#5998; the measurement: docs/experiments.md, "The request path").
  *
  * Node's IncomingMessage and ServerResponse are plain constructor functions (not classes), so they can
  * initialise an object made by this one; each takes at most two arguments.
@@ -28,8 +26,8 @@ function constructorWithPrototype<T>(nodeConstructor: T, prototype: object): T {
 
 /**
  * Express, with its requests and responses made with their final prototypes (see constructorWithPrototype): the
- * one reach into the framework that earns its keep (BENCHMARKS.md, "Issue 18: the tricks on the fair
- * baseline"). test/http-server.spec.ts fails if an upgrade of Express or Nest breaks it.
+ * one reach into the framework, kept because it earns far more than such a reach must (docs/experiments.md).
+ * test/http-server.spec.ts fails if an upgrade of Express or Nest breaks it.
  */
 export class ApiExpressAdapter extends ExpressAdapter {
   /**

@@ -110,7 +110,7 @@ const serializeResponse = (response: ServerResponse) => ({ statusCode: response.
 /**
  * The process's one pino logger, writing JSON lines to stdout. The writes are asynchronous (lines written
  * while a write is in flight are joined into the next one): a synchronous write per request was the largest
- * single cost of a small response (BENCHMARKS.md, "Performance"). `flushLogs` writes what is pending, at exit.
+ * single cost of a small response (docs/experiments.md). `flushLogs` writes what is pending, at exit.
  */
 export function createLogger(config: Pick<AppConfig, 'logLevel'>, destination?: DestinationStream): Logger {
   return pino(

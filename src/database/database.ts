@@ -11,8 +11,8 @@ export interface QueryOptions {
   /**
    * Keep the statement parsed and planned on each connection that runs it (a named prepared statement), instead
    * of parsing, analysing and planning it at every execution. For hot statements whose plan does not depend on
-   * their values (lookups by key): accepting a visitor's message took PostgreSQL 1.15 ms a round trip unnamed,
-   * 0.30 ms prepared. PostgreSQL replans it by itself when a table it reads changes.
+   * their values (lookups by key), where planning costs more than running them (docs/experiments.md,
+   * "Conversations"). PostgreSQL replans it by itself when a table it reads changes.
    */
   prepared?: boolean;
 }
@@ -149,8 +149,8 @@ export class Database implements Sql {
  * statement themselves. pg's implementation of that timeout kept each FETCH's rows alive across two
  * young-generation collections until V8 had optimised pg's `Client.query` for good (in the service, it was
  * deoptimised and optimised again through the first exports): during the first exports after start-up nearly
- * every row was promoted to the old generation, and the service's RSS grew by 96–113 MiB during an export of a
- * million calls; with the streams' own timer, by 16–18 MiB (BENCHMARKS.md, "Calls for integrators").
+ * every row was promoted to the old generation, so the streams time their statements themselves
+ * (docs/experiments.md, "Calls for integrators").
  */
 function streamPool(main: Pool): Pool {
   const { query_timeout: _readTimeout, max, ...settings } = main.options as DriverSettings;

@@ -345,8 +345,8 @@ async function initCluster(bin: string, clusterDir: string, password: string, us
         '--locale-provider=builtin',
         '--builtin-locale=C.UTF-8',
         // pg_trgm classifies characters with the C library's LC_CTYPE, not the builtin provider: under "C" it
-        // takes every non-ASCII letter for a word break, so names in Indic, CJK or accented scripts get no
-        // trigrams and their searches cannot use the search index (BENCHMARKS.md, "Performance").
+        // takes every non-ASCII letter for a word break, so names in Indic, CJK or accented scripts would get no
+        // trigrams and their searches could not use the search index.
         '--lc-ctype=C.UTF-8',
         '--no-instructions',
       ],

@@ -12,8 +12,8 @@ export const MAX_RETRIEVED_PASSAGES = 20;
 /** Query tokens a search uses, at most: the rarest (a 500-character Chinese question has hundreds of bigrams). */
 const MAX_QUERY_TOKENS = 16;
 /**
- * The most passages one search visits to find its candidates: each costs a visit to its row (about 3 µs on an
- * idle core), so this bounds a search whatever the corpus. The rarest token of the question is always looked up
+ * The most passages one search visits to find its candidates: each costs a visit to its row, so this bounds a
+ * search whatever the corpus. The rarest token of the question is always looked up
  * (at most this many of its passages); the next rarest only while the passages they match, summed, stay within
  * it. Candidates are then scored on every token of the question, so a common token ("the", "है", "的") still
  * counts in the score without costing a visit to each of its thousands of passages.

@@ -10,7 +10,8 @@ import { parseHTML } from 'linkedom';
  * not a document: its own isProbablyReaderable) is converted whole, without its navigation, header, footer,
  * scripts and forms.
  *
- * CPU-heavy on large pages (seconds for 5 MiB): the service runs it in a worker thread (readable-text.worker.ts).
+ * CPU-heavy on large pages: the service runs it in a worker thread (readable-text.worker.ts), so that requests
+ * are not held up.
  */
 export function readableText(html: string): string {
   const { document } = parseHTML(html) as { document: ParsedDocument };

@@ -16,7 +16,7 @@ import { loadSigningSecret } from './signing-secret';
 /** The storage driver chosen by STORAGE_DRIVER. */
 export function createRecordingStorage(config: AppConfig, signer: PlaybackUrlSigner | null): RecordingStorage {
   if (config.storage.driver === 's3') {
-    // Loaded only when chosen: the AWS SDK costs about 20 MiB of memory that the local driver does not need.
+    // Loaded only when chosen: the AWS SDK's memory is wasted on a service that stores recordings locally.
     // eslint-disable-next-line @typescript-eslint/no-require-imports -- that lazy load, synchronous (this factory is)
     const { createS3Client, S3RecordingStorage } = require('./s3-recording-storage') as typeof S3Driver;
     const s3 = config.storage.s3!;

@@ -22,7 +22,7 @@ import {
  * base, word by word. The whole chat and its call, a reload, the keyboard alone, the errors, the opt-out.
  */
 const DOCS_SCREENSHOT = path.join(__dirname, '..', '..', 'docs', 'widget-screenshot.png');
-/** The README's screenshot is rewritten only on request (or when missing), so that runs leave the tree clean. */
+/** The API guide's screenshot is rewritten only on request (or when missing), so that runs leave the tree clean. */
 const SCREENSHOT =
   process.env.UPDATE_SCREENSHOT === '1' || !fs.existsSync(DOCS_SCREENSHOT)
     ? DOCS_SCREENSHOT

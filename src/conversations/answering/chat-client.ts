@@ -9,8 +9,8 @@ const silent = () => undefined;
 const SILENT_LOGGER = { error: silent, warn: silent, info: silent, debug: silent };
 
 /**
- * The SDK, loaded only when a provider is configured (as the S3 driver is): it costs about 11 MiB of memory that
- * the built-in answerer does not need.
+ * The SDK, loaded only when a provider is configured (as the S3 driver is): the built-in answerer does not need
+ * its memory.
  */
 // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded on first use only, for the memory above
 const sdk = (): typeof OpenAI => (require('openai') as { default: typeof OpenAI }).default;

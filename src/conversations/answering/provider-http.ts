@@ -16,8 +16,8 @@ const NULL_BODY_STATUSES = new Set([101, 103, 204, 205, 304]);
  * Why not Node's own `fetch` (undici): it follows the caller's AbortSignal through a FinalizationRegistry that
  * holds the signal, and through a WeakRef the request's own controller, until a full garbage collection
  * (nodejs/undici#5822, #4984). Young-generation collections keep what those reach, so every reply's request,
- * response and stream objects (~14 KB) were copied into the old generation, and the service's young
- * collections took 4–5 ms instead of 2: the tail of a message's time (BENCHMARKS.md, "Conversations").
+ * response and stream objects were copied into the old generation, and the longer young collections set the
+ * tail of a message's time (docs/experiments.md, "Conversations").
  *
  * What the client needs of it, and no more: string or byte bodies (`Content-Length` set), the signal (an abort
  * before the answer rejects with the AbortError, after it errors the body), a connection failure as a

@@ -3,7 +3,8 @@ import { MigrationInterface, QueryRunner } from 'typeorm';
 /**
  * The calls table. The indexes after the table are hand-written (TypeORM cannot express DESC columns,
  * partial indexes or GIN operator classes); the entity declares them with `synchronize: false`.
- * Every index leads with account_id. See BENCHMARKS.md ("Calls queries") for the plans they give.
+ * Every index leads with account_id, since every query reads one account's calls (their plans:
+ * docs/benchmarks.md, "Calls queries").
  */
 export class Calls1795327895093 implements MigrationInterface {
   name = 'Calls1795327895093';

@@ -1,9 +1,9 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
- * Finer statistics on the searched columns. With the default target (100) the planner misjudged how many of
- * an account's calls match a mid-frequency fragment (`?search=uye`: 3,095 estimated, 1,086 real) and walked
- * the account's ordered list for it (30 ms) instead of the search index (5 ms). ANALYZE samples more rows
+ * Finer statistics on the searched columns: with the default target (100) the planner misjudged how many of
+ * an account's calls match a mid-frequency fragment and walked the account's ordered list instead of the
+ * search index (docs/experiments.md). ANALYZE samples more rows
  * for these two columns from now on (autovacuum's next analyze, or an explicit ANALYZE, applies it).
  */
 export class CallsSearchStatistics1795335600000 implements MigrationInterface {

@@ -7,10 +7,10 @@ const NAME_SEARCH_KEY = `translate("name", '${MARKS}', '${'x'.repeat(MARKS.lengt
 /**
  * A trigram index on the name's search key (src/calls/name-search-key.ts: Indic viramas and nuktas replaced
  * with a letter), for searches written around such a mark: pg_trgm takes the marks for word breaks, so on
- * the name itself `श्र` had only the trigrams of `श` and `र` (20 ms at 100,000 calls; through the key, 10).
+ * the name itself `श्र` had only the trigrams of `श` and `र`, so most of the script's names were candidates.
  * The statistics object gives the planner the key's value distribution, which it does not take from a
- * partial index's expression: without it, it guessed (4.0 % of the account's calls for `%ato%`, where 0.9 %
- * match). It is filled by the next ANALYZE (autovacuum's, or the seed's).
+ * partial index's expression: without it the planner overestimated how many calls a search matches
+ * (docs/experiments.md). It is filled by the next ANALYZE (autovacuum's, or the seed's).
  */
 export class CallsNameSearchKey1795342800000 implements MigrationInterface {
   name = 'CallsNameSearchKey1795342800000';

@@ -1,9 +1,9 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
- * `GET /usage` over a year of a busy account adds up tens of thousands of calls. Through the list index it read
- * one table row per call for the duration and the agent (0.3–0.5 s for 65,000 calls); with both included in an
- * index of the range's columns the aggregate reads the index alone (BENCHMARKS.md, "Calls for integrators").
+ * `GET /usage` over a year of a busy account adds up tens of thousands of calls: through the list index it
+ * read one table row per call for the duration and the agent, so both are included in an index of the range's
+ * columns and the aggregate reads the index alone (docs/experiments.md).
  */
 export class CallsUsageIndex1795432000000 implements MigrationInterface {
   name = 'CallsUsageIndex1795432000000';
