@@ -655,8 +655,8 @@ describe('webhooks', () => {
   });
 
   it("the API guide's receiver verifies a real delivery", async () => {
-    const readme = fs.readFileSync(path.join(__dirname, '..', 'docs', 'api-guide.md'), 'utf8');
-    const snippet = /## Webhooks[\s\S]*?```js\n([\s\S]*?)```/.exec(readme)![1].replace(/^ {2}/gm, '');
+    const guide = fs.readFileSync(path.join(__dirname, '..', 'docs', 'api-guide.md'), 'utf8');
+    const snippet = /## Webhooks[\s\S]*?```js\n([\s\S]*?)```/.exec(guide)![1].replace(/^ {2}/gm, '');
     // The secret is the process's from the start, as in production; the webhook's URL comes once the port is known.
     const { id, secret } = await createWebhook({ url: 'http://127.0.0.1:9/', events: ['call.created'] });
     const child = spawn(
