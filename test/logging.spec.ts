@@ -131,9 +131,10 @@ describe('request logs', () => {
     );
     await request(server).get('/fail').expect(503);
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const received = new Promise((resolve) => server.once('request', resolve));
     const hanging = http.get(`http://127.0.0.1:${(server.address() as AddressInfo).port}/hang`);
     hanging.on('error', () => undefined);
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await received; // abandoned once the server has it, not before it arrives
     hanging.destroy();
     await until(() => lines.length >= 2);
     server.close();
