@@ -12,7 +12,19 @@ const swc = [
   },
 ];
 
-const ESM_ONLY_PACKAGES = ['@nestjs', 'css-select', 'css-what', 'nth-check', 'boolbase', 'cssomnom', 'stemmer'];
+const ESM_ONLY_PACKAGES = [
+  '@nestjs',
+  'css-select',
+  'css-what',
+  'nth-check',
+  'boolbase',
+  'cssomnom',
+  'stemmer',
+  '@echogarden',
+  'mpg123-decoder',
+  '@wasm-audio-decoders',
+  'simple-yenc',
+];
 
 module.exports = {
   rootDir: '.',

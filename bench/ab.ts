@@ -1,9 +1,10 @@
 /**
  * A/B of two builds of the service, CPU time per request (the steady figure on a shared machine):
  *   node -r ./scripts/register.js bench/ab.ts --a dist/ab-a/src/main.js --b dist/ab-b/src/main.js \
- *     --only get-by-id,agents-list,agents-create-patch [--rounds 4] [--seconds 5] [--connections 16]
+ *     --only get-by-id,agents-list,agents-create-patch [--rounds 4] [--seconds 5] [--connections 16] [--profile DIR]
  * Both run at once against the bench database (seeded by `npm run bench`), loaded in turn, alternating which
  * goes first; per scenario the median of the rounds is printed, with each server's RSS peak under that load.
+ * With --profile DIR each server writes a V8 CPU profile into DIR/a and DIR/b when it stops.
  */
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -26,6 +27,7 @@ async function main(): Promise<void> {
   const seconds = Number(arg('seconds', '5'));
   const connections = Number(arg('connections', '16'));
   const only = arg('only', 'get-by-id,agents-list,agents-create-patch')!.split(',');
+  const profileDir = arg('profile');
   const log = (line: string) => process.stderr.write(`[ab] ${line}\n`);
   const database = await openBenchDatabase(SHAPE, defaultDataDir(SHAPE), log);
   const client = new Client({ connectionString: database.url });
@@ -42,6 +44,7 @@ async function main(): Promise<void> {
         await startService({
           name,
           script,
+          nodeArgs: profileDir ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(profileDir, name)}`] : [],
           env: { DATABASE_URL: database.url, LOG_LEVEL: 'info', RATE_LIMIT: '100000000', EXPERIMENT: process.env.EXPERIMENT ?? '' },
           readyPath: '/health',
           logFile: path.join(os.tmpdir(), `ab-${name}.log`),

@@ -67,6 +67,8 @@ export interface AppConfig {
   httpUploadTimeoutMs: number;
   /** Open connections at most; a connection beyond is closed at once (slow clients cannot hold the process). */
   httpMaxConnections: number;
+  /** Who speaks and who listens on the voice socket (see VoiceConfig). */
+  voice: VoiceConfig;
 }
 
 /** An OpenAI-compatible Chat Completions provider; without `baseUrl`, the built-in answerer replies. */
@@ -247,6 +249,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     jobWorkers: readBoolean(env, 'JOB_WORKERS', true),
     webhooks: readWebhooksConfig(env),
     ...readHttpLimits(env),
+    voice: readVoiceConfig(env),
   };
 }
 
@@ -408,5 +411,63 @@ function readStorageConfig(env: Env): StorageConfig {
     s3: driver === 's3' ? readS3Config(env) : undefined,
     signingSecret: readMatching(env, 'RECORDING_SIGNING_SECRET', /^\S{32,512}$/, 'must be 32-512 characters without spaces'),
     maxRecordingBytes: readInt(env, 'RECORDING_MAX_BYTES', MAX_RECORDING_BYTES, 1, MAX_RECORDING_BYTES),
+  };
+}
+
+// ---- Voice (owned by src/voice) ----
+
+export const TTS_PROVIDERS = ['builtin', 'openai', 'sarvam', 'none'] as const;
+export const STT_PROVIDERS = ['none', 'openai', 'sarvam'] as const;
+
+/** An OpenAI-compatible speech endpoint (OpenAI, speaches, Kokoro-FastAPI, vLLM). */
+export interface OpenAiSpeechConfig {
+  baseUrl: string;
+  apiKey: string | undefined;
+  model: string;
+}
+
+export interface VoiceConfig {
+  /** Text-to-speech: the built-in offline synthesizer (the default), an OpenAI-compatible server, Sarvam's Bulbul, or none. */
+  ttsProvider: (typeof TTS_PROVIDERS)[number];
+  /** Speech-to-text: none (the browser sends text: `input` is `text`), an OpenAI-compatible server, or Sarvam. */
+  sttProvider: (typeof STT_PROVIDERS)[number];
+  /** TTS_BASE_URL, TTS_API_KEY, TTS_MODEL, and TTS_SAMPLE_RATE: the rate of the PCM it answers. */
+  openAiTts: OpenAiSpeechConfig & { sampleRate: number };
+  /** STT_BASE_URL, STT_API_KEY, STT_MODEL. */
+  openAiStt: OpenAiSpeechConfig;
+  sarvam: { baseUrl: string; apiKey: string | undefined };
+  /** The longest one synthesis or one transcription may take. */
+  ttsTimeoutMs: number;
+  sttTimeoutMs: number;
+  /** Worker threads of the built-in synthesizer. */
+  ttsWorkers: number;
+  /** Silence that ends the visitor's utterance. */
+  endOfTurnMs: number;
+}
+
+function readVoiceConfig(env: Env): VoiceConfig {
+  const apiKey = (name: string) => readMatching(env, name, /^\S{1,4096}$/, 'must be 1-4096 characters without spaces');
+  const model = (name: string, fallback: string) =>
+    readMatching(env, name, /^[\x21-\x7e]{1,200}$/, 'must be 1-200 printable ASCII characters without spaces') ?? fallback;
+  const baseUrl = (name: string, fallback: string) => readUrl(env, name, ['http:', 'https:']) ?? fallback;
+  return {
+    ttsProvider: readEnum(env, 'TTS_PROVIDER', TTS_PROVIDERS, 'builtin'),
+    sttProvider: readEnum(env, 'STT_PROVIDER', STT_PROVIDERS, 'none'),
+    openAiTts: {
+      baseUrl: baseUrl('TTS_BASE_URL', 'https://api.openai.com/v1'),
+      apiKey: apiKey('TTS_API_KEY'),
+      model: model('TTS_MODEL', 'gpt-4o-mini-tts'),
+      sampleRate: readInt(env, 'TTS_SAMPLE_RATE', 24_000, 8_000, 48_000),
+    },
+    openAiStt: {
+      baseUrl: baseUrl('STT_BASE_URL', 'https://api.openai.com/v1'),
+      apiKey: apiKey('STT_API_KEY'),
+      model: model('STT_MODEL', 'whisper-1'),
+    },
+    sarvam: { baseUrl: baseUrl('SARVAM_BASE_URL', 'https://api.sarvam.ai'), apiKey: apiKey('SARVAM_API_KEY') },
+    ttsTimeoutMs: readInt(env, 'TTS_TIMEOUT_MS', 10_000, 100, 600_000),
+    sttTimeoutMs: readInt(env, 'STT_TIMEOUT_MS', 10_000, 100, 600_000),
+    ttsWorkers: readInt(env, 'TTS_WORKERS', 1, 1, 64),
+    endOfTurnMs: readInt(env, 'VOICE_END_OF_TURN_MS', 700, 100, 10_000),
   };
 }

@@ -1,0 +1,50 @@
+import type { ConversationAccess } from '../conversations/conversations.repository';
+
+/** What the service sends on the voice socket as text frames (contract section 15). */
+export type VoiceServerMessage =
+  | { type: 'ready'; sampleRate: number; input: 'speech' | 'text' }
+  | { type: 'transcript'; text: string; final: boolean }
+  | { type: 'reply'; text: string }
+  | { type: 'reply.done'; text: string; interrupted: boolean }
+  | { type: 'clear' }
+  | { type: 'error'; message: string }
+  | { type: 'ended' };
+
+/** What a spoken call may do to its socket (VoiceSession implements it). */
+export interface VoiceLink {
+  send(message: VoiceServerMessage): void;
+  /** One frame of the agent's voice: 16-bit mono PCM at VOICE_SAMPLE_RATE, sent as a binary frame. */
+  sendAudio(frame: Int16Array): void;
+  /** Bytes queued on the socket and not yet handed to the kernel (ws's bufferedAmount). */
+  bufferedAmount(): number;
+  /** Ends the socket: after `ended` with 1000, or 4410 when the conversation was found ended. */
+  close(code: number, reason: string): void;
+}
+
+/** The socket's conversation, once `start` proved its token. */
+export interface VoiceCallContext {
+  access: ConversationAccess;
+  /** `Bearer <token>`, as the conversation's HTTP routes take it (ConversationTalk.accept). */
+  authorization: string;
+  /** The client's address (the reply caps count it). */
+  address: string;
+}
+
+/** One socket's spoken conversation: the pipeline behind the protocol (src/voice/voice-pipeline). */
+export interface VoiceCall {
+  /** The visitor's audio, already resampled to VOICE_SAMPLE_RATE: 16-bit mono PCM, 10-200 ms per call. */
+  audio(pcm: Int16Array): void;
+  /** An utterance recognised in the browser or typed (a `text` frame). */
+  text(text: string): void;
+  /** The visitor ended the conversation (an `end` frame): answered with `ended` and close 1000. */
+  end(): Promise<void>;
+  /** The socket is gone (closed by either side): stop talking, store what was recorded; the conversation goes on. */
+  close(): Promise<void>;
+}
+
+/** Opens the pipeline of a socket once `start` succeeded; `ready` has been sent by then. */
+export abstract class VoiceCalls {
+  /** Whether the service transcribes the audio (`speech`) or the client sends text (`text`). */
+  abstract readonly input: 'speech' | 'text';
+  abstract open(context: VoiceCallContext, link: VoiceLink): VoiceCall;
+}
