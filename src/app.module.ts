@@ -23,6 +23,7 @@ import { RecordingsModule } from './recordings/recordings.module';
 import { ConversationsModule } from './conversations/conversations.module';
 import { UsageModule } from './usage/usage.module';
 import { WebhooksModule } from './webhooks/webhooks.module';
+import { VoiceModule } from './voice/voice.module';
 
 /** The domain modules, each with its controller, service and entities. */
 const DOMAIN_MODULES = [
@@ -35,6 +36,7 @@ const DOMAIN_MODULES = [
   WebhooksModule,
   UsageModule,
   ConversationsModule,
+  VoiceModule,
 ];
 
 /** The methods whose requests carry a body: other requests never go through the JSON middleware. */

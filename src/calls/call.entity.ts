@@ -8,6 +8,8 @@ export type TranscriptSpeaker = (typeof TRANSCRIPT_SPEAKERS)[number];
 export interface TranscriptTurn {
   speaker: TranscriptSpeaker;
   text: string;
+  /** Where it starts in the call's recording, in seconds: spoken calls only (contract section 15). */
+  startSeconds?: number;
 }
 
 /**

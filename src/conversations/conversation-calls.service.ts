@@ -26,7 +26,9 @@ export function callOfConversation(id: string, conversation: EndedConversation, 
     replyLanguage: conversation.replyLanguage,
     feedback: null,
     extractedData: {},
-    transcript: messages.map(({ speaker, text }) => ({ speaker, text })),
+    transcript: messages.map(({ speaker, text, startSeconds }) =>
+      startSeconds === null ? { speaker, text } : { speaker, text, startSeconds },
+    ),
     isTest: conversation.isTest,
   };
 }
@@ -37,6 +39,8 @@ export function callOfConversation(id: string, conversation: EndedConversation, 
  */
 @Injectable()
 export class ConversationCalls implements OnModuleInit {
+  private readonly recordedHooks: ((sql: TransactionSql, accountId: number, id: string) => Promise<void>)[] = [];
+
   constructor(
     private readonly calls: CallsService,
     private readonly conversations: ConversationsRepository,
@@ -48,10 +52,16 @@ export class ConversationCalls implements OnModuleInit {
     this.calls.alsoErase((sql, accountId, callId) => this.conversations.deleteForErasure(accountId, callId, sql));
   }
 
+  /** Work another module does in the transaction that records a conversation's call (the voice module's recording). */
+  whenRecorded(hook: (sql: TransactionSql, accountId: number, id: string) => Promise<void>): void {
+    this.recordedHooks.push(hook);
+  }
+
   /** Records the call of the conversation that just ended, in `sql`'s transaction, when the visitor said something. */
   async record(accountId: number, id: string, ended: EndedConversation, messages: MessageRow[], sql: TransactionSql): Promise<void> {
     if (!messages.some((message) => message.speaker === 'user')) return;
     await this.calls.record(accountId, callOfConversation(id, ended, messages), sql);
     await this.analysis.queue(accountId, id, sql);
+    for (const hook of this.recordedHooks) await hook(sql, accountId, id);
   }
 }

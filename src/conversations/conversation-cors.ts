@@ -31,9 +31,17 @@ export function allowConversationOrigin(
   response: Response,
 ): boolean {
   response.vary('Origin');
-  const allowed = rule.allowedDomain === null ? !!origin && corsOrigins.includes(origin) : originMatches(rule.allowedDomain, origin);
+  const allowed = conversationOriginAllowed(rule, origin, corsOrigins);
   if (allowed) response.set('Access-Control-Allow-Origin', rule.allowedDomain === '' ? '*' : origin!);
   return allowed;
+}
+
+/**
+ * Whether a page at `origin` may call the conversation: its site's allowed domain for a widget conversation,
+ * CORS_ORIGINS for an API conversation (the voice socket's handshake, which has no CORS, adds: or no Origin).
+ */
+export function conversationOriginAllowed(rule: ConversationCorsRule, origin: string | undefined, corsOrigins: string[]): boolean {
+  return rule.allowedDomain === null ? !!origin && corsOrigins.includes(origin) : originMatches(rule.allowedDomain, origin);
 }
 
 /** A preflight of a conversation's routes: its CORS headers for a page that may call it, else a 403. */

@@ -72,7 +72,8 @@ export class ConversationTalk {
    * whichever instance notices first) or when its agent was deleted (the conversation ends), 409 after 100
    * visitor messages or while the previous reply is still being produced, 429 beyond the replies its account,
    * site or client `address` may have produced at once (ConversationLimits). A refused message is not recorded.
-   * `opened` is called with the conversation first, even when the message is then refused.
+   * `opened` is called with the conversation first, even when the message is then refused. `startSeconds`: where
+   * a spoken message starts in the call's recording.
    */
   async accept(
     conversationId: string,
@@ -80,6 +81,7 @@ export class ConversationTalk {
     text: string,
     address: string,
     opened: (access: ConversationAccess) => void,
+    startSeconds?: number,
   ): Promise<AcceptedTurn> {
     const token = bearerToken(authorization);
     const tokenHash = token ? hashConversationToken(token) : undefined;
@@ -91,7 +93,14 @@ export class ConversationTalk {
     const release =
       conversation.status === 'active' && !conversation.idle ? this.caps.takeReplySlot(conversation, address) : () => undefined;
     try {
-      const acceptance = await this.conversations.acceptMessage(conversationId, tokenHash!, text, this.limits, HISTORY_TURNS - 1);
+      const acceptance = await this.conversations.acceptMessage(
+        conversationId,
+        tokenHash!,
+        text,
+        this.limits,
+        HISTORY_TURNS - 1,
+        startSeconds,
+      );
       if (!acceptance) throw notFound(conversationId); // erased meanwhile
       const { seq, history, visitorMessageCount, replying, agent, ...access } = acceptance;
       if (!agent) {

@@ -90,6 +90,13 @@ export class Conversation {
 
   @Column({ type: 'timestamptz', nullable: true })
   endedAt: Date | null;
+
+  /** The voice socket that holds the conversation (one at a time, any instance), and until when its lease runs. */
+  @Column({ type: 'uuid', nullable: true })
+  voiceLeaseId: string | null;
+
+  @Column({ type: 'timestamptz', nullable: true })
+  voiceLeaseUntil: Date | null;
 }
 
 /** One message of a conversation, in order (`seq`). */
@@ -120,4 +127,8 @@ export class ConversationMessage {
 
   @Column({ type: 'timestamptz', default: () => 'now()' })
   at: Date;
+
+  /** Where it starts in the recording of a spoken conversation, in seconds; null for a message typed or not recorded. */
+  @Column({ type: 'double precision', nullable: true })
+  startSeconds: number | null;
 }

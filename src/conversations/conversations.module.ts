@@ -62,5 +62,7 @@ const answeringProviders = [
     ConversationLimits,
     ...answeringProviders,
   ],
+  // The voice socket (src/voice) takes the same turns through the same path as a message.
+  exports: [ConversationTalk, ConversationReplies, ConversationEnds, ConversationCalls, ProviderHttp],
 })
 export class ConversationsModule {}

@@ -42,6 +42,8 @@ export interface MessageRow {
   speaker: MessageSpeaker;
   text: string;
   at: Date;
+  /** Where it starts in the recording of a spoken conversation, in seconds; null for a message typed or not recorded. */
+  startSeconds: number | null;
 }
 
 /** A visitor's message as the conversation took it: its state, and the message's place when it was accepted. */
@@ -146,8 +148,8 @@ const ACCEPT_MESSAGE = withLimits(
         AND (c.replying_since IS NULL OR NOT (${REPLYING.replaceAll('replying_since', 'c.replying_since')}))
       RETURNING c.account_id, c.id, c.message_count - 1 AS seq, c.last_message_at
    ), message AS (
-     INSERT INTO conversation_messages (account_id, conversation_id, seq, speaker, text, at)
-     SELECT account_id, id, seq, 'user', $3, last_message_at FROM turn
+     INSERT INTO conversation_messages (account_id, conversation_id, seq, speaker, text, at, start_seconds)
+     SELECT account_id, id, seq, 'user', $3, last_message_at, $8 FROM turn
    )
    SELECT target.account_id AS "accountId", target.id, target.agent_id AS "agentId", target.status, target.idle,
           target.allowed_domain AS "allowedDomain", target.site_id AS "siteId", target.visitor_message_count AS "visitorMessageCount", target.replying,
@@ -266,10 +268,11 @@ export class ConversationsRepository {
     text: string,
     limits: TurnLimits,
     historyLimit: number,
+    startSeconds: number | null = null,
   ): Promise<MessageAcceptance | undefined> {
     const [row] = await this.db.query<MessageAcceptance>(
       ACCEPT_MESSAGE,
-      [id, tokenHash, text, limits.maxVisitorMessages, limits.idleSeconds, limits.staleReplySeconds, historyLimit],
+      [id, tokenHash, text, limits.maxVisitorMessages, limits.idleSeconds, limits.staleReplySeconds, historyLimit, startSeconds],
       { prepared: true },
     );
     return row;
@@ -281,27 +284,37 @@ export class ConversationsRepository {
    * Prepared and committed asynchronously, as acceptMessage: the two statements of every message.
    */
   @AccountQuery([1, EXAMPLE_ID, 3, 'Yes, every day from 9 to 6.'])
-  async recordReply(accountId: number, id: string, seq: number, text: string): Promise<boolean> {
+  async recordReply(accountId: number, id: string, seq: number, text: string, startSeconds: number | null = null): Promise<boolean> {
     const rows = await this.db.query(
       `WITH turn AS (
          UPDATE conversations SET message_count = message_count + 1, last_message_at = now(), replying_since = NULL
           WHERE account_id = $1 AND id = $2 AND status = 'active' AND message_count = $3 + 1
           RETURNING account_id, id, last_message_at
        )
-       INSERT INTO conversation_messages (account_id, conversation_id, seq, speaker, text, at)
-       SELECT account_id, id, $3 + 1, 'agent', $4, last_message_at FROM turn ${ASYNCHRONOUS_COMMIT}
+       INSERT INTO conversation_messages (account_id, conversation_id, seq, speaker, text, at, start_seconds)
+       SELECT account_id, id, $3 + 1, 'agent', $4, last_message_at, $5 FROM turn ${ASYNCHRONOUS_COMMIT}
        RETURNING seq`,
-      [accountId, id, seq, text],
+      [accountId, id, seq, text, startSeconds],
       { prepared: true },
     );
     return rows.length > 0;
+  }
+
+  /** Ends the reply in progress to message `seq` without recording one (it was interrupted before a word was heard). */
+  @AccountQuery([1, EXAMPLE_ID, 1])
+  async abandonReply(accountId: number, id: string, seq: number): Promise<void> {
+    await this.db.query(
+      `UPDATE conversations SET last_message_at = now(), replying_since = NULL
+        WHERE account_id = $1 AND id = $2 AND status = 'active' AND message_count = $3 + 1`,
+      [accountId, id, seq],
+    );
   }
 
   /** Every message, in order; inside `sql`'s transaction when given. */
   @AccountQuery([1, EXAMPLE_ID])
   messages(accountId: number, id: string, sql: Sql = this.db): Promise<MessageRow[]> {
     return sql.query<MessageRow>(
-      `SELECT speaker, text, at FROM conversation_messages WHERE account_id = $1 AND conversation_id = $2 ORDER BY seq`,
+      `SELECT speaker, text, at, start_seconds AS "startSeconds" FROM conversation_messages WHERE account_id = $1 AND conversation_id = $2 ORDER BY seq`,
       [accountId, id],
     );
   }

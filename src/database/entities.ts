@@ -14,6 +14,7 @@ import { WebhookOutboxEntry } from '../webhooks/webhook-outbox-entry.entity';
 import { WebhookDelivery } from '../webhooks/webhook-delivery.entity';
 import { IdempotencyKey } from '../idempotency/idempotency-key.entity';
 import { Conversation, ConversationMessage } from '../conversations/conversation.entity';
+import { RecordingSegment } from '../voice/recording/recording-segment.entity';
 
 /** Every entity of the application: the app, the CLI, migrations and the drift test all use this list. */
 export const ENTITIES = [
@@ -35,4 +36,5 @@ export const ENTITIES = [
   IdempotencyKey,
   Conversation,
   ConversationMessage,
+  RecordingSegment,
 ];

@@ -212,7 +212,8 @@ WITH
         seq,
         speaker,
         text,
-        at
+        at,
+        start_seconds
       )
     SELECT
       account_id,
@@ -220,7 +221,8 @@ WITH
       seq,
       'user',
       $3,
-      last_message_at
+      last_message_at,
+      $8
     FROM
       turn
   )
@@ -296,7 +298,8 @@ INSERT INTO
     seq,
     speaker,
     text,
-    at
+    at,
+    start_seconds
   )
 SELECT
   account_id,
@@ -304,7 +307,8 @@ SELECT
   $3 + 1,
   'agent',
   $4,
-  last_message_at
+  last_message_at,
+  $5
 FROM
   turn
   CROSS JOIN (
@@ -314,11 +318,23 @@ FROM
 RETURNING
   seq;
 
+-- ConversationsRepository.abandonReply
+UPDATE conversations
+SET
+  last_message_at = now(),
+  replying_since = NULL
+WHERE
+  account_id = $1
+  AND id = $2
+  AND status = 'active'
+  AND message_count = $3 + 1;
+
 -- ConversationsRepository.messages
 SELECT
   speaker,
   text,
-  at
+  at,
+  start_seconds AS "startSeconds"
 FROM
   conversation_messages
 WHERE

@@ -43,7 +43,7 @@ export function createRecordingStorage(config: AppConfig, signer: PlaybackUrlSig
     },
     { provide: RecordingStorage, inject: [APP_CONFIG, PLAYBACK_SIGNER], useFactory: createRecordingStorage },
   ],
-  exports: [RecordingsService],
+  exports: [RecordingsService, RecordingStorage],
 })
 export class RecordingsModule implements OnModuleInit, OnModuleDestroy {
   constructor(@Inject(RecordingStorage) private readonly storage: RecordingStorage) {}

@@ -57,6 +57,15 @@ export class RecordingsService {
   async upload(accountId: number, callId: string, body: IncomingMessage): Promise<void> {
     const key = newRecordingKey();
     await this.storage.write(key, limitedBody(body, this.config.storage.maxRecordingBytes));
+    await this.attach(accountId, callId, key);
+  }
+
+  /**
+   * Points the call at the object already stored under `key` (an upload's, or a spoken call's recording) and
+   * deletes the recording it replaced; `call.recording.ready` commits with the swap. When the call does not exist
+   * (or the swap fails), the object is removed and the answer is a 404 (or the failure).
+   */
+  async attach(accountId: number, callId: string, key: string): Promise<void> {
     let swapped: { previous: string | null } | undefined;
     try {
       swapped = await this.database.transaction(async (sql) => {

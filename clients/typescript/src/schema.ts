@@ -476,6 +476,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/voices/{voiceId}/preview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Hear a voice: a short sentence in the language asked for, from the configured text-to-speech
+         * @description The same voice and language answer the same sample (kept by the service). `language` defaults to `hi-IN`.
+         */
+        get: operations["VoicePreviewController_preview"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/webhooks": {
         parameters: {
             query?: never;
@@ -1682,6 +1702,11 @@ export interface components {
              * @enum {string}
              */
             speaker: "agent" | "user";
+            /**
+             * @description Where it starts in the call's recording, in seconds (three decimals): only in the transcript of a spoken call.
+             * @example 4.52
+             */
+            startSeconds?: number;
             /** @example मुझे 2BHK फ्लैट चाहिए */
             text: string;
         };
@@ -5374,6 +5399,101 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    VoicePreviewController_preview: {
+        parameters: {
+            query?: {
+                /** @description The language the voice speaks the sample in. */
+                language?: "hi-IN" | "en-IN" | "bn-IN" | "gu-IN" | "kn-IN" | "ml-IN" | "mr-IN" | "od-IN" | "pa-IN" | "ta-IN" | "te-IN" | "en-US";
+            };
+            header?: never;
+            path: {
+                /** @description A voice id of `GET /voices` */
+                voiceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The sample, MP3 */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "audio/mpeg": string;
+                };
+            };
+            /** @description Invalid body field, unknown field or bad query parameter (with `details` naming each, as for text PostgreSQL cannot store or a number too large for a double), or malformed JSON, a body that is not an object, one nested deeper than 32 levels or holding more than 10,000 values (without) */
+            400: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "audio/mpeg": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing, unknown, revoked or expired API key */
+            401: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A preview or next-generation voice, reserved for the platform's own account; or: The API key does not have the scope this needs (`read` for GET, `write` for the others) */
+            403: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "audio/mpeg": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No such voice */
+            404: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "audio/mpeg": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Over the rate limit of this account (all its keys together), or too many requests without a valid key from this address; see `Retry-After` */
+            429: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No text-to-speech is available (TTS_PROVIDER=none, the built-in synthesizer not installed, or the provider failed) */
+            503: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "audio/mpeg": components["schemas"]["ErrorResponse"];
                 };
             };
         };

@@ -53,6 +53,9 @@ export class TranscriptTurnResponse {
   speaker: TranscriptSpeaker;
   /** @example "मुझे 2BHK फ्लैट चाहिए" */
   text: string;
+  /** Where it starts in the call's recording, in seconds (three decimals): only in the transcript of a spoken call. @example 4.52 */
+  @ApiProperty({ required: false })
+  startSeconds?: number;
 }
 
 /** One call, with its transcript and the credits it used. */
@@ -122,6 +125,8 @@ export function toCallResponse(detail: CallDetail): CallResponse {
   return {
     ...toCallListItemResponse(detail.call),
     creditsUsed: detail.creditsUsed,
-    transcript: detail.call.transcript.map(({ speaker, text }) => ({ speaker, text })),
+    transcript: detail.call.transcript.map(({ speaker, text, startSeconds }) =>
+      startSeconds === undefined ? { speaker, text } : { speaker, text, startSeconds },
+    ),
   };
 }

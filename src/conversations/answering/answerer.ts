@@ -17,21 +17,30 @@ export interface ReplyRequest {
 
 /**
  * Produces a reply, piece by piece as it is generated. Throws AnswererFailure when it cannot: the caller then
- * gives the visitor the fixed apology (and logs only the failure's kind).
+ * gives the visitor the fixed apology (and logs only the failure's kind). When `signal` aborts (the visitor
+ * interrupted a spoken reply), it stops at once, ends quietly and makes no further request.
  */
 export abstract class Answerer {
-  abstract reply(request: ReplyRequest): AsyncIterable<string>;
+  abstract reply(request: ReplyRequest, signal?: AbortSignal): AsyncIterable<string>;
 }
 
 /** Why a provider gave no reply; deliberately only a kind and an HTTP status: provider text is never kept. */
 export type FailureKind = 'http-status' | 'timeout' | 'connection' | 'invalid-response' | 'incomplete' | 'empty';
 
-export class AnswererFailure extends Error {
+/** A provider's failure (replies here, speech in src/voice): logged by its kind and status alone. */
+export class ProviderFailure extends Error {
   constructor(
     readonly kind: FailureKind,
     readonly status?: number,
+    what = 'The provider',
   ) {
-    super(`The reply provider failed (${kind}${status ? ` ${status}` : ''})`);
+    super(`${what} failed (${kind}${status ? ` ${status}` : ''})`);
+  }
+}
+
+export class AnswererFailure extends ProviderFailure {
+  constructor(kind: FailureKind, status?: number) {
+    super(kind, status, 'The reply provider');
   }
 }
 

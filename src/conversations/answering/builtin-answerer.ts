@@ -11,8 +11,11 @@ const PIECES = /\S{1,32}\s*/gu;
  */
 @Injectable()
 export class BuiltInAnswerer extends Answerer {
-  async *reply(request: ReplyRequest): AsyncIterable<string> {
+  async *reply(request: ReplyRequest, signal?: AbortSignal): AsyncIterable<string> {
     const text = request.passages[0]?.text.trim() || QUESTION_NOTED;
-    yield* text.match(PIECES) ?? [text];
+    for (const piece of text.match(PIECES) ?? [text]) {
+      if (signal?.aborted) return;
+      yield piece;
+    }
   }
 }

@@ -43,14 +43,14 @@ export class ChatCompletionsAnswerer extends Answerer {
     super();
   }
 
-  async *reply(request: ReplyRequest): AsyncIterable<string> {
+  async *reply(request: ReplyRequest, interrupted?: AbortSignal): AsyncIterable<string> {
     const deadline = new AbortController();
     const timer = setTimeout(() => deadline.abort(), this.config.llm.timeoutMs);
     let finished = false;
     try {
       const stream = await this.client.chat.completions.create(
         { model: request.agent.model, messages: chatMessages(request), max_tokens: this.config.llm.maxTokens, stream: true },
-        { signal: deadline.signal },
+        { signal: interrupted ? AbortSignal.any([deadline.signal, interrupted]) : deadline.signal },
       );
       for await (const chunk of stream) {
         const { text, finished: last } = readChunk(chunk);
@@ -58,11 +58,13 @@ export class ChatCompletionsAnswerer extends Answerer {
         finished ||= last;
       }
     } catch (error) {
+      if (interrupted?.aborted) return;
       throw deadline.signal.aborted ? new AnswererFailure('timeout') : toFailure(error);
     } finally {
       clearTimeout(timer);
     }
-    // The client ends a stream quietly when it is aborted: the deadline passed.
+    // The client ends a stream quietly when it is aborted: the visitor interrupted, or the deadline passed.
+    if (interrupted?.aborted) return;
     if (deadline.signal.aborted) throw new AnswererFailure('timeout');
     if (!finished) throw new AnswererFailure('incomplete');
   }

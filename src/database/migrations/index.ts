@@ -21,6 +21,8 @@ import { BlankWidgetGreetings1795435000001 } from './1795435000001-BlankWidgetGr
 import { WebhookOutbox1795644318865 } from './1795644318865-WebhookOutbox';
 import { WebhookRetryRequested1795650000000 } from './1795650000000-WebhookRetryRequested';
 import { ConversationSites1795700000000 } from './1795700000000-ConversationSites';
+import { VoiceSockets1795800000000 } from './1795800000000-VoiceSockets';
+import { RecordingSegments1795800000001 } from './1795800000001-RecordingSegments';
 
 export const MIGRATIONS = [
   Initial1795327392008,
@@ -45,4 +47,6 @@ export const MIGRATIONS = [
   WebhookOutbox1795644318865,
   WebhookRetryRequested1795650000000,
   ConversationSites1795700000000,
+  VoiceSockets1795800000000,
+  RecordingSegments1795800000001,
 ];

@@ -1,0 +1,266 @@
+import { HttpException, Logger } from '@nestjs/common';
+import { ReplyLanguage } from '../../agents/voices';
+import { APOLOGY } from '../../conversations/answering/answerer';
+import { logProviderFailure } from '../../conversations/answering/failure-log';
+import { ConversationEnds } from '../../conversations/conversation-ends.service';
+import { ConversationReplies } from '../../conversations/conversation-replies.service';
+import { ConversationTalk } from '../../conversations/conversation-talk.service';
+import { CallRecorder } from '../recording/call-recorder';
+import { SpeechToText } from '../stt/speech-to-text';
+import { TextToSpeech } from '../tts/text-to-speech';
+import { TurnDetector, TurnEvent } from '../vad/turn-detector';
+import type { VoiceCall, VoiceCallContext, VoiceLink } from '../voice-call';
+import { FRAME_SAMPLES, VOICE_SAMPLE_RATE } from '../voice-format';
+import { AgentVoice } from './agent-voice';
+import { SpokenReply } from './spoken-reply';
+import { VisitorAudio } from './visitor-audio';
+
+/** The agent's speech queued ahead of what plays, at most: synthesis waits beyond it. */
+const MAX_QUEUED_FRAMES = (5 * VOICE_SAMPLE_RATE) / FRAME_SAMPLES;
+/** Bytes the socket may hold unsent before the agent's voice waits (the session drops a socket that stays above). */
+const MAX_UNSENT_BYTES = 64 * 1024;
+/** Utterances waiting for the reply in progress, at most; one more is refused as a message would be (409). */
+const MAX_WAITING_TURNS = 1;
+const SILENCE = new Int16Array(FRAME_SAMPLES);
+
+/** What every spoken call of the instance shares: the conversation's services and the providers. */
+export interface VoiceServices {
+  talk: ConversationTalk;
+  replies: ConversationReplies;
+  ends: ConversationEnds;
+  tts: TextToSpeech | null;
+  stt: SpeechToText | null;
+  logger: Logger;
+}
+
+/** What one call needs once it is set up (VoiceCalls.open reads the agent and opens the recording and the VAD). */
+export interface CallSetup {
+  speaker: { voice: string; language: ReplyLanguage };
+  /** The greeting to say first: only on a conversation's first socket, before anything was said. */
+  greeting: string | null;
+  recorder: CallRecorder;
+  detector: TurnDetector;
+  /** Frees the VAD's handle. */
+  release: () => void;
+}
+
+/**
+ * One socket's spoken conversation (contract section 15): the visitor's audio goes to the recording and the
+ * turn detector; an utterance (or a text frame) becomes a message through the same path as section 10's,
+ * answered and spoken by SpokenReply; the visitor's speech over the agent's interrupts it. Each tick of the
+ * voice clock plays one frame of the agent's voice and writes 20 ms of both sides to the recording.
+ */
+export class VoicePipeline implements VoiceCall {
+  private readonly voice = new AgentVoice(MAX_QUEUED_FRAMES);
+  private readonly visitor = new VisitorAudio();
+  private readonly closing = new AbortController();
+  private setup: CallSetup | undefined;
+  /** The visitor's audio not yet cut into 20 ms frames for the turn detector. */
+  private readonly vadFrame = new Int16Array(FRAME_SAMPLES);
+  private vadFill = 0;
+  /** The reply being produced or spoken, if any. */
+  private reply: SpokenReply | undefined;
+  private turns: Promise<void> = Promise.resolve();
+  private waitingTurns = 0;
+  /** Of the utterance under way: whether the agent was speaking when it began, and whether it interrupted it. */
+  private overAgent = false;
+  private interruptedAgent = false;
+  private utteranceStart: number | undefined;
+  private readonly ready: Promise<void>;
+  private stopTicking: () => void = () => undefined;
+
+  constructor(
+    private readonly context: VoiceCallContext,
+    private readonly link: VoiceLink,
+    private readonly services: VoiceServices,
+    setUp: Promise<CallSetup>,
+    subscribe: (tick: () => void) => () => void,
+  ) {
+    this.ready = setUp.then(
+      (setup) => {
+        this.setup = setup;
+        if (this.closing.signal.aborted) return;
+        this.stopTicking = subscribe(this.tick);
+        if (setup.greeting) this.queueTurn(() => this.say(setup.greeting!));
+      },
+      (error: unknown) => {
+        if (error instanceof HttpException) return this.failed(error);
+        services.logger.error({ error: { name: (error as Error)?.name } }, 'A spoken call could not be set up');
+        link.send({ type: 'error', message: 'The call could not be set up; please try again.' });
+        link.close(1011, 'Internal error');
+      },
+    );
+  }
+
+  audio(pcm: Int16Array): void {
+    if (!this.setup) return; // the first milliseconds, while the call is set up
+    this.visitor.push(pcm);
+    let offset = 0;
+    while (offset < pcm.length) {
+      const take = Math.min(FRAME_SAMPLES - this.vadFill, pcm.length - offset);
+      this.vadFrame.set(pcm.subarray(offset, offset + take), this.vadFill);
+      this.vadFill += take;
+      offset += take;
+      if (this.vadFill === FRAME_SAMPLES) {
+        this.vadFill = 0;
+        for (const event of this.setup.detector.push(this.vadFrame)) this.onTurnEvent(event);
+      }
+    }
+  }
+
+  text(text: string): void {
+    this.reply?.interrupt();
+    this.link.send({ type: 'transcript', text, final: true });
+    this.take(text, this.recordingSeconds());
+  }
+
+  async end(): Promise<void> {
+    this.reply?.interrupt();
+    await this.turns;
+    await this.services.ends.endNow(this.context.access.accountId, this.context.access.id);
+    this.link.send({ type: 'ended' });
+    this.link.close(1000, 'Conversation ended');
+  }
+
+  async close(): Promise<void> {
+    this.closing.abort();
+    this.reply?.interrupt();
+    await this.ready;
+    this.stopTicking();
+    await this.turns;
+    if (this.setup) {
+      this.setup.release();
+      await this.setup.recorder.close();
+    }
+  }
+
+  private readonly tick = (): void => {
+    const agent = this.voice.tick((frame) => this.sendAudio(frame)) ?? SILENCE;
+    this.reply?.played();
+    const visitor = this.visitor.take();
+    this.setup!.recorder.write(visitor, visitor.length === agent.length ? agent : padded(agent, visitor.length));
+  };
+
+  private sendAudio(frame: Int16Array): boolean {
+    if (this.link.bufferedAmount() > MAX_UNSENT_BYTES) return false;
+    this.link.sendAudio(frame);
+    return true;
+  }
+
+  private onTurnEvent(event: TurnEvent): void {
+    switch (event.type) {
+      case 'speech-start':
+        this.overAgent = this.reply !== undefined;
+        this.interruptedAgent = false;
+        this.utteranceStart = this.recordingSeconds();
+        break;
+      case 'barge-in':
+        if (this.reply) {
+          this.reply.interrupt();
+          this.interruptedAgent = true;
+        }
+        break;
+      case 'utterance':
+        // A short sound over the agent's voice ("mm", a cough) that did not interrupt it is not a turn.
+        if (this.overAgent && !this.interruptedAgent) return;
+        if (this.services.stt) this.hear(event.audio, this.utteranceStart);
+        break;
+    }
+  }
+
+  /** Transcribes an utterance and takes it as the visitor's message; a failed transcription gets the spoken apology. */
+  private hear(audio: Int16Array, startSeconds: number | undefined): void {
+    const language = this.setup!.speaker.language;
+    const heard = this.services.stt!.transcribe({ audio, language, signal: this.closing.signal });
+    this.queueTurn(async () => {
+      let text: string;
+      try {
+        text = (await heard).trim();
+      } catch (error) {
+        if (this.closing.signal.aborted) return;
+        logProviderFailure(this.services.logger, error, 'The visitor was not heard; they got the apology');
+        return this.say(APOLOGY);
+      }
+      if (!text) return;
+      this.link.send({ type: 'transcript', text, final: true });
+      await this.answer(text, startSeconds);
+    });
+  }
+
+  private take(text: string, startSeconds: number | undefined): void {
+    this.queueTurn(() => this.answer(text, startSeconds));
+  }
+
+  /** Runs turns one after the other (one reply at a time, as section 10); more than one waiting is refused. */
+  private queueTurn(turn: () => Promise<void>): void {
+    if (this.waitingTurns > MAX_WAITING_TURNS) {
+      this.link.send({ type: 'error', message: 'A reply to the previous message is still being produced.' });
+      return;
+    }
+    this.waitingTurns++;
+    this.turns = this.turns
+      .then(() => (this.closing.signal.aborted ? undefined : turn()))
+      .catch((error: unknown) => this.failed(error))
+      .finally(() => this.waitingTurns--);
+  }
+
+  /** The visitor's message, accepted and answered aloud through ConversationReplies (one path with text messages). */
+  private async answer(text: string, startSeconds: number | undefined): Promise<void> {
+    const { access, authorization, address } = this.context;
+    const turn = await this.services.talk.accept(access.id, authorization, text, address, () => undefined, startSeconds);
+    const reply = this.newReply();
+    try {
+      await this.services.replies.reply(turn, reply.piece, { signal: reply.signal, deliver: reply.deliver });
+    } finally {
+      if (this.reply === reply) this.reply = undefined;
+    }
+  }
+
+  /** Says a text that is not a reply to a message (the greeting, the apology when the visitor was not heard). */
+  private async say(text: string): Promise<void> {
+    const reply = this.newReply();
+    try {
+      await reply.say(text);
+    } finally {
+      if (this.reply === reply) this.reply = undefined;
+    }
+  }
+
+  private newReply(): SpokenReply {
+    this.reply = new SpokenReply({
+      link: this.link,
+      voice: this.voice,
+      tts: this.services.tts,
+      speaker: this.setup!.speaker,
+      recordingSeconds: () => this.recordingSeconds(),
+      logger: this.services.logger,
+    });
+    return this.reply;
+  }
+
+  /** A refused message maps to the socket as section 15 says; anything else is logged without the visitor's data. */
+  private failed(error: unknown): void {
+    if (error instanceof HttpException) {
+      const status = error.getStatus();
+      if (status === 404) return this.link.close(4404, 'Unknown conversation');
+      if (status === 410) {
+        this.link.send({ type: 'ended' });
+        return this.link.close(4410, 'Conversation ended');
+      }
+      return this.link.send({ type: 'error', message: error.message });
+    }
+    this.services.logger.error({ error: { name: (error as Error)?.name } }, 'A spoken turn failed');
+    this.link.send({ type: 'error', message: 'Something went wrong; please say that again.' });
+  }
+
+  private recordingSeconds(): number {
+    return Math.round((this.setup?.recorder.seconds ?? 0) * 1000) / 1000;
+  }
+}
+
+/** `pcm` followed by silence up to `length` samples (the agent's side of a stretch where the visitor's backlog was taken). */
+function padded(pcm: Int16Array, length: number): Int16Array {
+  const out = new Int16Array(length);
+  out.set(pcm);
+  return out;
+}

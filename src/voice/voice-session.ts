@@ -1,0 +1,269 @@
+import { HttpException, Logger } from '@nestjs/common';
+import { randomUUID } from 'node:crypto';
+import WebSocket from 'ws';
+import { ConversationTalk } from '../conversations/conversation-talk.service';
+import { ConversationAccess } from '../conversations/conversations.repository';
+import { SendMessageDto } from '../conversations/dto/start-conversation.dto';
+import { validatedBody } from '../conversations/validated-body';
+import { pcmFromBytes } from './audio/pcm';
+import { Resampler } from './audio/resample';
+import { VoiceCall, VoiceCalls, VoiceLink, VoiceServerMessage } from './voice-call';
+import { VOICE_SAMPLE_RATE } from './voice-format';
+import { VoiceLeasesRepository } from './voice-leases.repository';
+
+/** The session's timings; the tests shorten them. */
+export interface VoiceSessionTimings {
+  /** For the `start` frame after the upgrade (4408 after). */
+  startTimeoutMs: number;
+  /** Between pings; a client that has not answered the previous one by the next is dropped. */
+  pingIntervalMs: number;
+  /** How long the socket may hold more than MAX_UNSENT_BYTES unsent before it is dropped (a client that does not read). */
+  unsentGraceMs: number;
+  /** The lease's length; it is renewed every third of it. */
+  leaseSeconds: number;
+}
+
+export const DEFAULT_TIMINGS: VoiceSessionTimings = {
+  startTimeoutMs: 10_000,
+  pingIntervalMs: 15_000,
+  unsentGraceMs: 5_000,
+  leaseSeconds: 30,
+};
+
+const MAX_UNSENT_BYTES = 64 * 1024;
+const MIN_FRAME_MS = 10;
+const MAX_FRAME_MS = 200;
+/** Audio may run ahead of the wall clock by this much (a client's burst after a hiccup), but no more. */
+const AUDIO_AHEAD_MS = 2_000;
+/** Text frames (utterances, `end`) per second at most. */
+const TEXT_FRAMES_PER_SECOND = 5;
+/** Frames received between `start` and `ready`, kept for the call, at most. */
+const MAX_EARLY_FRAMES = 50;
+
+export interface VoiceSessionServices {
+  talk: ConversationTalk;
+  leases: VoiceLeasesRepository;
+  calls: VoiceCalls;
+  logger: Logger;
+}
+
+type State = 'waiting' | 'opening' | 'open' | 'closed';
+type Frame = { data: Buffer; binary: boolean };
+
+/** Closes the socket with `code` after an `error` message: the frame broke a rule of section 15; the conversation goes on. */
+class FrameRefused extends Error {
+  constructor(
+    readonly code: 1007 | 1008,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * One voice socket (contract section 15): the `start` frame that proves its token within the time allowed, the
+ * lease that makes it the conversation's only socket, then the frames each way between the client and the
+ * call's pipeline (VoiceCall), each checked against the rules; pings that drop a client gone silent, and a
+ * check that drops one that does not read what it is sent.
+ */
+export class VoiceSession implements VoiceLink {
+  private state: State = 'waiting';
+  private readonly leaseId = randomUUID();
+  private access: ConversationAccess | undefined;
+  private call: VoiceCall | undefined;
+  private resampler: Resampler | undefined;
+  private sampleRate = VOICE_SAMPLE_RATE;
+  private early: Frame[] = [];
+  private readonly timers: NodeJS.Timeout[] = [];
+  private answeredPing = true;
+  private unsentSince: number | undefined;
+  private openedAt = 0;
+  private audioMs = 0;
+  private textWindowStart = 0;
+  private textFrames = 0;
+
+  constructor(
+    private readonly socket: WebSocket,
+    private readonly conversationId: string,
+    private readonly address: string,
+    private readonly services: VoiceSessionServices,
+    private readonly timings: VoiceSessionTimings,
+    onClosed: () => void,
+  ) {
+    this.timers.push(setTimeout(() => this.state === 'waiting' && this.close(4408, 'No start frame in time'), timings.startTimeoutMs));
+    socket.on('message', (data: Buffer, binary: boolean) => this.receive({ data, binary }));
+    socket.on('pong', () => (this.answeredPing = true));
+    socket.on('error', () => undefined); // a protocol error closes the socket; 'close' follows
+    socket.on('close', () => void this.closed().finally(onClosed));
+  }
+
+  send(message: VoiceServerMessage): void {
+    if (this.socket.readyState === WebSocket.OPEN) this.socket.send(JSON.stringify(message));
+  }
+
+  sendAudio(frame: Int16Array): void {
+    if (this.socket.readyState === WebSocket.OPEN) this.socket.send(Buffer.from(frame.buffer, frame.byteOffset, frame.byteLength));
+  }
+
+  bufferedAmount(): number {
+    return this.socket.bufferedAmount;
+  }
+
+  close(code: number, reason: string): void {
+    if (this.socket.readyState === WebSocket.OPEN || this.socket.readyState === WebSocket.CONNECTING) this.socket.close(code, reason);
+  }
+
+  private receive(frame: Frame): void {
+    try {
+      if (this.state === 'waiting') this.start(frame);
+      else if (this.state === 'opening') this.keepEarly(frame);
+      else if (this.state === 'open') this.forward(frame);
+    } catch (error) {
+      if (!(error instanceof FrameRefused)) throw error;
+      this.send({ type: 'error', message: error.message });
+      this.close(error.code, error.code === 1007 ? 'Invalid frame' : 'Frame not allowed');
+    }
+  }
+
+  private start(frame: Frame): void {
+    if (frame.binary) throw new FrameRefused(1008, 'Send the start message before any audio');
+    const message = parseMessage(frame.data);
+    if (message.type !== 'start') throw new FrameRefused(1008, 'The first message must be {"type":"start",…}');
+    const { token, sampleRate = VOICE_SAMPLE_RATE } = message;
+    if (typeof token !== 'string' || token.length > 512) throw new FrameRefused(1008, 'start.token must be the conversation token');
+    if (typeof sampleRate !== 'number' || !Number.isInteger(sampleRate) || sampleRate < 8_000 || sampleRate > 48_000) {
+      throw new FrameRefused(1008, 'start.sampleRate must be a whole number from 8000 to 48000');
+    }
+    this.state = 'opening';
+    this.sampleRate = sampleRate;
+    void this.open(token).catch((error: unknown) => this.refuse(error));
+  }
+
+  private async open(token: string): Promise<void> {
+    const { talk, leases, calls } = this.services;
+    const authorization = `Bearer ${token}`;
+    const access = await talk.authenticate(this.conversationId, authorization);
+    if ((await talk.view(access)).status === 'ended') return this.close(4410, 'Conversation ended');
+    if (this.state !== 'opening') return; // the client went away meanwhile
+    if (!(await leases.take(access.accountId, access.id, this.leaseId, this.timings.leaseSeconds))) {
+      return this.close(4409, 'The conversation already has a voice socket');
+    }
+    this.access = access;
+    if (this.state !== 'opening') return void this.release();
+    this.resampler = new Resampler(this.sampleRate, VOICE_SAMPLE_RATE);
+    this.call = calls.open({ access, authorization, address: this.address }, this);
+    this.state = 'open';
+    this.openedAt = performance.now();
+    this.send({ type: 'ready', sampleRate: VOICE_SAMPLE_RATE, input: calls.input });
+    this.watch();
+    for (const frame of this.early.splice(0)) this.receive(frame);
+  }
+
+  /** Pings, the unsent-bytes check and the lease's renewal, while the call is open. */
+  private watch(): void {
+    this.timers.push(
+      setInterval(() => {
+        if (!this.answeredPing) return this.socket.terminate();
+        this.answeredPing = false;
+        this.socket.ping();
+      }, this.timings.pingIntervalMs),
+      setInterval(() => this.checkUnsent(), Math.min(1_000, this.timings.unsentGraceMs)),
+      setInterval(() => void this.renew(), (this.timings.leaseSeconds * 1000) / 3),
+    );
+  }
+
+  private checkUnsent(): void {
+    if (this.socket.bufferedAmount <= MAX_UNSENT_BYTES) this.unsentSince = undefined;
+    else if (this.unsentSince === undefined) this.unsentSince = performance.now();
+    else if (performance.now() - this.unsentSince >= this.timings.unsentGraceMs) this.socket.terminate();
+  }
+
+  /** Keeps the lease; a conversation ended elsewhere (its end route, the idle job) ends the socket too. */
+  private async renew(): Promise<void> {
+    const access = this.access!;
+    try {
+      const status = await this.services.leases.renew(access.accountId, access.id, this.leaseId, this.timings.leaseSeconds);
+      if (status === 'ended') {
+        this.send({ type: 'ended' });
+        this.close(1000, 'Conversation ended');
+      } else if (status === undefined) this.close(4409, 'The conversation was taken over by another voice socket');
+    } catch {
+      // The database is unavailable for a moment: the lease has two more renewals before it runs out.
+    }
+  }
+
+  private keepEarly(frame: Frame): void {
+    if (this.early.length >= MAX_EARLY_FRAMES) throw new FrameRefused(1008, 'Wait for ready before sending more');
+    this.early.push(frame);
+  }
+
+  private forward(frame: Frame): void {
+    const call = this.call!;
+    if (frame.binary) return call.audio(this.audio(frame.data));
+    this.countText();
+    const message = parseMessage(frame.data);
+    if (message.type === 'text') {
+      void validatedBody({ text: message.text }, SendMessageDto).then(
+        (dto) => call.text(dto.text),
+        (error: unknown) => this.send({ type: 'error', message: error instanceof HttpException ? error.message : 'Invalid text' }),
+      );
+    } else if (message.type === 'end') void call.end();
+    else throw new FrameRefused(1008, `Unknown message type; expected "text" or "end"`);
+  }
+
+  /** A binary frame: 16-bit PCM at the announced rate, 10–200 ms, no faster than real time (plus a margin). */
+  private audio(data: Buffer): Int16Array {
+    if (data.length % 2 !== 0) throw new FrameRefused(1007, 'Audio frames are 16-bit samples: an even number of bytes');
+    const ms = (data.length / 2 / this.sampleRate) * 1000;
+    if (ms < MIN_FRAME_MS || ms > MAX_FRAME_MS) throw new FrameRefused(1008, 'Audio frames are 10 to 200 ms long');
+    this.audioMs += ms;
+    if (this.audioMs > performance.now() - this.openedAt + AUDIO_AHEAD_MS) throw new FrameRefused(1008, 'Audio faster than real time');
+    return this.resampler!.process(pcmFromBytes(data));
+  }
+
+  private countText(): void {
+    const now = performance.now();
+    if (now - this.textWindowStart >= 1_000) {
+      this.textWindowStart = now;
+      this.textFrames = 0;
+    }
+    if (++this.textFrames > TEXT_FRAMES_PER_SECOND) throw new FrameRefused(1008, 'Too many messages');
+  }
+
+  /** `start` was refused: a wrong token or unknown conversation (4404), one that has ended (4410). */
+  private refuse(error: unknown): void {
+    if (error instanceof HttpException && error.getStatus() === 404) return this.close(4404, 'Unknown conversation');
+    if (error instanceof HttpException && error.getStatus() === 410) return this.close(4410, 'Conversation ended');
+    this.services.logger.error({ error: { name: (error as Error)?.name } }, 'A voice socket could not start');
+    this.send({ type: 'error', message: 'The call could not start; please try again.' });
+    this.close(1011, 'Internal error');
+  }
+
+  private async closed(): Promise<void> {
+    this.state = 'closed';
+    for (const timer of this.timers) clearTimeout(timer);
+    this.early = [];
+    try {
+      await this.call?.close();
+    } finally {
+      await this.release();
+    }
+  }
+
+  private async release(): Promise<void> {
+    if (this.access) await this.services.leases.release(this.access.accountId, this.access.id, this.leaseId).catch(() => undefined);
+  }
+}
+
+/** A text frame's JSON object; anything else is a 1007. */
+function parseMessage(data: Buffer): { type?: unknown; [field: string]: unknown } {
+  let message: unknown;
+  try {
+    message = JSON.parse(data.toString('utf8'));
+  } catch {
+    throw new FrameRefused(1007, 'Text frames are JSON objects');
+  }
+  if (typeof message !== 'object' || message === null || Array.isArray(message))
+    throw new FrameRefused(1007, 'Text frames are JSON objects');
+  return message as { type?: unknown };
+}
