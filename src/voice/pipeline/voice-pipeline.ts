@@ -60,7 +60,8 @@ export class VoicePipeline implements VoiceCall {
   private vadFill = 0;
   /** The reply being produced or spoken, if any. */
   private reply: SpokenReply | undefined;
-  private turns: Promise<void> = Promise.resolve();
+  /** The turns, one after the other, the first once the call is set up. */
+  private turns: Promise<void>;
   private waitingTurns = 0;
   /** Of the utterance under way: whether the agent was speaking when it began, and whether it interrupted it. */
   private overAgent = false;
@@ -90,6 +91,7 @@ export class VoicePipeline implements VoiceCall {
         link.close(1011, 'Internal error');
       },
     );
+    this.turns = this.ready;
   }
 
   audio(pcm: Int16Array): void {
@@ -199,7 +201,7 @@ export class VoicePipeline implements VoiceCall {
     }
     this.waitingTurns++;
     this.turns = this.turns
-      .then(() => (this.closing.signal.aborted ? undefined : turn()))
+      .then(() => (this.closing.signal.aborted || !this.setup ? undefined : turn()))
       .catch((error: unknown) => this.failed(error))
       .finally(() => this.waitingTurns--);
   }
