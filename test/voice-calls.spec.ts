@@ -1,6 +1,6 @@
 import { createListeningTestContext, eventually, TestAccount, TestContext } from './helpers';
 import { createShopAgent, KNOWLEDGE } from './browser/harness';
-import { startConversation } from './conversation-helpers';
+import { bearer, startConversation } from './conversation-helpers';
 import { decodeMp3, fixture, levelDbfs } from './support/voice-audio';
 import { silence, VoiceClient } from './support/voice-client';
 
@@ -78,5 +78,67 @@ describe('a spoken conversation with the built-in voice', () => {
     expect(levelDbfs(right, 16_000, agentAt + 0.5, agentAt + 3)).toBeGreaterThan(-40);
     expect(levelDbfs(left, 16_000, agentAt + 0.5, agentAt + 3)).toBeLessThan(-60);
     expect(mp3.seconds).toBeGreaterThan(agentAt + client.audioSeconds() - 0.5);
+  });
+
+  it('stops at once when the visitor speaks over the agent: clear, reply.done interrupted, and only what was heard is kept', async () => {
+    const started = await startConversation(context, owner, agentId);
+    const client = await VoiceClient.connect(baseUrl, started.conversationId);
+    await client.start(started.token);
+    client.send({ type: 'text', text: 'What about returns?' });
+    // Once the agent has been heard for a second, the visitor talks over it (a microphone: silence, then speech).
+    await client.until(() => client.audioSeconds() > 1.5);
+    const speechFrom = client.messages.length;
+    await client.stream(fixture('en-long'), 16_000, () => client.messages.slice(speechFrom).some((message) => message.type === 'clear'));
+    const cleared = client.messages.findIndex((message) => message.type === 'clear');
+    expect(cleared).toBeGreaterThanOrEqual(speechFrom);
+    const done = await client.next('reply.done');
+    expect(done.interrupted).toBe(true);
+    const heard = done.text as string;
+    expect(heard.length).toBeGreaterThan(0);
+    expect(KNOWLEDGE.returns.startsWith(heard)).toBe(true);
+    expect(heard.length).toBeLessThan(KNOWLEDGE.returns.length);
+    // No more of the agent's voice after the clear (frames already on their way excepted: at most the lead).
+    const audioAtClear = client.audio.length;
+    await client.stream(silence(0.5));
+    expect(client.audio.length - audioAtClear).toBeLessThanOrEqual(10);
+    const view = (await context.http.get(`/conversations/${started.conversationId}`).set(bearer(started.token)).expect(200)).body;
+    expect(view.messages.map((message: { speaker: string; text: string }) => [message.speaker, message.text])).toEqual([
+      ['user', 'What about returns?'],
+      ['agent', heard],
+    ]);
+    client.close();
+  });
+
+  describe('GET /voices/{voiceId}/preview', () => {
+    it('speaks a sample in the voice and language asked for, as MP3, the same each time', async () => {
+      const mp3 = async (path: string) => {
+        const response = await context
+          .as(owner)
+          .get(path)
+          .buffer(true)
+          .parse((answer, done) => {
+            const parts: Buffer[] = [];
+            answer.on('data', (part: Buffer) => parts.push(part));
+            answer.on('end', () => done(null, Buffer.concat(parts)));
+          })
+          .expect(200);
+        expect(response.headers['content-type']).toBe('audio/mpeg');
+        return response.body as Buffer;
+      };
+      const tamil = await mp3('/voices/anushka/preview?language=ta-IN');
+      const decoded = await decodeMp3(tamil);
+      expect(decoded.seconds).toBeGreaterThan(1);
+      expect(levelDbfs(decoded.channels[0], decoded.sampleRate, 0, decoded.seconds)).toBeGreaterThan(-40);
+      expect((await mp3('/voices/anushka/preview?language=ta-IN')).equals(tamil)).toBe(true);
+      const hindi = await mp3('/voices/shubh/preview'); // hi-IN by default
+      expect(hindi.equals(tamil)).toBe(false);
+    });
+
+    it('answers 404 for an unknown voice, 403 for a reserved one, 400 for a language not supported, 401 without a key', async () => {
+      expect((await context.as(owner).get('/voices/nobody/preview').expect(404)).body.statusCode).toBe(404);
+      expect((await context.as(owner).get('/voices/ritu-preview/preview').expect(403)).body.statusCode).toBe(403);
+      expect((await context.as(owner).get('/voices/shubh/preview?language=fr-FR').expect(400)).body.statusCode).toBe(400);
+      await context.http.get('/voices/shubh/preview').expect(401);
+    });
   });
 });
