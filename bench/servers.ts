@@ -58,6 +58,8 @@ export interface ServerSpec {
   readyPath: string;
   nodeArgs?: string[];
   logFile: string;
+  /** Where its standard output (the JSON log) goes when a benchmark reads it; dropped otherwise. */
+  stdoutFile?: string;
 }
 
 function rssMiB(pid: number): number {
@@ -77,21 +79,23 @@ function cpuSeconds(pid: number): number {
 
 export async function startServer(spec: ServerSpec): Promise<RunningServer> {
   const log = fs.openSync(spec.logFile, 'w');
+  const stdout = spec.stdoutFile ? fs.openSync(spec.stdoutFile, 'w') : 'ignore';
   let server: StartedService;
   try {
-    // stdout (the request log) is dropped: writing it is part of the service's cost, keeping it is not.
+    // stdout (the request log) is dropped unless asked for: writing it is part of the service's cost, keeping it is not.
     server = await startServiceProcess({
       name: spec.name,
       entry: spec.script,
       typescript: spec.typescript,
       nodeArgs: spec.nodeArgs,
       env: spec.env,
-      stdout: 'ignore',
+      stdout,
       stderr: log,
       ready: { path: spec.readyPath },
     });
   } catch (error) {
     fs.closeSync(log);
+    if (typeof stdout === 'number') fs.closeSync(stdout);
     throw new Error(`${(error as Error).message}; see ${spec.logFile}`, { cause: error });
   }
   return {
@@ -103,6 +107,7 @@ export async function startServer(spec: ServerSpec): Promise<RunningServer> {
     async stop() {
       await server.stop('SIGTERM', { graceMs: 15_000 });
       fs.closeSync(log);
+      if (typeof stdout === 'number') fs.closeSync(stdout);
     },
   };
 }

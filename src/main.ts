@@ -13,6 +13,7 @@ import { runMigrations } from './database/migrate';
 import { searchLocaleWarning } from './database/search-locale';
 import { OpenDatabase, openDatabase } from './database/open-database';
 import { drainHttpServer } from './shutdown';
+import { VoiceGateway } from './voice/voice.gateway';
 
 /** Says something about the process's life (start, notes, stop) at info level, whatever LOG_LEVEL hides (but silent). */
 type Announce = (message: string, fields?: Record<string, unknown>, details?: string[]) => void;
@@ -62,6 +63,8 @@ function stopGracefully(app: INestApplication, database: OpenDatabase, logger: L
     stopping = true;
     announce(`${signal} received: finishing in-flight requests`, { signal });
     try {
+      // Voice sockets first: the HTTP server's close waits for upgraded sockets, and their conversations go on elsewhere.
+      await app.get(VoiceGateway).closeAll();
       await drainHttpServer(app.getHttpServer() as Server);
       await app.close();
       await database.stop();

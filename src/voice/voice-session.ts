@@ -33,8 +33,10 @@ export const DEFAULT_TIMINGS: VoiceSessionTimings = {
 const MAX_UNSENT_BYTES = 64 * 1024;
 const MIN_FRAME_MS = 10;
 const MAX_FRAME_MS = 200;
-/** Audio may run ahead of the wall clock by this much (a client's burst after a hiccup), but no more. */
-const AUDIO_AHEAD_MS = 2_000;
+/** Audio may arrive at up to twice real time (a client catching up after a network hiccup)… */
+const AUDIO_SPEED_LIMIT = 2;
+/** …in bursts of at most this much: a token bucket, so that a long silence does not save up a flood. */
+const AUDIO_BURST_MS = 2_000;
 /** Text frames (utterances, `end`) per second at most. */
 const TEXT_FRAMES_PER_SECOND = 5;
 /** Frames received between `start` and `ready`, kept for the call, at most. */
@@ -77,8 +79,8 @@ export class VoiceSession implements VoiceLink {
   private readonly timers: NodeJS.Timeout[] = [];
   private answeredPing = true;
   private unsentSince: number | undefined;
-  private openedAt = 0;
-  private audioMs = 0;
+  private audioCreditMs = AUDIO_BURST_MS;
+  private audioCreditAt = 0;
   private textWindowStart = 0;
   private textFrames = 0;
 
@@ -119,9 +121,10 @@ export class VoiceSession implements VoiceLink {
       else if (this.state === 'opening') this.keepEarly(frame);
       else if (this.state === 'open') this.forward(frame);
     } catch (error) {
-      if (!(error instanceof FrameRefused)) throw error;
-      this.send({ type: 'error', message: error.message });
-      this.close(error.code, error.code === 1007 ? 'Invalid frame' : 'Frame not allowed');
+      if (error instanceof FrameRefused) {
+        this.send({ type: 'error', message: error.message });
+        this.close(error.code, error.code === 1007 ? 'Invalid frame' : 'Frame not allowed');
+      } else this.fail(error); // thrown from a listener, it would take the whole process down
     }
   }
 
@@ -153,7 +156,7 @@ export class VoiceSession implements VoiceLink {
     this.resampler = new Resampler(this.sampleRate, VOICE_SAMPLE_RATE);
     this.call = calls.open({ access, authorization, address: this.address }, this);
     this.state = 'open';
-    this.openedAt = performance.now();
+    this.audioCreditAt = performance.now();
     this.send({ type: 'ready', sampleRate: VOICE_SAMPLE_RATE, input: calls.input });
     this.watch();
     for (const frame of this.early.splice(0)) this.receive(frame);
@@ -203,22 +206,31 @@ export class VoiceSession implements VoiceLink {
     this.countText();
     const message = parseMessage(frame.data);
     if (message.type === 'text') {
-      void validatedBody({ text: message.text }, SendMessageDto).then(
-        (dto) => call.text(dto.text),
-        (error: unknown) => this.send({ type: 'error', message: error instanceof HttpException ? error.message : 'Invalid text' }),
-      );
-    } else if (message.type === 'end') void call.end();
+      validatedBody({ text: message.text }, SendMessageDto)
+        .then(
+          (dto) => call.text(dto.text),
+          (error: unknown) => this.send({ type: 'error', message: error instanceof HttpException ? error.message : 'Invalid text' }),
+        )
+        .catch((error: unknown) => this.fail(error));
+    } else if (message.type === 'end') call.end().catch((error: unknown) => this.fail(error));
     else throw new FrameRefused(1008, `Unknown message type; expected "text" or "end"`);
   }
 
-  /** A binary frame: 16-bit PCM at the announced rate, 10–200 ms, no faster than real time (plus a margin). */
+  /** A binary frame: 16-bit PCM at the announced rate, 10–200 ms, at most twice as fast as real time. */
   private audio(data: Buffer): Int16Array {
     if (data.length % 2 !== 0) throw new FrameRefused(1007, 'Audio frames are 16-bit samples: an even number of bytes');
     const ms = (data.length / 2 / this.sampleRate) * 1000;
     if (ms < MIN_FRAME_MS || ms > MAX_FRAME_MS) throw new FrameRefused(1008, 'Audio frames are 10 to 200 ms long');
-    this.audioMs += ms;
-    if (this.audioMs > performance.now() - this.openedAt + AUDIO_AHEAD_MS) throw new FrameRefused(1008, 'Audio faster than real time');
+    this.spendAudioCredit(ms);
     return this.resampler!.process(pcmFromBytes(data));
+  }
+
+  private spendAudioCredit(ms: number): void {
+    const now = performance.now();
+    this.audioCreditMs = Math.min(AUDIO_BURST_MS, this.audioCreditMs + (now - this.audioCreditAt) * AUDIO_SPEED_LIMIT);
+    this.audioCreditAt = now;
+    if (ms > this.audioCreditMs) throw new FrameRefused(1008, 'Audio faster than real time');
+    this.audioCreditMs -= ms;
   }
 
   private countText(): void {
@@ -234,8 +246,13 @@ export class VoiceSession implements VoiceLink {
   private refuse(error: unknown): void {
     if (error instanceof HttpException && error.getStatus() === 404) return this.close(4404, 'Unknown conversation');
     if (error instanceof HttpException && error.getStatus() === 410) return this.close(4410, 'Conversation ended');
-    this.services.logger.error({ error: { name: (error as Error)?.name } }, 'A voice socket could not start');
-    this.send({ type: 'error', message: 'The call could not start; please try again.' });
+    this.fail(error);
+  }
+
+  /** A fault of the service's (the database, the pipeline): the socket closes with 1011; the conversation goes on. */
+  private fail(error: unknown): void {
+    this.services.logger.error({ error: { name: (error as Error)?.name } }, 'A voice socket failed');
+    this.send({ type: 'error', message: 'The call failed; please reconnect.' });
     this.close(1011, 'Internal error');
   }
 
@@ -245,6 +262,8 @@ export class VoiceSession implements VoiceLink {
     this.early = [];
     try {
       await this.call?.close();
+    } catch (error) {
+      this.services.logger.error({ error: { name: (error as Error)?.name } }, 'A voice call failed to close');
     } finally {
       await this.release();
     }

@@ -20,6 +20,9 @@ const VOICE_PATH = /^\/conversations\/([^/?#]+)\/voice(?:\?.*)?$/;
 /** Above every legal frame (200 ms at 48 kHz is 19,200 bytes): `ws` closes with 1009 beyond it. */
 const MAX_PAYLOAD = 256 * 1024;
 
+/** How long a socket told to close (1001) at shutdown gets to answer before it is cut. */
+const CLOSE_GRACE_MS = 1_000;
+
 /** The session timings (the tests shorten them). */
 export const VOICE_SESSION_TIMINGS = Symbol('VOICE_SESSION_TIMINGS');
 
@@ -54,6 +57,9 @@ export class VoiceGateway implements OnApplicationBootstrap, BeforeApplicationSh
   onApplicationBootstrap(): void {
     const server = this.adapterHost.httpAdapter.getHttpServer() as Server;
     server.on('upgrade', (request: IncomingMessage, socket: Duplex, head: Buffer) => {
+      // Node removes its own error listener from an upgrade's socket: a client that resets it while the checks
+      // below wait for the database would otherwise raise an uncaught error (ws adds its own at the upgrade).
+      socket.on('error', () => socket.destroy());
       this.upgrade(request, socket, head).catch((error: unknown) => {
         this.logger.error({ error: { name: (error as Error)?.name } }, 'A voice socket handshake failed');
         refuse(socket, 500, 'Internal server error');
@@ -65,7 +71,10 @@ export class VoiceGateway implements OnApplicationBootstrap, BeforeApplicationSh
   async closeAll(): Promise<void> {
     this.stopping = true;
     for (const socket of this.sockets.clients) socket.close(1001, 'The server is restarting; reconnect');
+    // A client that does not answer the close would hold the shutdown for ws's own 30 s close timeout.
+    const cut = setTimeout(() => this.sockets.clients.forEach((socket) => socket.terminate()), CLOSE_GRACE_MS);
     await Promise.allSettled([...this.sessions]);
+    clearTimeout(cut);
   }
 
   async beforeApplicationShutdown(): Promise<void> {
@@ -84,6 +93,7 @@ export class VoiceGateway implements OnApplicationBootstrap, BeforeApplicationSh
     if (!(await this.originAllowed(conversationId, request.headers.origin))) {
       return refuse(socket, 403, 'This page may not open this conversation');
     }
+    if (this.stopping) return refuse(socket, 503, 'The server is restarting; reconnect');
     this.sockets.handleUpgrade(request, socket, head, (webSocket) => {
       let closed!: () => void;
       const done = new Promise<void>((resolve) => (closed = resolve));
@@ -108,11 +118,14 @@ export class VoiceGateway implements OnApplicationBootstrap, BeforeApplicationSh
     return conversationOriginAllowed(rule, origin, this.config.corsOrigins);
   }
 
-  /** The widget rate limit, counted as the conversation's HTTP routes count it; seconds to wait when over. */
+  /**
+   * The widget rate limit, in the very counter of the conversation's HTTP routes (RateLimitGuard's key for the
+   * widget throttler: its name, the conversation, the address); seconds to wait when over.
+   */
   private async overRateLimit(conversationId: string, address: string): Promise<number> {
     const { widgetRateLimit: limit, widgetRateLimitWindowSeconds: windowSeconds } = this.config;
     const ttl = windowSeconds * 1000;
-    const record = await this.rateLimits.increment(`${conversationId}|${address}`, ttl, limit, ttl, 'widget');
+    const record = await this.rateLimits.increment(`widget:${conversationId}|${address}`, ttl, limit, ttl, 'widget');
     return record.isBlocked ? retryAfterSeconds(record.timeToBlockExpire) : 0;
   }
 

@@ -1,9 +1,11 @@
-import { Injectable, OnApplicationShutdown } from '@nestjs/common';
+import { Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
 import { performance } from 'node:perf_hooks';
 import { FRAME_MS } from '../voice-format';
 
 /** Past this lateness the clock stops catching up tick by tick and starts again from now (the process was stalled). */
 const MAX_CATCH_UP_MS = 200;
+/** How often the ticks' lateness is logged (at debug level: the voice benchmark reads it). */
+const REPORT_EVERY_TICKS = 500;
 
 /**
  * The one 20 ms ticker of every spoken call on this instance: each tick, each call sends what its playback
@@ -15,8 +17,10 @@ export class VoiceClock implements OnApplicationShutdown {
   private readonly calls = new Set<() => void>();
   private timer: NodeJS.Timeout | undefined;
   private due = 0;
-  /** Called with each tick's lateness in milliseconds (the voice benchmark's send jitter). */
-  onTick: ((latenessMs: number) => void) | undefined;
+  private readonly logger = new Logger('Voice');
+  /** Lateness of the ticks since the last report, in whole milliseconds (index: ms, the last bucket: more). */
+  private readonly lateness = new Uint32Array(MAX_CATCH_UP_MS + 1);
+  private ticks = 0;
 
   /** Calls `tick` every 20 ms until the returned function is called. */
   subscribe(tick: () => void): () => void {
@@ -44,7 +48,7 @@ export class VoiceClock implements OnApplicationShutdown {
     const now = performance.now();
     if (now - this.due > MAX_CATCH_UP_MS) this.due = now;
     while (this.due <= now && this.calls.size > 0) {
-      this.onTick?.(performance.now() - this.due);
+      this.count(performance.now() - this.due);
       for (const tick of this.calls) tick();
       this.due += FRAME_MS;
     }
@@ -52,8 +56,29 @@ export class VoiceClock implements OnApplicationShutdown {
     else this.stop();
   };
 
+  /** Counts a tick's lateness (the agent's audio is sent at the ticks: this is its send jitter) and reports it now and then. */
+  private count(lateMs: number): void {
+    this.lateness[Math.min(MAX_CATCH_UP_MS, Math.floor(lateMs))]++;
+    if (++this.ticks < REPORT_EVERY_TICKS) return;
+    this.logger.debug({ voiceClock: { ticks: this.ticks, calls: this.calls.size, lateMs: quantiles(this.lateness, this.ticks) } }, 'Voice clock');
+    this.lateness.fill(0);
+    this.ticks = 0;
+  }
+
   private stop(): void {
     clearTimeout(this.timer);
     this.timer = undefined;
   }
+}
+
+/** p50, p99 and the maximum of a histogram of whole milliseconds. */
+function quantiles(histogram: Uint32Array, total: number): { p50: number; p99: number; max: number } {
+  const at = (share: number) => {
+    let seen = 0;
+    for (let ms = 0; ms < histogram.length; ms++) if ((seen += histogram[ms]) >= share * total) return ms;
+    return histogram.length - 1;
+  };
+  let max = histogram.length - 1;
+  while (max > 0 && histogram[max] === 0) max--;
+  return { p50: at(0.5), p99: at(0.99), max };
 }

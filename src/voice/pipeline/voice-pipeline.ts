@@ -67,6 +67,8 @@ export class VoicePipeline implements VoiceCall {
   private overAgent = false;
   private interruptedAgent = false;
   private utteranceStart: number | undefined;
+  /** When the last utterance ended (performance.now()), until the first frame of its reply is sent: the service's own latency. */
+  private utteranceEndedAt: number | undefined;
   private readonly ready: Promise<void>;
   private stopTicking: () => void = () => undefined;
 
@@ -146,6 +148,10 @@ export class VoicePipeline implements VoiceCall {
   private sendAudio(frame: Int16Array): boolean {
     if (this.link.bufferedAmount() > MAX_UNSENT_BYTES) return false;
     this.link.sendAudio(frame);
+    if (this.utteranceEndedAt !== undefined) {
+      this.services.logger.debug({ voiceTurn: { firstAudioMs: Math.round((performance.now() - this.utteranceEndedAt) * 10) / 10 } }, 'Voice turn');
+      this.utteranceEndedAt = undefined;
+    }
     return true;
   }
 
@@ -165,7 +171,9 @@ export class VoicePipeline implements VoiceCall {
       case 'utterance':
         // A short sound over the agent's voice ("mm", a cough) that did not interrupt it is not a turn.
         if (this.overAgent && !this.interruptedAgent) return;
-        if (this.services.stt) this.hear(event.audio, this.utteranceStart);
+        if (!this.services.stt) return;
+        this.utteranceEndedAt = performance.now();
+        this.hear(event.audio, this.utteranceStart);
         break;
     }
   }
