@@ -73,15 +73,23 @@ export class AgentVoice {
   tick(send: (frame: Int16Array) => boolean): Int16Array | undefined {
     const playing = this.inFlight.shift();
     if (playing) this.framesPlayed++;
+    this.sendAhead(send);
+    if (this.queued.length < this.maxQueuedFrames) this.wake(this.roomWaiters);
+    if (this.isIdle()) this.wake(this.idleWaiters);
+    return playing;
+  }
+
+  /**
+   * Sends queued frames while fewer than LEAD_FRAMES are ahead of the client (and `send` accepts them): each tick,
+   * and as soon as a reply's first audio is queued, so that it does not wait for the next tick.
+   */
+  sendAhead(send: (frame: Int16Array) => boolean): void {
     while (this.inFlight.length < LEAD_FRAMES && this.queued.length > 0) {
       const frame = this.queued[0];
       if (!send(frame)) break;
       this.queued.shift();
       this.inFlight.push(frame);
     }
-    if (this.queued.length < this.maxQueuedFrames) this.wake(this.roomWaiters);
-    if (this.isIdle()) this.wake(this.idleWaiters);
-    return playing;
   }
 
   /** Whether any of the reply has been played yet (its first frame). */

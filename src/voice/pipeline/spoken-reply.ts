@@ -20,6 +20,8 @@ export interface SpokenReplyOptions {
   speaker: { voice: string; language: ReplyLanguage };
   /** The recording's clock now, in seconds (the reply's startSeconds is read when its first frame plays). */
   recordingSeconds: () => number;
+  /** Sends what may be sent of the agent's voice now (the first frames without waiting for the clock's tick). */
+  sendAhead: () => void;
   logger: Logger;
 }
 
@@ -116,6 +118,7 @@ export class SpokenReply {
       for await (const chunk of tts.synthesize({ text: sentence, ...speaker, signal: this.signal })) {
         if (this.interrupted) return;
         voice.enqueue(resampler.process(chunk));
+        this.options.sendAhead();
         await voice.room();
       }
       if (!this.interrupted) voice.endSentence(sentence);

@@ -243,6 +243,7 @@ export class VoicePipeline implements VoiceCall {
       tts: this.services.tts,
       speaker: this.setup!.speaker,
       recordingSeconds: () => this.recordingSeconds(),
+      sendAhead: () => this.voice.sendAhead((frame) => this.sendAudio(frame)),
       logger: this.services.logger,
     });
     return this.reply;
