@@ -25,6 +25,12 @@ export interface BuiltinTextToSpeechOptions {
 
 export const spawnEspeakWorker = (workerData: EspeakWorkerData): Worker => new Worker(ESPEAK_WORKER_SOURCE, { eval: true, workerData });
 
+/**
+ * The text without angle brackets: espeak pauses at a stray one and reads some tags as its own markup, which a
+ * reply's text must never be. A whole tag goes (its name is not speech), then any bracket left.
+ */
+const withoutMarkup = (text: string): string => text.replace(/<[^<>]*>|[<>]/g, ' ');
+
 type Outcome = 'done' | 'stopped' | SpeechProviderFailure;
 
 /** One synthesis as the caller sees it: the chunks not yet read, then how it ended. */
@@ -92,6 +98,7 @@ class EspeakThread {
   private readonly stopGraceMs: number;
   private stall: NodeJS.Timeout | undefined;
   private exited = false;
+  private exitExpected = false;
 
   constructor(
     options: BuiltinTextToSpeechOptions,
@@ -128,6 +135,7 @@ class EspeakThread {
   }
 
   terminate(): Promise<number> {
+    this.exitExpected = true;
     return this.worker.terminate();
   }
 
@@ -154,11 +162,13 @@ class EspeakThread {
   }
 
   private replaceStuck(): void {
-    this.logger.error('A speech synthesis thread did not stop when asked; it is replaced');
+    this.logger.error('A speech synthesis thread did not stop when asked; another takes its place');
+    this.exitExpected = true;
     void this.worker.terminate();
   }
 
   private exit(): void {
+    if (!this.exitExpected) this.logger.warn('A speech synthesis thread stopped; another takes its place');
     this.exited = true;
     clearTimeout(this.stall);
     this.current?.settle(new SpeechProviderFailure('connection'));
@@ -168,14 +178,14 @@ class EspeakThread {
 }
 
 /**
- * The built-in voice (TTS_PROVIDER=builtin): espeak-ng compiled to WebAssembly, offline, speaking every reply
- * language, in up to TTS_WORKERS worker threads so that synthesis never holds the event loop. A job goes to the
- * least busy thread and streams its audio back chunk by chunk; an abort stops espeak within one chunk.
+ * The built-in voice (TTS_PROVIDER=builtin): espeak-ng compiled to JavaScript by Emscripten, offline, speaking
+ * every reply language, in up to TTS_WORKERS worker threads so that synthesis never holds the event loop. A job
+ * goes to the least busy thread and streams its audio back chunk by chunk; an abort stops espeak within one chunk.
  *
- * Threads start lazily, one more only when every running one is busy: each costs about 60 MiB and loads 24 MB of
- * voice data, which an instance that never speaks (text-only conversations, TTS by another instance) should not
- * pay; the first sentence spoken waits for that load once. A thread that dies is replaced: the job it was running
- * fails, the jobs queued behind it move to another thread.
+ * Threads start lazily, one more only when every running one is busy: each holds espeak's whole voice data, its
+ * heap and its compiled code (bench/voice-tts.ts measures them), which an instance that never speaks (text-only
+ * conversations) should not pay; the first sentence spoken waits for that load once. A thread that dies is replaced: the job it was
+ * running fails, the jobs queued behind it move to another thread.
  */
 export class BuiltinTextToSpeech extends TextToSpeech implements OnApplicationShutdown {
   readonly name = 'builtin';
@@ -201,8 +211,7 @@ export class BuiltinTextToSpeech extends TextToSpeech implements OnApplicationSh
   }
 
   async *synthesize({ text, voice, language, signal }: SpeechRequest): AsyncGenerator<Int16Array> {
-    // Without markup parsing espeak would read the brackets aloud; nothing else needs escaping.
-    const spoken = text.replace(/[<>]/g, ' ');
+    const spoken = withoutMarkup(text);
     if (signal.aborted || !spoken.trim()) return;
     if (this.closed) throw new SpeechProviderFailure('connection');
     const job = new SpeechJob(this.nextId(), spoken, espeakVoice(voice, language));

@@ -20,14 +20,23 @@ export type EspeakReply = { id: number; samples: Int16Array } | { id: number; do
  * The built-in synthesizer's worker thread, as plain JavaScript run with `new Worker(source, { eval: true })`:
  * Jest does not transform worker files, and this way the tests run the code that production runs.
  *
- * espeak-ng (WebAssembly) synthesises synchronously and calls back with every ~100 ms of audio, which is posted
- * at once, its buffer transferred. The callback reads the shared stop flag, so that the main thread can stop a
- * synthesis half-way although this thread's event loop is held by it (returning true makes espeak return).
+ * espeak-ng (compiled to JavaScript by Emscripten) synthesises synchronously and calls back with each short
+ * stretch of audio, which is posted at once, its buffer transferred. The callback reads the shared stop flag, so
+ * that the main thread can stop a synthesis half-way although this thread's event loop is held by it (returning
+ * true makes espeak return).
  */
 export const ESPEAK_WORKER_SOURCE = String.raw`
 'use strict';
 const { parentPort, workerData } = require('node:worker_threads');
 const { pathToFileURL } = require('node:url');
+
+// Linux gives each thread a priority of its own: under contention the cores go first to the main thread, whose
+// event loop paces every call's audio, since synthesis runs far faster than speech and can wait its turn.
+if (process.platform === 'linux') {
+  try {
+    require('node:os').setPriority(10);
+  } catch {}
+}
 
 const stopRequest = new Int32Array(workerData.stop);
 let engine;
