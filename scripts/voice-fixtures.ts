@@ -1,13 +1,14 @@
 /**
  * Writes the speech the voice tests stream as a microphone would (test/fixtures/voice/*.wav, committed): 16 kHz
  * mono WAV made by the built-in synthesizer, with silence before and after, so that the tests do not need the
- * optional synthesizer and hear the same speech every run.
+ * optional synthesizer and hear the same speech every run; and a second of faint noise, which is not speech.
  *   node -r ./scripts/register.js scripts/voice-fixtures.ts
  */
 import { writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { ReplyLanguage } from '../src/agents/voices';
 import { loadConfig } from '../src/config/config';
+import { concatPcm } from '../src/voice/audio/pcm';
 import { resample } from '../src/voice/audio/resample';
 import { encodeWav } from '../src/voice/audio/wav';
 import { BuiltinTextToSpeech } from '../src/voice/tts/builtin-tts';
@@ -33,21 +34,36 @@ export async function speak(tts: BuiltinTextToSpeech, name: string): Promise<Int
   const { text, voice, language } = SPEECH[name];
   const chunks: Int16Array[] = [];
   for await (const chunk of tts.synthesize({ text, voice, language, signal: new AbortController().signal })) chunks.push(chunk);
-  const speech = resample(Int16Array.from(chunks.flatMap((chunk) => [...chunk])), tts.sampleRate, VOICE_SAMPLE_RATE);
+  const speech = resample(concatPcm(chunks), tts.sampleRate, VOICE_SAMPLE_RATE);
   const padding = PADDING_SECONDS * VOICE_SAMPLE_RATE;
   const padded = new Int16Array(speech.length + 2 * padding);
   padded.set(speech, padding);
   return padded;
 }
 
+/** Peak of the noise fixture: a quiet room, which fvad's modes 0–2 took for speech (docs/design/voice.md §3). */
+const NOISE_PEAK = 30;
+
+/** A second of uniform noise within ±NOISE_PEAK, the same every run (a seeded generator). */
+export function faintNoise(): Int16Array {
+  let seed = 0x2545f491;
+  const next = () => (seed = (Math.imul(seed, 1_103_515_245) + 12_345) >>> 0) / 2 ** 32;
+  return Int16Array.from({ length: VOICE_SAMPLE_RATE }, () => Math.round((2 * next() - 1) * NOISE_PEAK));
+}
+
+function write(name: string, pcm: Int16Array): void {
+  const wav = encodeWav(pcm, VOICE_SAMPLE_RATE);
+  writeFileSync(path.join(FIXTURES, `${name}.wav`), wav);
+  console.log(`${name}.wav: ${(pcm.length / VOICE_SAMPLE_RATE).toFixed(2)} s, ${wav.length} bytes`);
+}
+
 async function main(): Promise<void> {
+  write('noise-1s', faintNoise());
   const tts = BuiltinTextToSpeech.load(loadConfig({}));
   if (!tts) throw new Error('The built-in synthesizer (@echogarden/espeak-ng-emscripten) is not installed');
   try {
     for (const name of Object.keys(SPEECH)) {
-      const pcm = await speak(tts, name);
-      writeFileSync(path.join(FIXTURES, `${name}.wav`), encodeWav(pcm, VOICE_SAMPLE_RATE));
-      console.log(`${name}.wav: ${(pcm.length / VOICE_SAMPLE_RATE).toFixed(2)} s`);
+      write(name, await speak(tts, name));
     }
   } finally {
     await tts.onApplicationShutdown();

@@ -1,10 +1,15 @@
-/** 16-bit little-endian PCM bytes as samples: a view when the bytes are aligned, a copy when not. */
+/** 16-bit little-endian PCM bytes as samples: a view when the bytes are aligned, a copy when not (an odd last byte is dropped). */
 export function pcmFromBytes(bytes: Buffer): Int16Array {
   const length = bytes.length >> 1;
   if (bytes.byteOffset % 2 === 0) return new Int16Array(bytes.buffer, bytes.byteOffset, length);
-  const copy = new Int16Array(length);
-  new Uint8Array(copy.buffer).set(bytes.subarray(0, length * 2));
-  return copy;
+  return copyPcm(bytes);
+}
+
+/** 16-bit little-endian PCM bytes as samples of their own (a trailing odd byte is dropped). */
+export function copyPcm(bytes: Uint8Array): Int16Array {
+  const pcm = new Int16Array(bytes.length >> 1);
+  new Uint8Array(pcm.buffer).set(bytes.subarray(0, pcm.length * 2));
+  return pcm;
 }
 
 /** Samples as the bytes of a binary frame (a view, no copy). */
@@ -24,4 +29,15 @@ export function rmsDbfs(pcm: Int16Array): number {
 export function toFloat32(pcm: Int16Array, into = new Float32Array(pcm.length)): Float32Array {
   for (let index = 0; index < pcm.length; index++) into[index] = pcm[index] / 32768;
   return into;
+}
+
+/** Several stretches of samples as one. */
+export function concatPcm(chunks: readonly Int16Array[]): Int16Array {
+  const whole = new Int16Array(chunks.reduce((total, chunk) => total + chunk.length, 0));
+  let offset = 0;
+  for (const chunk of chunks) {
+    whole.set(chunk, offset);
+    offset += chunk.length;
+  }
+  return whole;
 }

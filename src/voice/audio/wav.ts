@@ -1,3 +1,5 @@
+import { bytesFromPcm, copyPcm } from './pcm';
+
 /** A WAV file this service cannot read: not RIFF/WAVE, not 16-bit PCM, or cut short. */
 export class InvalidWav extends Error {
   constructor(problem: string) {
@@ -25,7 +27,7 @@ export function encodeWav(pcm: Int16Array, sampleRate: number): Buffer {
   wav.writeUInt16LE(16, 34);
   wav.write('data', 36, 'ascii');
   wav.writeUInt32LE(dataBytes, 40);
-  for (let index = 0; index < pcm.length; index++) wav.writeInt16LE(pcm[index], HEADER_BYTES + index * 2);
+  bytesFromPcm(pcm).copy(wav, HEADER_BYTES);
   return wav;
 }
 
@@ -73,6 +75,7 @@ export function parseWav(bytes: Uint8Array): DecodedWav {
 
 /** Little-endian 16-bit frames of `channels` channels, averaged to one; a trailing partial frame is dropped. */
 function mixDown(data: Buffer, channels: number): Int16Array {
+  if (channels === 1) return copyPcm(data);
   const frames = Math.floor(data.length / (2 * channels));
   const mono = new Int16Array(frames);
   for (let frame = 0; frame < frames; frame++) {

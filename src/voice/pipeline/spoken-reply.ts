@@ -121,7 +121,10 @@ export class SpokenReply {
         this.options.sendAhead();
         await voice.room();
       }
-      if (!this.interrupted) voice.endSentence(sentence);
+      if (!this.interrupted) {
+        voice.enqueue(resampler.flush()); // the filter's last samples of the sentence
+        voice.endSentence(sentence);
+      }
     } catch (error) {
       if (this.interrupted) return;
       this.voiceFailed = true;

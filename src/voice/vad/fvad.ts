@@ -25,7 +25,10 @@ function load(): Promise<{ module: FvadModule; scratch: number }> {
     const { default: create } = await import('@echogarden/fvad-wasm');
     const module = (await create()) as FvadModule;
     return { module, scratch: module._malloc(FRAME_SAMPLES * 2) };
-  })();
+  })().catch((error: unknown) => {
+    loading = undefined; // the next call tries again rather than failing for the life of the process
+    throw error;
+  });
   return loading;
 }
 
@@ -44,14 +47,17 @@ export class VoiceActivity {
   static async create(): Promise<VoiceActivity> {
     const { module, scratch } = await load();
     const handle = module._fvad_new();
-    if (!handle || module._fvad_set_mode(handle, MODE) !== 0 || module._fvad_set_sample_rate(handle, VOICE_SAMPLE_RATE) !== 0) {
+    if (!handle) throw new Error('The voice activity detector could not be created');
+    if (module._fvad_set_mode(handle, MODE) !== 0 || module._fvad_set_sample_rate(handle, VOICE_SAMPLE_RATE) !== 0) {
+      module._fvad_free(handle);
       throw new Error('The voice activity detector could not be set up');
     }
     return new VoiceActivity(module, scratch, handle);
   }
 
   isSpeech(frame: Int16Array): boolean {
-    if (frame.length !== FRAME_SAMPLES || !this.handle) throw new RangeError(`A VAD frame is ${FRAME_SAMPLES} samples`);
+    if (!this.handle) throw new Error('This voice activity detector was freed');
+    if (frame.length !== FRAME_SAMPLES) throw new RangeError(`A VAD frame is ${FRAME_SAMPLES} samples`);
     if (rmsDbfs(frame) < FLOOR_DBFS) return false;
     // HEAP16 is read each time: it is a new view whenever the module's memory grows.
     this.module.HEAP16.set(frame, this.scratch >> 1);

@@ -1,3 +1,4 @@
+import { concatPcm } from '../audio/pcm';
 import { FRAME_MS } from '../voice-format';
 
 export type TurnEvent =
@@ -106,9 +107,7 @@ export class TurnDetector {
   /** The utterance's audio (trailing silence cut to `tailMs`), and back to quiet. */
   private finish(cut: boolean): TurnEvent {
     const silent = this.state === 'stopping' ? this.run : 0;
-    const kept = this.frames.slice(0, this.frames.length - Math.max(0, silent - this.tailFrames));
-    const audio = new Int16Array(kept.reduce((total, frame) => total + frame.length, 0));
-    kept.reduce((offset, frame) => (audio.set(frame, offset), offset + frame.length), 0);
+    const audio = concatPcm(this.frames.slice(0, this.frames.length - Math.max(0, silent - this.tailFrames)));
     this.state = 'quiet';
     this.frames = [];
     this.run = this.voiced = 0;
