@@ -1,6 +1,7 @@
 import { OpenAiSpeechConfig } from '../../config/config';
 import { SpeechProviderFailure } from '../provider-failure';
 import { failure, SpeechHttp } from '../speech-http';
+import { splitText } from './sarvam-tts';
 import { SpeechRequest, TextToSpeech } from './text-to-speech';
 
 /** The API's limit on `input`; the pipeline sends sentences, far shorter. */
@@ -23,16 +24,27 @@ export class OpenAiTextToSpeech extends TextToSpeech {
   }
 
   async *synthesize({ text, voice, signal }: SpeechRequest): AsyncIterable<Int16Array> {
+    for (const input of splitText(text, MAX_INPUT)) {
+      const spoken = yield* this.speak(input, voice, signal);
+      if (!spoken) return;
+    }
+  }
+
+  /** One request's PCM, chunk by chunk; false when the caller aborted it. */
+  private async *speak(input: string, voice: string, signal: AbortSignal): AsyncGenerator<Int16Array, boolean> {
     const headers: Record<string, string> = { 'Content-Type': 'application/json', Accept: 'audio/pcm' };
     if (this.config.apiKey) headers.Authorization = `Bearer ${this.config.apiKey}`;
-    const input = [...text].slice(0, MAX_INPUT).join('');
     const body = JSON.stringify({ model: this.config.model, input, voice, response_format: 'pcm' });
     let exchange;
     try {
       exchange = await this.http.post(`${this.config.baseUrl}/audio/speech`, headers, body, signal);
     } catch (error) {
-      if (signal.aborted) return;
+      if (signal.aborted) return false;
       throw error;
+    }
+    if (!isAudio(exchange.response.headers.get('content-type'))) {
+      await exchange.response.body?.cancel().catch(() => undefined);
+      throw new SpeechProviderFailure('invalid-response');
     }
     const reader: ReadableStreamDefaultReader<Uint8Array> | undefined = exchange.response.body?.getReader();
     if (!reader) throw new SpeechProviderFailure('empty');
@@ -52,12 +64,19 @@ export class OpenAiTextToSpeech extends TextToSpeech {
         yield pcm;
       }
     } catch (error) {
-      if (signal.aborted) return;
+      if (signal.aborted) return false;
       throw failure(error, signal, exchange.signal);
     } finally {
+      // Ends the request when the consumer stops early (an interruption) or the body failed.
       await reader.cancel().catch(() => undefined);
     }
     if (carry !== undefined) throw new SpeechProviderFailure('invalid-response');
     if (samples === 0) throw new SpeechProviderFailure('empty');
+    return true;
   }
+}
+
+/** A page or a JSON error answered with 200 (a proxy, a misconfigured server) would otherwise be played as noise. */
+function isAudio(contentType: string | null): boolean {
+  return !contentType || !/^(text\/|application\/(problem\+)?json)/i.test(contentType);
 }
