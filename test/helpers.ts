@@ -61,11 +61,14 @@ export async function createTestContext(overrides: Partial<AppConfig> = {}, opti
  * A test context listening on 127.0.0.1 at the port its PUBLIC_BASE_URL names (so that the URLs it signs
  * work), on another free port when the one chosen was taken by another test file before the server bound it.
  */
-export async function createListeningTestContext(overrides: Partial<AppConfig> = {}): Promise<{ context: TestContext; baseUrl: string }> {
+export async function createListeningTestContext(
+  overrides: Partial<AppConfig> = {},
+  options: { logger?: Logger } = {},
+): Promise<{ context: TestContext; baseUrl: string }> {
   return retryWhenPortTaken(async () => {
     const port = await freePort();
     const baseUrl = `http://127.0.0.1:${port}`;
-    const context = await createTestContext({ ...overrides, publicBaseUrl: baseUrl });
+    const context = await createTestContext({ ...overrides, publicBaseUrl: baseUrl }, options);
     try {
       await listenOnLoopback(context.app.getHttpServer(), port);
     } catch (error) {

@@ -1,6 +1,9 @@
 import { createListeningTestContext, eventually, TestAccount, TestContext } from './helpers';
 import { createShopAgent, KNOWLEDGE } from './browser/harness';
-import { bearer, startConversation } from './conversation-helpers';
+import { APOLOGY, QUESTION_NOTED } from '../src/conversations/answering/answerer';
+import { loadConfig } from '../src/config/config';
+import { bearer, capturedLogger, startConversation } from './conversation-helpers';
+import { FAKE_SPEECH_KEY, FakeSpeechProviders, PROVIDER_SECRET, startFakeSpeechProviders } from './fake-speech-providers';
 import { decodeMp3, fixture, levelDbfs } from './support/voice-audio';
 import { silence, VoiceClient } from './support/voice-client';
 
@@ -140,5 +143,83 @@ describe('a spoken conversation with the built-in voice', () => {
       expect((await context.as(owner).get('/voices/shubh/preview?language=fr-FR').expect(400)).body.statusCode).toBe(400);
       await context.http.get('/voices/shubh/preview').expect(401);
     });
+  });
+});
+
+describe('a spoken conversation through speech providers (their local stand-ins)', () => {
+  let context: TestContext;
+  let baseUrl: string;
+  let owner: TestAccount;
+  let agentId: number;
+  let providers: FakeSpeechProviders;
+  const log = capturedLogger();
+
+  beforeAll(async () => {
+    providers = await startFakeSpeechProviders();
+    const base = loadConfig({});
+    // It listens through the fake (speech-to-text) and speaks with the built-in voice.
+    const voice = {
+      ...base.voice,
+      sttProvider: 'openai' as const,
+      openAiStt: { baseUrl: providers.openAiUrl, apiKey: FAKE_SPEECH_KEY, model: 'whisper-1' },
+      sttTimeoutMs: 1_000,
+    };
+    ({ context, baseUrl } = await createListeningTestContext({ widgetRateLimit: 10_000, voice }, { logger: log.logger }));
+    owner = await context.createAccount();
+    agentId = (await context.as(owner).post('/agents').send({ name: 'Asha', language: 'hi-IN' }).expect(201)).body.id;
+  });
+  afterAll(async () => {
+    await context?.close();
+    await providers?.close();
+  });
+  beforeEach(() => providers.setMode({ kind: 'ok' }));
+
+  const speakAndWait = async (client: VoiceClient, type: string) => {
+    const from = client.messages.length;
+    const arrived = () => client.messages.slice(from).find((message) => message.type === type);
+    await client.stream(fixture('hi-question'));
+    // The microphone stays open: the utterance ends after VOICE_END_OF_TURN_MS of this silence.
+    await client.stream(silence(5), 16_000, () => arrived() !== undefined);
+    return client.until(arrived, 20_000);
+  };
+
+  it('hears the visitor through speech-to-text: the utterance as a 16 kHz WAV in the agent language, its transcript answered aloud', async () => {
+    providers.setTranscript((wav) => `heard ${wav.samples.length} samples`);
+    const started = await startConversation(context, owner, agentId);
+    const client = await VoiceClient.connect(baseUrl, started.conversationId);
+    expect((await client.start(started.token)).input).toBe('speech');
+    const transcript = await speakAndWait(client, 'transcript');
+    const request = providers.requests.at(-1)!;
+    expect(request.path).toBe('/v1/audio/transcriptions');
+    expect(request.fields).toEqual({ model: 'whisper-1', language: 'hi', response_format: 'json' });
+    expect(request.file).toMatchObject({ filename: 'audio.wav', sampleRate: 16_000, channels: 1 });
+    // The utterance: the question's speech with its pre-roll, not the silence around it.
+    const seconds = request.file!.samples / 16_000;
+    expect(seconds).toBeGreaterThan(1.5);
+    expect(seconds).toBeLessThan(fixture('hi-question').length / 16_000 + 0.4);
+    expect(transcript).toEqual({ type: 'transcript', text: `heard ${request.file!.samples} samples`, final: true });
+    const done = await client.next('reply.done');
+    expect(done).toEqual({ type: 'reply.done', text: QUESTION_NOTED, interrupted: false });
+    expect(client.audioSeconds()).toBeGreaterThan(1);
+    client.close();
+  });
+
+  it('speaks the apology when speech-to-text fails or stalls, keeps the socket, records nothing, and logs no provider text', async () => {
+    const started = await startConversation(context, owner, agentId);
+    const client = await VoiceClient.connect(baseUrl, started.conversationId);
+    await client.start(started.token);
+    for (const mode of [{ kind: 'status', status: 500 }, { kind: 'stall' }, { kind: 'garbage', body: 'html' }] as const) {
+      providers.setMode(mode);
+      const from = client.messages.length;
+      const done = await speakAndWait(client, 'reply.done');
+      expect(done).toEqual({ type: 'reply.done', text: APOLOGY, interrupted: false });
+      expect(client.messages.slice(from).some((message) => message.type === 'transcript')).toBe(false);
+    }
+    expect(client.socket.readyState).toBe(client.socket.OPEN);
+    const view = (await context.http.get(`/conversations/${started.conversationId}`).set(bearer(started.token)).expect(200)).body;
+    expect(view.messages).toEqual([]);
+    expect(log.lines.join('\n')).not.toContain(PROVIDER_SECRET);
+    expect(log.lines.some((line) => line.includes('"failure":"http-status"'))).toBe(true);
+    client.close();
   });
 });
