@@ -81,8 +81,8 @@ export interface InitScript {
   argument?: unknown;
 }
 
-/** The API (on the test database, with these configuration overrides), a host page server and Chromium. */
-export async function startWidgetHarness(overrides: Partial<AppConfig> = {}): Promise<WidgetHarness> {
+/** The API (on the test database, with these configuration overrides), a host page server and Chromium (with these extra flags). */
+export async function startWidgetHarness(overrides: Partial<AppConfig> = {}, chromiumArgs: string[] = []): Promise<WidgetHarness> {
   if (!fs.existsSync(CHROMIUM))
     throw new Error(`${CHROMIUM} not found: install it with apt-get install -y chromium (or set CHROMIUM_PATH)`);
   const apiPort = await freePort();
@@ -91,7 +91,7 @@ export async function startWidgetHarness(overrides: Partial<AppConfig> = {}): Pr
   const snippets = new Map<string, string>();
   const hostServer = await startHostServer(snippets);
   const hostPort = (hostServer.address() as AddressInfo).port;
-  const browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+  const browser = await chromium.launch({ executablePath: CHROMIUM, args: [...CHROMIUM_ARGS, ...chromiumArgs] });
   return {
     context,
     hostPort,
@@ -119,6 +119,14 @@ export async function startWidgetHarness(overrides: Partial<AppConfig> = {}): Pr
   };
 }
 
+/** Chromium's fake microphone, granted without asking, playing this WAV file once (then silence). */
+export const fakeMicrophone = (wav: string): string[] => [
+  '--use-fake-ui-for-media-stream',
+  '--use-fake-device-for-media-stream',
+  `--use-file-for-fake-audio-capture=${wav}%noloop`,
+  '--autoplay-policy=no-user-gesture-required',
+];
+
 /** The parts of the widget, by the selectors of its shadow tree (Playwright's CSS locators pierce open shadow roots). */
 export const widget = (page: Page) => {
   const part = (selector: string): Locator => page.locator(`voice-agent-widget ${selector}`);
@@ -132,7 +140,7 @@ export const widget = (page: Page) => {
     input: part('textarea'),
     send: part('.send'),
     end: part('.end'),
-    mic: part('.mic'),
+    mute: part('.mute'),
     listening: part('.listening'),
     notice: part('.notice'),
     error: part('.error'),

@@ -185,3 +185,27 @@ export const speechLog = (page: Page): Promise<SpeechLog> => page.evaluate(() =>
 export function removeSpeech(): void {
   for (const name of ['SpeechRecognition', 'webkitSpeechRecognition', 'speechSynthesis', 'SpeechSynthesisUtterance']) delete window[name];
 }
+
+export interface PlayedAudio {
+  /** Buffers the page scheduled (AudioBufferSourceNode.start): the agent's audio frames. */
+  frames: number;
+  /** Their total duration, in seconds. */
+  seconds: number;
+}
+
+/** Init script: counts the audio buffers the page schedules, in `window.played`. */
+export function countPlayedAudio(): void {
+  const played: PlayedAudio = { frames: 0, seconds: 0 };
+  window.played = played;
+  const prototype = (
+    window.AudioBufferSourceNode as { prototype: { start(...args: unknown[]): void; buffer: { duration: number } | null } }
+  ).prototype;
+  const start = Object.getOwnPropertyDescriptor(prototype, 'start')!.value as (...args: unknown[]) => void;
+  prototype.start = function (this: typeof prototype, ...args: unknown[]) {
+    played.frames++;
+    played.seconds += this.buffer ? this.buffer.duration : 0;
+    start.apply(this, args);
+  };
+}
+
+export const playedAudio = (page: Page): Promise<PlayedAudio> => page.evaluate(() => window.played as PlayedAudio);

@@ -67,6 +67,8 @@ export class VoicePipeline implements VoiceCall {
   private overAgent = false;
   private interruptedAgent = false;
   private utteranceStart: number | undefined;
+  /** The visitor has said something on this socket (the greeting is then not said). */
+  private visitorSpoke = false;
   /** When the last utterance ended (performance.now()), until the first frame of its reply is sent: the service's own latency. */
   private utteranceEndedAt: number | undefined;
   private readonly ready: Promise<void>;
@@ -84,7 +86,6 @@ export class VoicePipeline implements VoiceCall {
         this.setup = setup;
         if (this.closing.signal.aborted) return;
         this.stopTicking = subscribe(this.tick);
-        if (setup.greeting) this.queueTurn(() => this.say(setup.greeting!));
       },
       (error: unknown) => {
         if (error instanceof HttpException) return this.failed(error);
@@ -93,7 +94,8 @@ export class VoicePipeline implements VoiceCall {
         link.close(1011, 'Internal error');
       },
     );
-    this.turns = this.ready;
+    // The greeting first, cut off at once when the visitor has already said something (a text frame with the socket).
+    this.turns = this.ready.then(() => (this.setup?.greeting ? this.say(this.setup.greeting, this.visitorSpoke) : undefined));
   }
 
   audio(pcm: Int16Array): void {
@@ -113,6 +115,7 @@ export class VoicePipeline implements VoiceCall {
   }
 
   text(text: string): void {
+    this.visitorSpoke = true;
     this.reply?.interrupt();
     this.link.send({ type: 'transcript', text, final: true });
     this.take(text, this.recordingSeconds());
@@ -158,6 +161,7 @@ export class VoicePipeline implements VoiceCall {
   private onTurnEvent(event: TurnEvent): void {
     switch (event.type) {
       case 'speech-start':
+        this.visitorSpoke = true;
         this.overAgent = this.reply !== undefined;
         this.interruptedAgent = false;
         this.utteranceStart = this.recordingSeconds();
@@ -227,8 +231,9 @@ export class VoicePipeline implements VoiceCall {
   }
 
   /** Says a text that is not a reply to a message (the greeting, the apology when the visitor was not heard). */
-  private async say(text: string): Promise<void> {
+  private async say(text: string, interrupted = false): Promise<void> {
     const reply = this.newReply();
+    if (interrupted) reply.interrupt();
     try {
       await reply.say(text);
     } finally {
