@@ -60,7 +60,10 @@ export class VoiceClock implements OnApplicationShutdown {
   private count(lateMs: number): void {
     this.lateness[Math.min(MAX_CATCH_UP_MS, Math.floor(lateMs))]++;
     if (++this.ticks < REPORT_EVERY_TICKS) return;
-    this.logger.debug({ voiceClock: { ticks: this.ticks, calls: this.calls.size, lateMs: quantiles(this.lateness, this.ticks) } }, 'Voice clock');
+    this.logger.debug(
+      { voiceClock: { ticks: this.ticks, calls: this.calls.size, lateMs: quantiles(this.lateness, this.ticks) } },
+      'Voice clock',
+    );
     this.lateness.fill(0);
     this.ticks = 0;
   }

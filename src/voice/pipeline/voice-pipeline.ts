@@ -152,7 +152,10 @@ export class VoicePipeline implements VoiceCall {
     if (this.link.bufferedAmount() > MAX_UNSENT_BYTES) return false;
     this.link.sendAudio(frame);
     if (this.utteranceEndedAt !== undefined) {
-      this.services.logger.debug({ voiceTurn: { firstAudioMs: Math.round((performance.now() - this.utteranceEndedAt) * 10) / 10 } }, 'Voice turn');
+      this.services.logger.debug(
+        { voiceTurn: { firstAudioMs: Math.round((performance.now() - this.utteranceEndedAt) * 10) / 10 } },
+        'Voice turn',
+      );
       this.utteranceEndedAt = undefined;
     }
     return true;
