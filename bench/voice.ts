@@ -40,6 +40,11 @@ const option = (name: string, fallback: number) => {
 const log = (line: string) => process.stderr.write(`[bench:voice] ${line}\n`);
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** 20 s of a 220 Hz tone at 24 kHz, made once: the speech stand-in answers a slice of it at once. */
+const TONE = Buffer.alloc(20 * 24_000 * 2);
+for (let index = 0; index < TONE.length / 2; index++)
+  TONE.writeInt16LE(Math.round(6_000 * Math.sin((2 * Math.PI * 220 * index) / 24_000)), index * 2);
+
 /** Transcription and speech stand-ins (OpenAI's wire format): a fixed transcript, and a second of tone per 15 characters. */
 async function startSpeechServer(): Promise<{ url: string; close(): Promise<void> }> {
   const server = http.createServer((request, response) => {
@@ -50,11 +55,8 @@ async function startSpeechServer(): Promise<{ url: string; close(): Promise<void
         return void response.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify({ text: 'When do you open?' }));
       }
       const { input } = JSON.parse(Buffer.concat(parts).toString('utf8')) as { input: string };
-      const samples = Math.round((input.length / 15) * 24_000);
-      const pcm = Buffer.alloc(samples * 2);
-      for (let index = 0; index < samples; index++)
-        pcm.writeInt16LE(Math.round(6_000 * Math.sin((2 * Math.PI * 220 * index) / 24_000)), index * 2);
-      response.writeHead(200, { 'Content-Type': 'audio/pcm' }).end(pcm);
+      const bytes = Math.min(TONE.length, Math.round((input.length / 15) * 24_000) * 2);
+      response.writeHead(200, { 'Content-Type': 'audio/pcm' }).end(TONE.subarray(0, bytes));
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
