@@ -163,6 +163,12 @@ const conversationFixture: FixtureFactory = async (context, owner, marker) => {
 };
 
 /** Every route path with parameters → how to create the resource it names, for account A. */
+/**
+ * Routes whose id names an entry of the voice catalog, the same for every account (no account's row): which
+ * voices an account may use is tested with them (test/voice-calls.spec.ts, the preview's 403).
+ */
+const CATALOG_ROUTES = ['/voices/:voiceId/preview'];
+
 export const FIXTURES: Record<string, FixtureFactory> = {
   '/agents/:agentId': agentFixture,
   '/agents/:agentId/conversations': agentFixture,
@@ -271,7 +277,7 @@ describe('cross-account matrix', () => {
   it('has a fixture for every route that takes an id', () => {
     const uncovered = protectedRoutes()
       .map((route) => route.split(' ')[1])
-      .filter((path) => path.includes(':') && !FIXTURES[path]);
+      .filter((path) => path.includes(':') && !FIXTURES[path] && !CATALOG_ROUTES.includes(path));
     expect(uncovered).toEqual([]);
   });
 

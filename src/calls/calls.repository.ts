@@ -138,12 +138,13 @@ export function listCallsStatement(accountId: number, filters: CallFilters, limi
  * One export per account at a time, whichever instance runs it: the export's query first takes a lock of the
  * account, a transaction-level advisory lock (allowed in its READ ONLY transaction), which its own transaction
  * on its own connection (Database.stream) holds until the cursor is closed, however the export ends (done, the
- * client gone, EXPORT_MAX_SECONDS, the server ending the session). It waits 1 ms at most (`lock_timeout`, set
- * first, for the rest of that transaction): held by another export, the first FETCH, before any byte is sent,
- * fails with lock_not_available. The CTE is a one-time filter of the scan, so it is run once, before any row.
+ * client gone, EXPORT_MAX_SECONDS, the server ending the session). It waits 500 ms at most (`lock_timeout`, set
+ * first, for the rest of that transaction), since the previous export commits just after its last byte reached
+ * the client, which may already be asking for the next: held longer by another export, the first FETCH, before any
+ * byte is sent, fails with lock_not_available. The CTE is a one-time filter of the scan, so it is run once.
  */
 const EXPORT_LOCK = `WITH export_lock AS MATERIALIZED (
-  SELECT pg_advisory_xact_lock(hashtext('calls-export'), $1) FROM (SELECT set_config('lock_timeout', '1', true)) AS no_wait
+  SELECT pg_advisory_xact_lock(hashtext('calls-export'), $1) FROM (SELECT set_config('lock_timeout', '500', true)) AS short_wait
 )`;
 /** SQLSTATE lock_not_available: EXPORT_LOCK is held by another export of the account. */
 const LOCK_NOT_AVAILABLE = '55P03';

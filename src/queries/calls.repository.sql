@@ -213,8 +213,8 @@ WITH
     FROM
       (
         SELECT
-          set_config('lock_timeout', '1', TRUE)
-      ) AS no_wait
+          set_config('lock_timeout', '500', TRUE)
+      ) AS short_wait
   )
 SELECT
   id,
@@ -257,8 +257,8 @@ WITH
     FROM
       (
         SELECT
-          set_config('lock_timeout', '1', TRUE)
-      ) AS no_wait
+          set_config('lock_timeout', '500', TRUE)
+      ) AS short_wait
   )
 SELECT
   id,

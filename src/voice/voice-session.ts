@@ -77,6 +77,8 @@ export class VoiceSession implements VoiceLink {
   private sampleRate = VOICE_SAMPLE_RATE;
   private early: Frame[] = [];
   private readonly timers: NodeJS.Timeout[] = [];
+  /** The lease's renewal, which outlives the socket until the call has stored its part of the recording. */
+  private renewal: NodeJS.Timeout | undefined;
   private answeredPing = true;
   private unsentSince: number | undefined;
   private audioCreditMs = AUDIO_BURST_MS;
@@ -171,8 +173,8 @@ export class VoiceSession implements VoiceLink {
         this.socket.ping();
       }, this.timings.pingIntervalMs),
       setInterval(() => this.checkUnsent(), Math.min(1_000, this.timings.unsentGraceMs)),
-      setInterval(() => void this.renew(), (this.timings.leaseSeconds * 1000) / 3),
     );
+    this.renewal = setInterval(() => void this.renew(), (this.timings.leaseSeconds * 1000) / 3);
   }
 
   private checkUnsent(): void {
@@ -265,6 +267,7 @@ export class VoiceSession implements VoiceLink {
     } catch (error) {
       this.services.logger.error({ error: { name: (error as Error)?.name } }, 'A voice call failed to close');
     } finally {
+      clearInterval(this.renewal);
       await this.release();
     }
   }
