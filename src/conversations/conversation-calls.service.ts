@@ -33,13 +33,17 @@ export function callOfConversation(id: string, conversation: EndedConversation, 
   };
 }
 
+/** Work done in another module's transaction on a conversation (`id`) of the account. */
+type ConversationHook = (sql: TransactionSql, accountId: number, id: string) => Promise<void>;
+
 /**
  * A conversation and its call share an id: an ended conversation in which the visitor said something becomes a
  * call (through CallsService, with its analysis queued), and erasing the call erases the conversation too.
  */
 @Injectable()
 export class ConversationCalls implements OnModuleInit {
-  private readonly recordedHooks: ((sql: TransactionSql, accountId: number, id: string) => Promise<void>)[] = [];
+  private readonly endedHooks: ConversationHook[] = [];
+  private readonly erasedHooks: ConversationHook[] = [];
 
   constructor(
     private readonly calls: CallsService,
@@ -49,19 +53,28 @@ export class ConversationCalls implements OnModuleInit {
 
   onModuleInit(): void {
     // A conversation's id is its call's: erasing the call erases the conversation's transcript too.
-    this.calls.alsoErase((sql, accountId, callId) => this.conversations.deleteForErasure(accountId, callId, sql));
+    this.calls.alsoErase(async (sql, accountId, callId) => {
+      for (const hook of this.erasedHooks) await hook(sql, accountId, callId);
+      await this.conversations.deleteForErasure(accountId, callId, sql);
+    });
   }
 
-  /** Work another module does in the transaction that records a conversation's call (the voice module's recording). */
-  whenRecorded(hook: (sql: TransactionSql, accountId: number, id: string) => Promise<void>): void {
-    this.recordedHooks.push(hook);
+  /** Work another module does in the transaction that ends a conversation, after its call (if any) is recorded. */
+  whenEnded(hook: ConversationHook): void {
+    this.endedHooks.push(hook);
+  }
+
+  /** Work another module does in the erasure's transaction while the conversation's rows still exist (they cascade). */
+  whenErased(hook: ConversationHook): void {
+    this.erasedHooks.push(hook);
   }
 
   /** Records the call of the conversation that just ended, in `sql`'s transaction, when the visitor said something. */
   async record(accountId: number, id: string, ended: EndedConversation, messages: MessageRow[], sql: TransactionSql): Promise<void> {
-    if (!messages.some((message) => message.speaker === 'user')) return;
-    await this.calls.record(accountId, callOfConversation(id, ended, messages), sql);
-    await this.analysis.queue(accountId, id, sql);
-    for (const hook of this.recordedHooks) await hook(sql, accountId, id);
+    if (messages.some((message) => message.speaker === 'user')) {
+      await this.calls.record(accountId, callOfConversation(id, ended, messages), sql);
+      await this.analysis.queue(accountId, id, sql);
+    }
+    for (const hook of this.endedHooks) await hook(sql, accountId, id);
   }
 }

@@ -46,26 +46,34 @@ WHERE
 RETURNING
   seq;
 
--- RecordingSegmentsRepository.lockAll
+-- RecordingSegmentsRepository.list
 SELECT
   seq,
-  storage_key AS "storageKey",
-  seconds
+  storage_key AS "storageKey"
 FROM
   conversation_recording_segments
 WHERE
   account_id = $1
   AND conversation_id = $2
 ORDER BY
-  seq
-FOR UPDATE;
+  seq;
 
--- RecordingSegmentsRepository.delete
+-- RecordingSegmentsRepository.take
 DELETE FROM conversation_recording_segments
 WHERE
   account_id = $1
   AND conversation_id = $2
-  AND seq = ANY ($3);
+  AND seq = ANY ($3)
+RETURNING
+  seq;
+
+-- RecordingSegmentsRepository.deleteAll
+DELETE FROM conversation_recording_segments
+WHERE
+  account_id = $1
+  AND conversation_id = $2
+RETURNING
+  storage_key AS "storageKey";
 
 -- RecordingSegmentsRepository.hasRecording
 SELECT
@@ -89,15 +97,21 @@ SELECT
       AND c.voice_lease_until > now()
   ) AS recorded;
 
--- RecordingSegmentsRepository.socketOpen
+-- RecordingSegmentsRepository.state
 SELECT
+  c.status = 'ended' AS ended,
+  coalesce(c.voice_lease_until > now(), FALSE) AS "socketOpen",
   EXISTS (
     SELECT
       1
     FROM
-      conversations
+      calls k
     WHERE
-      account_id = $1
-      AND id = $2
-      AND voice_lease_until > now()
-  ) AS open;
+      k.account_id = c.account_id
+      AND k.id = c.id
+  ) AS "hasCall"
+FROM
+  conversations c
+WHERE
+  c.account_id = $1
+  AND c.id = $2;

@@ -6,7 +6,7 @@ import { toCallResponse, withCredits } from '../calls/dto/call-response.dto';
 import { isUuid } from '../common/id.pipes';
 import { AppConfig } from '../config/config';
 import { InjectConfig } from '../config/config.module';
-import { Database, Sql } from '../database/database';
+import { Database, Sql, TransactionSql } from '../database/database';
 import { WebhookEvents } from '../webhooks/webhook-events.service';
 import { limitedBody } from './byte-limit';
 import { contentDisposition } from './content-disposition';
@@ -62,14 +62,16 @@ export class RecordingsService {
 
   /**
    * Points the call at the object already stored under `key` (an upload's, or a spoken call's recording) and
-   * deletes the recording it replaced; `call.recording.ready` commits with the swap. When the call does not exist
-   * (or the swap fails), the object is removed and the answer is a 404 (or the failure).
+   * deletes the recording it replaced; `call.recording.ready` commits with the swap, and so does `alongside`
+   * (run once the call's row is locked, when the call exists). When the call does not exist (or the swap or
+   * `alongside` fails), the object is removed and the answer is a 404 (or the failure).
    */
-  async attach(accountId: number, callId: string, key: string): Promise<void> {
+  async attach(accountId: number, callId: string, key: string, alongside?: (sql: TransactionSql) => Promise<void>): Promise<void> {
     let swapped: { previous: string | null } | undefined;
     try {
       swapped = await this.database.transaction(async (sql) => {
         const swap = await this.recordings.swapKey(accountId, callId.toLowerCase(), key, sql);
+        if (swap) await alongside?.(sql);
         if (swap && !swap.isTest) {
           const call = (await this.calls.find(accountId, callId.toLowerCase(), sql))!; // the swap just locked it
           await this.webhookEvents.record(sql, accountId, {

@@ -1,20 +1,22 @@
-import { Injectable, Logger } from '@nestjs/common';
+import { Injectable, Logger, OnModuleInit } from '@nestjs/common';
 import { createReadStream } from 'node:fs';
-import { mkdir, rm } from 'node:fs/promises';
+import { FileHandle, mkdir, open, readdir, rm, stat } from 'node:fs/promises';
 import * as path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { AppConfig } from '../../config/config';
 import { InjectConfig } from '../../config/config.module';
 import { newRecordingKey, RecordingStorage } from '../../recordings/recording-storage';
 import { VOICE_SAMPLE_RATE } from '../voice-format';
+import { Mp3Encoding, MP3_BYTES_PER_SECOND, Mp3Spool } from './mp3-encoding';
 import { RecordingAssembly } from './recording-assembly';
 import { RecordingSegmentsRepository } from './recording-segments.repository';
-import { Mp3Encoding, Mp3Spool } from './mp3-encoding';
 
 /** Stereo blocks handed to the encoder: half a second (fewer, larger messages encode faster). */
-const BLOCK_SAMPLES = VOICE_SAMPLE_RATE / 2;
-/** Room kept below RECORDING_MAX_BYTES for the encoder's last frames. */
-const FINAL_BYTES = 16 * 1024;
+export const BLOCK_SAMPLES = VOICE_SAMPLE_RATE / 2;
+/** Room kept below RECORDING_MAX_BYTES for the frames the encoder adds at the end (its delay and padding). */
+const FINAL_BYTES = 2 * 1024;
+/** A spool not written to for this long belongs to no live socket (its process died): it is removed at start. */
+const ABANDONED_SPOOL_MS = 60 * 60 * 1000;
 
 /** One voice socket's part of its conversation's recording (see CallRecordings). */
 export interface CallRecorder {
@@ -22,23 +24,29 @@ export interface CallRecorder {
   readonly seconds: number;
   /** The timeline's next stretch: the visitor left, the agent right, 16 kHz, equal lengths. Past the size limit, dropped. */
   write(left: Int16Array, right: Int16Array): void;
-  /** Encoding finished, the part stored and listed; the conversation's recording assembled if it has ended. */
+  /** Encoding finished, the part stored and listed (or its loss logged); the recording reassembled if the conversation has ended. */
   close(): Promise<void>;
 }
 
-interface Conversation {
+interface ConversationRef {
   accountId: number;
   conversationId: string;
 }
 
+/** A part as its encoding ended: how long, how many bytes of MP3. */
+interface SpooledPart {
+  seconds: number;
+  bytes: number;
+}
+
 /**
  * The recording of spoken conversations (contract section 15): each socket writes its part of the timeline as
- * it goes, encoded to MP3 by the encoder's worker into a spool file under DATA_DIR (so memory per call stays one
- * half-second block whatever its length); when the socket closes the part is stored like an upload and listed.
+ * it goes, encoded to MP3 by the encoder's worker into a spool file under DATA_DIR (so memory per call stays a
+ * few half-second blocks whatever its length); when the socket closes the part is stored like an upload and listed.
  * The call's recording is the parts joined (RecordingAssembly), at most RECORDING_MAX_BYTES in all.
  */
 @Injectable()
-export class CallRecordings {
+export class CallRecordings implements OnModuleInit {
   private readonly logger = new Logger('Voice');
   private readonly spoolDir: string;
   private readonly maxBytes: number;
@@ -54,60 +62,93 @@ export class CallRecordings {
     this.maxBytes = config.storage.maxRecordingBytes;
   }
 
-  async open(conversation: Conversation): Promise<CallRecorder> {
+  onModuleInit(): void {
+    this.removeAbandonedSpools().catch((error: unknown) => {
+      this.logger.warn({ error: { name: (error as Error)?.name } }, 'Could not clear abandoned recording spools');
+    });
+  }
+
+  async open(conversation: ConversationRef): Promise<CallRecorder> {
     const before = await this.segments.totals(conversation.accountId, conversation.conversationId);
     await mkdir(this.spoolDir, { recursive: true });
     const file = path.join(this.spoolDir, `${randomUUID()}.mp3`);
-    return new SpooledRecorder(this, conversation, file, this.mp3.open(file), before.seconds, this.maxBytes - before.bytes - FINAL_BYTES);
+    const handle = await open(file, 'w');
+    const maxSamples = Math.floor((Math.max(0, this.maxBytes - before.bytes - FINAL_BYTES) / MP3_BYTES_PER_SECOND) * VOICE_SAMPLE_RATE);
+    return new SpooledRecorder(this.mp3.open(handle.fd), before.seconds, maxSamples, (part) => this.keep(conversation, file, handle, part));
   }
 
-  /** Stores a closed part and lists it; then assembles the recording if the conversation has already ended. */
-  async keep(conversation: Conversation, file: string, seconds: number, bytes: number): Promise<void> {
+  /** Stores a closed part and lists it; then the recording is reassembled if the conversation has already ended. */
+  private async keep(conversation: ConversationRef, file: string, handle: FileHandle, closing: Promise<SpooledPart>): Promise<void> {
     const { accountId, conversationId } = conversation;
+    let listed = false;
     try {
-      if (seconds > 0 && bytes > 0) {
-        const key = newRecordingKey();
-        await this.storage.write(key, createReadStream(file));
-        if (!(await this.segments.insert(accountId, conversationId, key, seconds, bytes))) await this.storage.remove(key);
-      }
+      const part = await closing.finally(() => handle.close());
+      listed = await this.store(conversation, file, part);
+    } catch (error) {
+      this.logger.error({ error: { name: (error as Error)?.name } }, "A voice socket's part of the recording was lost");
     } finally {
       await rm(file, { force: true });
     }
-    await this.assembly.queueIfEnded(accountId, conversationId);
+    if (!listed) return;
+    await this.assembly.partStored(accountId, conversationId).catch((error: unknown) => {
+      this.logger.error({ error: { name: (error as Error)?.name } }, "A late part could not be added to its call's recording");
+    });
   }
 
-  failed(error: unknown, file: string): Promise<void> {
-    this.logger.error({ error: { name: (error as Error)?.name } }, "A voice socket's part of the recording was lost");
-    return rm(file, { force: true });
+  /** The spool file stored under a new key and listed after the conversation's other parts; false if nothing was kept. */
+  private async store({ accountId, conversationId }: ConversationRef, file: string, part: SpooledPart): Promise<boolean> {
+    if (part.seconds === 0 || part.bytes === 0) return false;
+    const key = newRecordingKey();
+    await this.storage.write(key, createReadStream(file));
+    if (await this.segments.insert(accountId, conversationId, key, part.seconds, part.bytes)) return true;
+    await this.storage.remove(key); // the conversation was erased meanwhile
+    return false;
+  }
+
+  private async removeAbandonedSpools(): Promise<void> {
+    const names = await readdir(this.spoolDir).catch(() => [] as string[]);
+    for (const name of names) {
+      const file = path.join(this.spoolDir, name);
+      const stats = await stat(file).catch(() => undefined);
+      if (stats && Date.now() - stats.mtimeMs > ABANDONED_SPOOL_MS) await rm(file, { force: true });
+    }
   }
 }
 
-class SpooledRecorder implements CallRecorder {
+/**
+ * One socket's recorder: 20 ms writes gathered into a preallocated half-second block, which is handed (its
+ * buffers transferred) to the encoder's worker and comes back to be filled again; the only audio it holds is
+ * that block and a spare or two.
+ */
+export class SpooledRecorder implements CallRecorder {
   private left = new Float32Array(BLOCK_SAMPLES);
   private right = new Float32Array(BLOCK_SAMPLES);
   private filled = 0;
   private written = 0;
-  private full = false;
+  private closing: Promise<void> | undefined;
 
   constructor(
-    private readonly owner: CallRecordings,
-    private readonly conversation: Conversation,
-    private readonly file: string,
-    private readonly spool: Mp3Spool,
+    readonly spool: Mp3Spool,
     private readonly offsetSeconds: number,
-    private readonly byteBudget: number,
-  ) {
-    this.full = byteBudget <= 0;
-  }
+    /** The samples this part may hold within RECORDING_MAX_BYTES (a constant bitrate makes bytes a function of time). */
+    private readonly maxSamples: number,
+    private readonly finish: (closing: Promise<SpooledPart>) => Promise<void>,
+  ) {}
 
   get seconds(): number {
     return this.offsetSeconds + this.written / VOICE_SAMPLE_RATE;
   }
 
+  /** Bytes of audio this recorder holds (the block it fills and its spool's spare ones), whatever the call's length. */
+  get heldBytes(): number {
+    return this.left.byteLength + this.right.byteLength + this.spool.spareBytes;
+  }
+
   write(left: Int16Array, right: Int16Array): void {
-    if (this.full) return;
-    for (let offset = 0; offset < left.length;) {
-      const take = Math.min(BLOCK_SAMPLES - this.filled, left.length - offset);
+    if (this.closing) return;
+    const length = Math.min(left.length, this.maxSamples - this.written);
+    for (let offset = 0; offset < length;) {
+      const take = Math.min(BLOCK_SAMPLES - this.filled, length - offset);
       for (let index = 0; index < take; index++) {
         this.left[this.filled + index] = left[offset + index] / 32768;
         this.right[this.filled + index] = right[offset + index] / 32768;
@@ -119,24 +160,26 @@ class SpooledRecorder implements CallRecorder {
     }
   }
 
-  async close(): Promise<void> {
-    if (this.filled > 0 && !this.full) this.flush();
-    try {
-      const bytes = await this.spool.close();
-      await this.owner.keep(this.conversation, this.file, this.written / VOICE_SAMPLE_RATE, bytes);
-    } catch (error) {
-      await this.owner.failed(error, this.file);
-    }
+  close(): Promise<void> {
+    this.closing ??= this.end();
+    return this.closing;
   }
 
-  /** Hands the block to the encoder (its buffers go with it) and starts a new one; stops at the size limit. */
+  private end(): Promise<void> {
+    if (this.filled > 0) this.flush();
+    const seconds = this.written / VOICE_SAMPLE_RATE;
+    return this.finish(this.spool.close().then((bytes) => ({ seconds, bytes })));
+  }
+
+  /** Hands the block to the encoder (its buffers go with it) and takes the next: one the worker gave back, or a new one. */
   private flush(): void {
     const whole = this.filled === BLOCK_SAMPLES;
     this.spool.write(whole ? this.left : this.left.slice(0, this.filled), whole ? this.right : this.right.slice(0, this.filled));
-    this.left = new Float32Array(BLOCK_SAMPLES);
-    this.right = new Float32Array(BLOCK_SAMPLES);
+    if (whole) {
+      const next = this.spool.reuse();
+      this.left = next?.left ?? new Float32Array(BLOCK_SAMPLES);
+      this.right = next?.right ?? new Float32Array(BLOCK_SAMPLES);
+    }
     this.filled = 0;
-    // Each block is about 4 KB of MP3: the limit is checked against the size the worker last reported, plus a block.
-    if (this.spool.bytes + 2 * (BLOCK_SAMPLES / VOICE_SAMPLE_RATE) * 8_000 >= this.byteBudget) this.full = true;
   }
 }

@@ -1,12 +1,13 @@
 /**
  * The MP3 encoder's worker thread, as plain JavaScript (`new Worker(source, { eval: true })`, which Jest runs
  * too): LAME compiled to WebAssembly (wasm-media-encoders), its module compiled once, one encoder per recording.
- * A recording's stereo blocks arrive as transferred buffers; the worker encodes them and appends the MP3 to the
- * recording's spool file itself, so that neither the audio nor the MP3 stays in memory.
+ * A recording's stereo blocks arrive as transferred buffers and go back the same way once encoded (the recorder
+ * fills them again); the MP3 is appended to the recording's spool file (a descriptor the main thread opened and
+ * closes), so that no audio stays in memory.
  *
- * In:  { op: 'open', id, path } | { op: 'write', id, left, right } (Float32Array) | { op: 'close', id }
+ * In:  { op: 'open', id, fd } | { op: 'write', id, left, right } (Float32Array) | { op: 'close', id }
  *      | { op: 'mono', id, pcm } (Float32Array, one short sample: the MP3 comes back)
- * Out: { id, bytes } after each write and close (the file's size), { id, closed: true }, { id, mp3 }, { id, error }
+ * Out: { id, bytes, left, right } after each write (the file's size, the block back), { id, bytes, closed: true }, { id, mp3 }, { id, error }
  */
 export const MP3_WORKER_SOURCE = String.raw`
 const { parentPort, workerData } = require('node:worker_threads');
@@ -22,35 +23,29 @@ async function encoder(channels) {
 }
 
 function append(recording, bytes) {
-  if (bytes.length > 0) {
-    fs.writeSync(recording.fd, bytes);
-    recording.bytes += bytes.length;
-  }
+  for (let offset = 0; offset < bytes.length; ) offset += fs.writeSync(recording.fd, bytes, offset);
+  recording.bytes += bytes.length;
 }
 
 const operations = {
-  async open({ id, path }) {
-    recordings.set(id, { fd: fs.openSync(path, 'w'), bytes: 0, encoder: await encoder(2) });
+  async open({ id, fd }) {
+    recordings.set(id, { fd, bytes: 0, encoder: await encoder(2) });
   },
   write({ id, left, right }) {
     const recording = recordings.get(id);
     append(recording, recording.encoder.encode([left, right]));
-    parentPort.postMessage({ id, bytes: recording.bytes });
+    parentPort.postMessage({ id, bytes: recording.bytes, left, right }, [left.buffer, right.buffer]);
   },
   close({ id }) {
     const recording = recordings.get(id);
     recordings.delete(id);
-    try {
-      append(recording, recording.encoder.finalize());
-    } finally {
-      fs.closeSync(recording.fd);
-    }
+    append(recording, recording.encoder.finalize());
     parentPort.postMessage({ id, bytes: recording.bytes, closed: true });
   },
   async mono({ id, pcm }) {
     const once = await encoder(1);
     const head = once.encode([pcm]).slice();
-    const tail = once.finalize().slice();
+    const tail = once.finalize();
     const mp3 = new Uint8Array(head.length + tail.length);
     mp3.set(head);
     mp3.set(tail, head.length);
@@ -58,12 +53,13 @@ const operations = {
   },
 };
 
-// One at a time, in order: a recording's blocks are encoded in the order they were written.
+// One at a time, in order: a recording's blocks are encoded in the order they were written. A failure is
+// answered with the error's code or name only (never a message, which could carry a path).
 let queue = Promise.resolve();
 parentPort.on('message', (message) => {
   queue = queue.then(() => operations[message.op](message)).catch((error) => {
     recordings.delete(message.id);
-    parentPort.postMessage({ id: message.id, error: String(error && error.code ? error.code : error && error.name) });
+    parentPort.postMessage({ id: message.id, error: String((error && (error.code || error.name)) || 'Error') });
   });
 });
 `;

@@ -16,7 +16,7 @@ export class RecordingSegment {
   @PrimaryColumn({ type: 'integer' })
   seq: number;
 
-  /** Deleting a conversation (its account's deletion) deletes the rows; the objects go with the account's storage. */
+  /** Deleting the conversation deletes the rows; the call's erasure deletes their objects first (RecordingAssembly). */
   @ManyToOne(() => Conversation, { onDelete: 'CASCADE' })
   @JoinColumn([
     { name: 'account_id', referencedColumnName: 'accountId' },

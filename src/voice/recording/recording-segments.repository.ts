@@ -8,7 +8,15 @@ const EXAMPLE_KEY = 'recordings/6f/6f1d2c3b-4a59-4e8f-9d0c-1b2a3c4d5e6f.mp3';
 export interface SegmentRow {
   seq: number;
   storageKey: string;
-  seconds: number;
+}
+
+/** Where a spoken conversation stands for its recording's assembly. */
+export interface RecordingState {
+  ended: boolean;
+  /** A voice socket holds the conversation: its part of the recording is not stored yet. */
+  socketOpen: boolean;
+  /** The conversation became a call (the visitor said something), which takes the recording. */
+  hasCall: boolean;
 }
 
 /** The parts of spoken conversations' recordings, by conversation; every statement is scoped to the account. */
@@ -42,23 +50,34 @@ export class RecordingSegmentsRepository {
     return rows.length > 0;
   }
 
-  /** The parts in order, locked in `sql`'s transaction (one assembly at a time). */
+  /** The parts in order. */
   @AccountQuery([1, EXAMPLE_ID])
-  lockAll(accountId: number, conversationId: string, sql: Sql = this.db): Promise<SegmentRow[]> {
-    return sql.query<SegmentRow>(
-      `SELECT seq, storage_key AS "storageKey", seconds FROM conversation_recording_segments
-        WHERE account_id = $1 AND conversation_id = $2 ORDER BY seq FOR UPDATE`,
+  list(accountId: number, conversationId: string): Promise<SegmentRow[]> {
+    return this.db.query<SegmentRow>(
+      `SELECT seq, storage_key AS "storageKey" FROM conversation_recording_segments
+        WHERE account_id = $1 AND conversation_id = $2 ORDER BY seq`,
       [accountId, conversationId],
     );
   }
 
+  /** Deletes these parts' rows in `sql`'s transaction; how many there still were (fewer: another run took them). */
   @AccountQuery([1, EXAMPLE_ID, [1, 2]])
-  async delete(accountId: number, conversationId: string, seqs: number[], sql: Sql = this.db): Promise<void> {
-    await sql.query(`DELETE FROM conversation_recording_segments WHERE account_id = $1 AND conversation_id = $2 AND seq = ANY($3)`, [
-      accountId,
-      conversationId,
-      seqs,
-    ]);
+  async take(accountId: number, conversationId: string, seqs: number[], sql: Sql = this.db): Promise<number> {
+    const rows = await sql.query<{ seq: number }>(
+      `DELETE FROM conversation_recording_segments WHERE account_id = $1 AND conversation_id = $2 AND seq = ANY($3) RETURNING seq`,
+      [accountId, conversationId, seqs],
+    );
+    return rows.length;
+  }
+
+  /** Deletes every part's row; their storage keys, for the objects to be deleted too. */
+  @AccountQuery([1, EXAMPLE_ID])
+  async deleteAll(accountId: number, conversationId: string, sql: Sql = this.db): Promise<string[]> {
+    const rows = await sql.query<{ storageKey: string }>(
+      `DELETE FROM conversation_recording_segments WHERE account_id = $1 AND conversation_id = $2 RETURNING storage_key AS "storageKey"`,
+      [accountId, conversationId],
+    );
+    return rows.map((row) => row.storageKey);
   }
 
   /** Whether the conversation has a recording to assemble: parts stored, or a voice socket still writing one. */
@@ -72,13 +91,16 @@ export class RecordingSegmentsRepository {
     return row.recorded;
   }
 
-  /** Whether a voice socket still holds the conversation (its part of the recording is not stored yet). */
+  /** The conversation's state for the assembly; undefined when it no longer exists (erased). */
   @AccountQuery([1, EXAMPLE_ID])
-  async socketOpen(accountId: number, conversationId: string): Promise<boolean> {
-    const [row] = await this.db.query<{ open: boolean }>(
-      `SELECT EXISTS (SELECT 1 FROM conversations WHERE account_id = $1 AND id = $2 AND voice_lease_until > now()) AS open`,
+  async state(accountId: number, conversationId: string): Promise<RecordingState | undefined> {
+    const [row] = await this.db.query<RecordingState>(
+      `SELECT c.status = 'ended' AS ended,
+              coalesce(c.voice_lease_until > now(), false) AS "socketOpen",
+              EXISTS (SELECT 1 FROM calls k WHERE k.account_id = c.account_id AND k.id = c.id) AS "hasCall"
+         FROM conversations c WHERE c.account_id = $1 AND c.id = $2`,
       [accountId, conversationId],
     );
-    return row.open;
+    return row;
   }
 }
