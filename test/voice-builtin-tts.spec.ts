@@ -312,8 +312,8 @@ describe('BuiltinTextToSpeech', () => {
       threads.substitutes.push(
         () => new Worker("require('node:worker_threads').parentPort.on('message', () => { for (;;); });", { eval: true }),
       );
-      // Long enough for the replacement to load espeak within it, even on a busy machine.
-      const tts = builtin({ spawn: threads.spawn, timeoutMs: 1_500 });
+      // Long enough for the replacement to load espeak (a cold start) within it while the whole suite runs on 2 cores.
+      const tts = builtin({ spawn: threads.spawn, timeoutMs: 6_000 });
       await expect(speak(tts, request(SENTENCES['en-US']))).rejects.toMatchObject({ kind: 'timeout' });
       const [hung] = threads.workers;
       await once(hung, 'exit');
