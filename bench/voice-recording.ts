@@ -21,6 +21,7 @@ import { SpooledRecorder } from '../src/voice/recording/call-recorder';
 import { Mp3Encoding } from '../src/voice/recording/mp3-encoding';
 import { VOICE_SAMPLE_RATE } from '../src/voice/voice-format';
 import { round } from './stats';
+import { cpuMs, mainThreadCpuMs } from './cpu-time';
 
 const RECORDERS = 100;
 const FRAME = VOICE_SAMPLE_RATE / 50;
@@ -36,24 +37,6 @@ const AGENT = fixture('hi-question');
 function frameOf(source: Int16Array, start: number, index: number): Int16Array {
   const offset = (start + index * FRAME) % (source.length - FRAME);
   return source.subarray(offset, offset + FRAME);
-}
-
-const cpuMs = (since: NodeJS.CpuUsage) => {
-  const { user, system } = process.cpuUsage(since);
-  return (user + system) / 1000;
-};
-
-/** The main thread's own CPU time in milliseconds: process.threadCpuUsage where Node has it, else Linux's /proc. */
-function mainThreadCpuMs(): number {
-  const own = process as { threadCpuUsage?: () => NodeJS.CpuUsage };
-  if (own.threadCpuUsage) {
-    const { user, system } = own.threadCpuUsage();
-    return (user + system) / 1000;
-  }
-  const stat = readFileSync(`/proc/self/task/${process.pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  // utime and stime, in clock ticks of 10 ms.
-  return (Number(fields[11]) + Number(fields[12])) * 10;
 }
 
 interface OpenRecorder {

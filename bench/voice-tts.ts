@@ -12,7 +12,7 @@
  *
  * Prints the JSON summary on stdout, progress on stderr, and writes bench/results/<date>-voice-tts.json.
  */
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
@@ -20,6 +20,7 @@ import { REPLY_LANGUAGES, ReplyLanguage } from '../src/agents/voices';
 import { BuiltinTextToSpeech } from '../src/voice/tts/builtin-tts';
 import { SpeechRequest } from '../src/voice/tts/text-to-speech';
 import { median, percentile, round } from './stats';
+import { cpuMs, mainThreadCpuMs } from './cpu-time';
 
 const ESPEAK_PATH = require.resolve('@echogarden/espeak-ng-emscripten');
 const MiB = 1024 * 1024;
@@ -62,24 +63,6 @@ async function speak(tts: BuiltinTextToSpeech, request: SpeechRequest) {
 
 function instance(workers: number): BuiltinTextToSpeech {
   return new BuiltinTextToSpeech({ espeakPath: ESPEAK_PATH, workers, timeoutMs: 60_000 });
-}
-
-const cpuMs = (since: NodeJS.CpuUsage) => {
-  const { user, system } = process.cpuUsage(since);
-  return (user + system) / 1000;
-};
-
-/** The main thread's own CPU time in milliseconds: process.threadCpuUsage where Node has it, else Linux's /proc. */
-function mainThreadCpuMs(): number {
-  const own = process as { threadCpuUsage?: () => NodeJS.CpuUsage };
-  if (own.threadCpuUsage) {
-    const { user, system } = own.threadCpuUsage();
-    return (user + system) / 1000;
-  }
-  const stat = readFileSync(`/proc/self/task/${process.pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  // utime and stime, in clock ticks of 10 ms.
-  return (Number(fields[11]) + Number(fields[12])) * 10;
 }
 
 /**
