@@ -8,10 +8,11 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { StartedService, startService as startServiceProcess } from '../scripts/service-process';
 import { V8_FLAGS } from '../src/v8-flags';
+import { writeWidgetBundle } from '../scripts/build-widget';
 
 const ROOT = path.resolve(__dirname, '..');
 
-/** Compiles the service (tsconfig.build.json) into dist/bench-service; returns the path of its main.js. */
+/** Compiles the service (tsconfig.build.json, and the widget's script) into dist/bench-service; returns the path of its main.js. */
 export function buildService(): string {
   const outDir = path.join('dist', 'bench-service');
   const main = path.join(outDir, 'src', 'main.js');
@@ -34,6 +35,7 @@ export function buildService(): string {
     if (!fs.existsSync(path.join(ROOT, main))) throw error;
     process.stderr.write('[bench] tsc reported errors (above); running the emitted JavaScript anyway\n');
   }
+  writeWidgetBundle(path.join(ROOT, outDir));
   return main;
 }
 

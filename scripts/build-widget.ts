@@ -4,8 +4,8 @@
  * from a Blob URL, then the widget with that text inlined. `npm run build` writes it next to the compiled
  * embed-script.js; run from the TypeScript sources (tests, the CLI), embed-script.ts bundles it in memory.
  *
- * `node -r ./scripts/register.js scripts/build-widget.ts [outFile]` (default dist/src/widget-sites/widget-embed.js)
- * prints its size, raw and gzipped.
+ * `node -r ./scripts/register.js scripts/build-widget.ts [outDir]` (default dist: the script goes to
+ * <outDir>/src/widget-sites/widget-embed.js) prints its size, raw and gzipped.
  */
 import { buildSync, BuildOptions } from 'esbuild';
 import * as fs from 'node:fs';
@@ -39,11 +39,20 @@ export function bundleWidget(version: number): string {
   return bundle('main.ts', { CAPTURE_WORKLET_SOURCE: JSON.stringify(worklet), WIDGET_VERSION: JSON.stringify(String(version)) });
 }
 
-if (require.main === module) {
-  const outFile = path.resolve(process.argv[2] ?? path.join(__dirname, '..', 'dist', 'src', 'widget-sites', BUNDLE_FILE_NAME));
+/** Writes the served script next to the compiled embed-script.js of a build whose output is `outDir`; returns it. */
+export function writeWidgetBundle(outDir: string): string {
+  const outFile = path.join(outDir, 'src', 'widget-sites', BUNDLE_FILE_NAME);
   const script = bundleWidget(WIDGET_SCRIPT_VERSION);
   fs.mkdirSync(path.dirname(outFile), { recursive: true });
   fs.writeFileSync(outFile, script);
+  return script;
+}
+
+if (require.main === module) {
+  const outDir = path.resolve(process.argv[2] ?? path.join(__dirname, '..', 'dist'));
+  const script = writeWidgetBundle(outDir);
   const kib = (bytes: number) => `${(bytes / 1024).toFixed(1)} KiB`;
-  console.log(`${path.relative(process.cwd(), outFile)}: ${kib(script.length)} (${kib(gzipSync(script).length)} gzipped)`);
+  console.log(
+    `${path.join(path.relative(process.cwd(), outDir), 'src', 'widget-sites', BUNDLE_FILE_NAME)}: ${kib(script.length)} (${kib(gzipSync(script).length)} gzipped)`,
+  );
 }
