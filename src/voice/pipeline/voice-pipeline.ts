@@ -67,7 +67,7 @@ export class VoicePipeline implements VoiceCall {
   private overAgent = false;
   private interruptedAgent = false;
   private utteranceStart: number | undefined;
-  /** The visitor has said something on this socket (the greeting is then not said). */
+  /** The visitor has said something on this socket (a greeting not yet said is then cut off at once). */
   private visitorSpoke = false;
   /** When the last utterance ended (performance.now()), until the first frame of its reply is sent: the service's own latency. */
   private utteranceEndedAt: number | undefined;
@@ -95,7 +95,9 @@ export class VoicePipeline implements VoiceCall {
       },
     );
     // The greeting first, cut off at once when the visitor has already said something (a text frame with the socket).
-    this.turns = this.ready.then(() => (this.setup?.greeting ? this.say(this.setup.greeting, this.visitorSpoke) : undefined));
+    this.turns = this.ready
+      .then(() => (this.setup?.greeting ? this.say(this.setup.greeting, this.visitorSpoke) : undefined))
+      .catch((error: unknown) => this.failed(error));
   }
 
   audio(pcm: Int16Array): void {
@@ -188,7 +190,9 @@ export class VoicePipeline implements VoiceCall {
   /** Transcribes an utterance and takes it as the visitor's message; a failed transcription gets the spoken apology. */
   private hear(audio: Int16Array, startSeconds: number | undefined): void {
     const language = this.setup!.speaker.language;
+    // Transcribed at once, answered in turn: the turn awaits it, which may be after it failed (hence the catch now).
     const heard = this.services.stt!.transcribe({ audio, language, signal: this.closing.signal });
+    heard.catch(() => undefined);
     this.queueTurn(async () => {
       let text: string;
       try {
