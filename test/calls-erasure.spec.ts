@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
 import { DataSource } from 'typeorm';
 import { RecordingStorage } from '../src/recordings/recording-storage';
-import { createListeningTestContext, TestAccount, TestContext } from './helpers';
+import { binaryBody, createListeningTestContext, TestAccount, TestContext } from './helpers';
 import { chunks, localTestStorage, rawRequest, s3TestStorage, TestStorage } from './recordings-helpers';
 
 const MP3 = { 'Content-Type': 'audio/mpeg' };
@@ -97,7 +97,7 @@ describe.each([
       await storage.recover();
     }
     expect(await row(callId)).toEqual(before);
-    const download = await context.as(owner).get(`/calls/${callId}/recording/download`).buffer(true).parse(binary).expect(200);
+    const download = await context.as(owner).get(`/calls/${callId}/recording/download`).buffer(true).parse(binaryBody).expect(200);
     expect(Buffer.compare(download.body, audio)).toBe(0);
     await context.as(owner).delete(`/calls/${callId}`).expect(204);
     expect(await row(callId)).toBeUndefined();
@@ -194,10 +194,3 @@ describe.each([
     });
   });
 });
-
-/** supertest parser that keeps a binary body as a Buffer. */
-function binary(response: import('superagent').Response, done: (error: Error | null, body: Buffer) => void): void {
-  const parts: Buffer[] = [];
-  response.on('data', (part: Buffer) => parts.push(part));
-  response.on('end', () => done(null, Buffer.concat(parts)));
-}

@@ -147,3 +147,10 @@ export async function queryOnce<R = Record<string, unknown>>(url: string, text: 
     await client.end();
   }
 }
+
+/** supertest parser that keeps a binary body (a recording, a voice sample) as a Buffer: `.buffer(true).parse(binaryBody)`. */
+export function binaryBody(response: import('superagent').Response, done: (error: Error | null, body: Buffer) => void): void {
+  const parts: Buffer[] = [];
+  response.on('data', (part: Buffer) => parts.push(part));
+  response.on('end', () => done(null, Buffer.concat(parts)));
+}

@@ -1,4 +1,4 @@
-import { createListeningTestContext, eventually, TestAccount, TestContext } from './helpers';
+import { binaryBody, createListeningTestContext, eventually, TestAccount, TestContext } from './helpers';
 import { createShopAgent, KNOWLEDGE } from './browser/harness';
 import { APOLOGY, QUESTION_NOTED } from '../src/conversations/answering/answerer';
 import { loadConfig } from '../src/config/config';
@@ -59,15 +59,7 @@ describe('a spoken conversation with the built-in voice', () => {
     const [visitorAt, agentAt] = call.transcript.map((entry: { startSeconds: number }) => entry.startSeconds);
     expect(agentAt).toBeGreaterThan(visitorAt);
 
-    const download = await context
-      .as(owner)
-      .get(`/calls/${started.conversationId}/recording/download`)
-      .buffer(true)
-      .parse((response, done) => {
-        const parts: Buffer[] = [];
-        response.on('data', (part: Buffer) => parts.push(part));
-        response.on('end', () => done(null, Buffer.concat(parts)));
-      });
+    const download = await context.as(owner).get(`/calls/${started.conversationId}/recording/download`).buffer(true).parse(binaryBody);
     expect(download.status).toBe(200);
     expect(download.headers['content-type']).toBe('audio/mpeg');
     const mp3 = await decodeMp3(download.body as Buffer);
@@ -115,16 +107,7 @@ describe('a spoken conversation with the built-in voice', () => {
   describe('GET /voices/{voiceId}/preview', () => {
     it('speaks a sample in the voice and language asked for, as MP3, the same each time', async () => {
       const mp3 = async (path: string) => {
-        const response = await context
-          .as(owner)
-          .get(path)
-          .buffer(true)
-          .parse((answer, done) => {
-            const parts: Buffer[] = [];
-            answer.on('data', (part: Buffer) => parts.push(part));
-            answer.on('end', () => done(null, Buffer.concat(parts)));
-          })
-          .expect(200);
+        const response = await context.as(owner).get(path).buffer(true).parse(binaryBody).expect(200);
         expect(response.headers['content-type']).toBe('audio/mpeg');
         return response.body as Buffer;
       };

@@ -9,7 +9,7 @@ import { BLOCK_SAMPLES, CallRecorder, CallRecordings, SpooledRecorder } from '..
 import { Mp3Encoding, MP3_BYTES_PER_SECOND } from '../src/voice/recording/mp3-encoding';
 import { JOB_ASSEMBLE } from '../src/voice/recording/recording-assembly';
 import { bearer, capturedLogger, startConversation } from './conversation-helpers';
-import { createTestContext, eventually, TestAccount, TestContext } from './helpers';
+import { binaryBody, createTestContext, eventually, TestAccount, TestContext } from './helpers';
 import { localTestStorage, TestStorage } from './recordings-helpers';
 import { decodeMp3, DecodedMp3, levelDbfs } from './support/voice-audio';
 import { Receiver, startReceiver } from './webhook-receiver';
@@ -133,16 +133,7 @@ describe('the spoken call recording', () => {
   }
 
   async function download(ctx: TestContext, account: TestAccount, callId: string): Promise<Buffer> {
-    const response = await ctx
-      .as(account)
-      .get(`/calls/${callId}/recording/download`)
-      .buffer(true)
-      .parse((answer, done) => {
-        const parts: Buffer[] = [];
-        answer.on('data', (part: Buffer) => parts.push(part));
-        answer.on('end', () => done(null, Buffer.concat(parts)));
-      })
-      .expect(200);
+    const response = await ctx.as(account).get(`/calls/${callId}/recording/download`).buffer(true).parse(binaryBody).expect(200);
     expect(response.headers['content-type']).toBe('audio/mpeg');
     return response.body as Buffer;
   }
