@@ -17,7 +17,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { parseWav } from '../src/voice/audio/wav';
-import { SpooledRecorder } from '../src/voice/recording/call-recorder';
+import { BLOCK_SAMPLES, SpooledRecorder } from '../src/voice/recording/call-recorder';
 import { Mp3Encoding } from '../src/voice/recording/mp3-encoding';
 import { VOICE_SAMPLE_RATE } from '../src/voice/voice-format';
 import { round } from './stats';
@@ -147,7 +147,7 @@ async function main(): Promise<void> {
       // Other work on the machine inflates the timings: its load when the run started.
       machine: { cpus: os.cpus().length, model: os.cpus()[0]?.model, loadAverage: os.loadavg().map((load) => round(load, 2)) },
       package: 'wasm-media-encoders (LAME), one worker thread',
-      format: 'MP3, stereo, 16 kHz, 64 kbit/s CBR, 500 ms blocks',
+      format: `MP3, stereo, 16 kHz, 64 kbit/s CBR, ${(BLOCK_SAMPLES / VOICE_SAMPLE_RATE) * 1000} ms blocks`,
       realTime: live,
       throughput: fast,
     };

@@ -2,7 +2,8 @@
  * Voice benchmark (`npm run bench:voice`): N spoken calls at once on this machine, each streaming 20 ms frames
  * of speech and silence at real time while the agent answers aloud, with voice activity detection and the MP3
  * recording on. The three providers are local stand-ins that answer at once (an OpenAI-compatible chat,
- * transcription and speech server in this process), so that what is measured is the service's own work.
+ * transcription and speech server, bench/voice-stand-ins.ts, in a process of their own so that the callers'
+ * work does not delay their answers), so that what is measured is the service's own work.
  *
  * - The service runs as its own process (compiled, as `npm start` runs it) on a throwaway embedded PostgreSQL,
  *   with LOG_LEVEL=debug so that it reports, from inside, the lateness of its 20 ms clock (the agent's audio
@@ -14,25 +15,20 @@
  *   reply's first frame) and errors.
  * - Memory: the service's RSS before the calls and during them; CPU: the service's CPU seconds per call-minute.
  *
- * Options: --calls 100 --seconds 60. Writes bench/results/<date>-voice.json and prints a summary.
+ * Options: --calls 100 --seconds 60 [--profile DIR: the service writes a V8 CPU profile into DIR when it stops]. Writes bench/results/<date>-voice.json and prints a summary.
  */
-import { execFileSync } from 'node:child_process';
+import { fork } from 'node:child_process';
 import * as fs from 'node:fs';
-import * as http from 'node:http';
-import { AddressInfo } from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import WebSocket from 'ws';
-import { loadConfig } from '../src/config/config';
-import { runMigrations } from '../src/database/migrate';
-import { startThrowawayPostgres } from '../scripts/throwaway-postgres';
-import { startFakeLlm } from '../test/fake-llm';
 import { fixture } from '../test/support/voice-audio';
-import { buildService, RunningServer, startService } from './servers';
 import { percentile, round } from './stats';
+import { startVoiceBenchService, VoiceBenchService } from './voice-service';
 
 const ROOT = path.resolve(__dirname, '..');
 const FRAME = 320;
+const CALLERS_NICENESS = 19;
 const option = (name: string, fallback: number) => {
   const index = process.argv.indexOf(`--${name}`);
   return index > 0 ? Number(process.argv[index + 1]) : fallback;
@@ -40,40 +36,14 @@ const option = (name: string, fallback: number) => {
 const log = (line: string) => process.stderr.write(`[bench:voice] ${line}\n`);
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** 20 s of a 220 Hz tone at 24 kHz, made once: the speech stand-in answers a slice of it at once. */
-const TONE = Buffer.alloc(20 * 24_000 * 2);
-for (let index = 0; index < TONE.length / 2; index++)
-  TONE.writeInt16LE(Math.round(6_000 * Math.sin((2 * Math.PI * 220 * index) / 24_000)), index * 2);
-
-/** Transcription and speech stand-ins (OpenAI's wire format): a fixed transcript, and a second of tone per 15 characters. */
-async function startSpeechServer(): Promise<{ url: string; close(): Promise<void> }> {
-  const server = http.createServer((request, response) => {
-    const parts: Buffer[] = [];
-    request.on('data', (part: Buffer) => parts.push(part));
-    request.on('end', () => {
-      if (request.url === '/v1/audio/transcriptions') {
-        return void response.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify({ text: 'When do you open?' }));
-      }
-      const { input } = JSON.parse(Buffer.concat(parts).toString('utf8')) as { input: string };
-      const bytes = Math.min(TONE.length, Math.round((input.length / 15) * 24_000) * 2);
-      response.writeHead(200, { 'Content-Type': 'audio/pcm' }).end(TONE.subarray(0, bytes));
-    });
+/** The providers' stand-ins (bench/voice-stand-ins.ts), in a process of their own. */
+async function startStandIns(): Promise<{ llmUrl: string; speechUrl: string; stop(): void }> {
+  const child = fork(path.join(__dirname, 'voice-stand-ins.ts'), { cwd: ROOT, execArgv: ['-r', './scripts/register.js'] });
+  const urls = await new Promise<{ llmUrl: string; speechUrl: string }>((resolve, reject) => {
+    child.once('message', (message) => resolve(message as { llmUrl: string; speechUrl: string }));
+    child.once('exit', (code) => reject(new Error(`the stand-ins exited with ${code}`)));
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`,
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
-  };
-}
-
-async function post<T>(url: string, headers: Record<string, string>, body: object): Promise<T> {
-  const response = await fetch(url, {
-    method: 'POST',
-    headers: { 'Content-Type': 'application/json', ...headers },
-    body: JSON.stringify(body),
-  });
-  if (!response.ok) throw new Error(`${url}: ${response.status}`);
-  return (await response.json()) as T;
+  return { ...urls, stop: () => child.disconnect() };
 }
 
 interface ClientFigures {
@@ -143,12 +113,7 @@ class Caller {
   }
 }
 
-async function openCaller(baseUrl: string, apiKey: string, agentId: number, question: Int16Array): Promise<Caller> {
-  const started = await post<{ conversationId: string; token: string }>(
-    `${baseUrl}/agents/${agentId}/conversations`,
-    { 'X-Api-Key': apiKey },
-    {},
-  );
+async function openCaller(baseUrl: string, started: { conversationId: string; token: string }, question: Int16Array): Promise<Caller> {
   const socket = new WebSocket(`${baseUrl.replace('http', 'ws')}/conversations/${started.conversationId}/voice`, {
     perMessageDeflate: false,
   });
@@ -162,71 +127,54 @@ async function openCaller(baseUrl: string, apiKey: string, agentId: number, ques
   return new Caller(socket, question);
 }
 
+/** p50, p99 and max of one stage of the turns' timings (milliseconds since the end of the utterance). */
+function stageFigures(turns: Record<string, number>[], stage: string) {
+  const values = turns.map((turn) => turn[stage]).filter((value) => value !== undefined);
+  return { p50: round(percentile(values, 0.5)), p99: round(percentile(values, 0.99)), max: round(Math.max(...values)) };
+}
+
 /** The service's own reports (LOG_LEVEL=debug) since `fromByte` of its log. */
 function serviceReports(file: string, fromByte: number) {
   const lines = fs.readFileSync(file).subarray(fromByte).toString('utf8').split('\n').filter(Boolean);
-  const firstAudioMs: number[] = [];
+  const turns: Record<string, number>[] = [];
   const clock: { ticks: number; lateMs: { p50: number; p99: number; max: number } }[] = [];
   for (const line of lines) {
-    const entry = JSON.parse(line) as { voiceTurn?: { firstAudioMs: number }; voiceClock?: (typeof clock)[number] };
-    if (entry.voiceTurn) firstAudioMs.push(entry.voiceTurn.firstAudioMs);
+    const entry = JSON.parse(line) as { voiceTurn?: Record<string, number>; voiceClock?: (typeof clock)[number] };
+    if (entry.voiceTurn) turns.push(entry.voiceTurn);
     if (entry.voiceClock) clock.push(entry.voiceClock);
   }
-  return { firstAudioMs, clock };
+  return { turns, clock };
 }
 
 async function main(): Promise<void> {
   const calls = option('calls', 100);
   const seconds = option('seconds', 60);
-  const work = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-voice-'));
-  const postgres = await startThrowawayPostgres();
-  const llm = await startFakeLlm();
-  llm.behave({ kind: 'stream', pieces: ['We open ', 'at nine ', 'every morning, ', 'and close at six.'] });
-  const speech = await startSpeechServer();
-  let service: RunningServer | undefined;
-  const stdoutFile = path.join(work, 'service.out');
+  const profileIndex = process.argv.indexOf('--profile');
+  const profileDir = profileIndex > 0 ? path.resolve(process.argv[profileIndex + 1]) : undefined;
+  const standIns = await startStandIns();
+  let bench: VoiceBenchService | undefined;
   try {
-    const main = buildService();
-    await runMigrations(postgres.url, loadConfig({}));
-    const env = { DATABASE_URL: postgres.url, LOG_LEVEL: 'debug' };
-    const created = execFileSync(process.execPath, ['-r', './scripts/register.js', 'src/cli/cli.ts', 'account:create', '--name', 'Bench'], {
-      cwd: ROOT,
-      env: { ...process.env, ...env, LOG_LEVEL: 'warn' },
-      encoding: 'utf8',
-    });
-    const { apiKey } = JSON.parse(created.trim().split('\n').at(-1)!) as { apiKey: string };
-    service = await startService({
-      name: 'service',
-      script: main,
+    bench = await startVoiceBenchService({
+      name: 'voice',
       env: {
-        ...env,
-        DATA_DIR: path.join(work, 'service-data'),
-        LLM_BASE_URL: llm.url,
+        LLM_BASE_URL: standIns.llmUrl,
         LLM_API_KEY: 'bench',
         TTS_PROVIDER: 'openai',
-        TTS_BASE_URL: speech.url,
+        TTS_BASE_URL: standIns.speechUrl,
         STT_PROVIDER: 'openai',
-        STT_BASE_URL: speech.url,
-        RATE_LIMIT: '0',
-        WIDGET_RATE_LIMIT: '1000000',
-        CONVERSATION_MAX_ACTIVE_PER_ACCOUNT: '100000',
-        CONVERSATION_MAX_REPLIES_PER_ACCOUNT: '100000',
-        CONVERSATION_MAX_REPLIES_PER_ADDRESS: '100000',
+        STT_BASE_URL: standIns.speechUrl,
       },
-      readyPath: '/health',
-      logFile: path.join(work, 'service.log'),
-      stdoutFile,
+      nodeArgs: profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [],
     });
-    const agent = await post<{ id: number }>(
-      `${service.baseUrl}/agents`,
-      { 'X-Api-Key': apiKey },
-      { name: 'Bench', language: 'en-IN', model: 'bench' },
-    );
+    const { service, stdoutFile } = bench;
     const question = fixture('en-question');
     const idleRss = service.rssMiB();
     log(`service idle: ${idleRss} MiB; opening ${calls} calls`);
+    // The callers stand for browsers on other machines: they yield the CPU to the service, its database and the
+    // providers' stand-ins (started before this, at normal priority), whose work is what is measured.
+    os.setPriority(CALLERS_NICENESS);
     const callers: Caller[] = [];
-    for (let index = 0; index < calls; index++) callers.push(await openCaller(service.baseUrl, apiKey, agent.id, question));
+    for (let index = 0; index < calls; index++) callers.push(await openCaller(service.baseUrl, await bench.startConversation(), question));
 
     // One ticker for every caller, against absolute deadlines (as the service's own clock).
     let due = performance.now();
@@ -244,7 +192,7 @@ async function main(): Promise<void> {
     const fromByte = fs.statSync(stdoutFile).size;
     const cpuBefore = service.cpuSeconds();
     const rss: number[] = [];
-    const sampler = setInterval(() => rss.push(service!.rssMiB()), 1_000);
+    const sampler = setInterval(() => rss.push(service.rssMiB()), 1_000);
     const before = callers.map((caller) => ({ ...caller.figures, errors: caller.figures.errors.length }));
     await sleep(seconds * 1_000);
     clearInterval(sampler);
@@ -267,12 +215,12 @@ async function main(): Promise<void> {
       node: process.version,
       cpus: os.cpus().length,
       options: { calls, seconds },
-      turns: reports.firstAudioMs.length,
-      endOfTurnToFirstAudioMs: {
-        p50: round(percentile(reports.firstAudioMs, 0.5)),
-        p99: round(percentile(reports.firstAudioMs, 0.99)),
-        max: round(Math.max(...reports.firstAudioMs)),
-      },
+      turns: reports.turns.length,
+      endOfTurnToFirstAudioMs: stageFigures(reports.turns, 'firstAudioMs'),
+      // The way there: transcript in, message accepted, the reply's first text, its first synthesised audio.
+      endOfTurnToMs: Object.fromEntries(
+        ['heardMs', 'acceptedMs', 'firstTextMs', 'firstSpeechMs'].map((stage) => [stage, stageFigures(reports.turns, stage)]),
+      ),
       clockLatenessMs: {
         worstP99: clockP99,
         max: Math.max(...reports.clock.map((report) => report.lateMs.max)),
@@ -290,10 +238,8 @@ async function main(): Promise<void> {
     log(`wrote ${path.relative(ROOT, file)}`);
     for (const caller of callers) (caller as unknown as { socket: WebSocket }).socket.close();
   } finally {
-    await service?.stop();
-    await speech.close();
-    await llm.close();
-    await postgres.destroy();
+    await bench?.stop();
+    standIns.stop();
   }
 }
 

@@ -1,6 +1,8 @@
 import { EventEmitter, once } from 'node:events';
+import * as fs from 'node:fs';
 import type { Server } from 'node:http';
 import * as net from 'node:net';
+import * as path from 'node:path';
 import fc from 'fast-check';
 import { DataSource } from 'typeorm';
 import WebSocket from 'ws';
@@ -377,6 +379,29 @@ describe('the voice socket: handshake, start, frames and close codes (contract s
       client.socket.terminate();
       await calls.get(started.conversationId)!.whenClosed();
       expect(await statusOf(started)).toBe('active');
+    });
+
+    it('renews the lease while the socket lives, in a commit that does not wait for the disk', async () => {
+      const started = await conversation();
+      const until = async () =>
+        (
+          await dataSource.query<{ until: Date }[]>('SELECT voice_lease_until AS until FROM conversations WHERE id = $1', [
+            started.conversationId,
+          ])
+        )[0].until.getTime();
+      await withTimings({ leaseSeconds: 0.3 }, async () => {
+        const client = await connected(started);
+        const first = await until();
+        await eventually(async () => ((await until()) > first ? true : undefined));
+        expect(await leaseOf(started)).not.toBeNull();
+        client.socket.close(1000);
+        await released(started);
+      });
+      const renewal = fs
+        .readFileSync(path.join(__dirname, '..', 'src', 'queries', 'voice-leases.repository.sql'), 'utf8')
+        .split(/^-- (?=VoiceLeasesRepository\.)/m)
+        .find((query) => query.startsWith('VoiceLeasesRepository.renew\n'));
+      expect(renewal).toContain("set_config('synchronous_commit', 'off', TRUE)");
     });
 
     it('says ended and closes 1000 when the conversation is ended elsewhere (its end route), noticed at the lease renewal', async () => {

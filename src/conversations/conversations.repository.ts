@@ -123,7 +123,7 @@ const withLimits = (sql: string, idle: string, stale: string) => sql.replaceAll(
  * database server (not of the service) can lose the turns of its last moments (at most 3 × `wal_writer_delay`,
  * 600 ms by default), in order and without inconsistency; a conversation whose reply was lost takes messages
  * again once the claim is stale. Everything else (the call a conversation becomes, API writes, the webhooks'
- * outbox) commits synchronously.
+ * outbox) commits synchronously, but for the renewal of a voice socket's lease (VoiceLeasesRepository.renew).
  */
 export const ASYNCHRONOUS_COMMIT = `CROSS JOIN (SELECT set_config('synchronous_commit', 'off', true)) AS asynchronous_commit`;
 

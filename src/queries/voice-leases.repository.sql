@@ -20,6 +20,11 @@ RETURNING
 UPDATE conversations
 SET
   voice_lease_until = now() + make_interval(secs => $4)
+FROM
+  (
+    SELECT
+      set_config('synchronous_commit', 'off', TRUE)
+  ) AS asynchronous_commit
 WHERE
   account_id = $1
   AND id = $2

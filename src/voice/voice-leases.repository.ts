@@ -27,11 +27,17 @@ export class VoiceLeasesRepository {
     return rows.length > 0;
   }
 
-  /** Renews a lease still held; the conversation's status, or undefined when the lease was lost (or the conversation erased). */
+  /**
+   * Renews a lease still held; the conversation's status, or undefined when the lease was lost (or the conversation
+   * erased). Every open socket renews every few seconds, so the commit does not wait for the disk (as a message's,
+   * ASYNCHRONOUS_COMMIT): renewals that each held a pooled connection through a slow flush made the messages of
+   * every call wait for a connection. A renewal lost to a crash of the database server only shortens the lease.
+   */
   @AccountQuery([1, EXAMPLE_ID, EXAMPLE_LEASE, 30])
   async renew(accountId: number, conversationId: string, leaseId: string, seconds: number): Promise<ConversationStatus | undefined> {
     const [row] = await this.db.query<{ status: ConversationStatus }>(
       `UPDATE conversations SET voice_lease_until = now() + make_interval(secs => $4)
+        FROM (SELECT set_config('synchronous_commit', 'off', true)) AS asynchronous_commit
         WHERE account_id = $1 AND id = $2 AND voice_lease_id = $3
         RETURNING status`,
       [accountId, conversationId, leaseId, seconds],

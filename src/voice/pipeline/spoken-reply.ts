@@ -22,8 +22,12 @@ export interface SpokenReplyOptions {
   recordingSeconds: () => number;
   /** Sends what may be sent of the agent's voice now (the first frames without waiting for the clock's tick). */
   sendAhead: () => void;
+  /** Notes when the reply's first text and first synthesised audio came (for the turn's latency at debug level). */
+  mark?: (stage: TurnStage) => void;
   logger: Logger;
 }
+
+export type TurnStage = 'firstTextMs' | 'firstSpeechMs';
 
 /**
  * One reply of the agent, spoken: its pieces are shown as they come (`reply`), cut into sentences, each
@@ -54,6 +58,7 @@ export class SpokenReply {
   /** A piece of the reply as the answerer produces it. */
   readonly piece = (piece: string): void => {
     if (this.interrupted) return;
+    this.options.mark?.('firstTextMs');
     this.streamed += piece;
     this.options.link.send({ type: 'reply', text: piece });
     for (const sentence of this.cutter.push(piece)) this.speak(sentence);
@@ -117,6 +122,7 @@ export class SpokenReply {
     try {
       for await (const chunk of tts.synthesize({ text: sentence, ...speaker, signal: this.signal })) {
         if (this.interrupted) return;
+        this.options.mark?.('firstSpeechMs');
         voice.enqueue(resampler.process(chunk));
         this.options.sendAhead();
         await voice.room();

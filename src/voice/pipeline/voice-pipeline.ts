@@ -12,7 +12,7 @@ import { TurnDetector, TurnEvent } from '../vad/turn-detector';
 import type { VoiceCall, VoiceCallContext, VoiceLink } from '../voice-call';
 import { FRAME_SAMPLES, VOICE_SAMPLE_RATE } from '../voice-format';
 import { AgentVoice } from './agent-voice';
-import { SpokenReply } from './spoken-reply';
+import { SpokenReply, TurnStage } from './spoken-reply';
 import { VisitorAudio } from './visitor-audio';
 
 /** The agent's speech queued ahead of what plays, at most: synthesis waits beyond it. */
@@ -69,8 +69,8 @@ export class VoicePipeline implements VoiceCall {
   private utteranceStart: number | undefined;
   /** The visitor has said something on this socket (a greeting not yet said is then cut off at once). */
   private visitorSpoke = false;
-  /** When the last utterance ended (performance.now()), until the first frame of its reply is sent: the service's own latency. */
-  private utteranceEndedAt: number | undefined;
+  /** The last utterance's way to the first frame of its reply (logged at debug level): the service's own latency. */
+  private turnTiming: TurnTiming | undefined;
   private readonly ready: Promise<void>;
   private stopTicking: () => void = () => undefined;
 
@@ -153,12 +153,9 @@ export class VoicePipeline implements VoiceCall {
   private sendAudio(frame: Int16Array): boolean {
     if (this.link.bufferedAmount() > MAX_UNSENT_BYTES) return false;
     this.link.sendAudio(frame);
-    if (this.utteranceEndedAt !== undefined) {
-      this.services.logger.debug(
-        { voiceTurn: { firstAudioMs: Math.round((performance.now() - this.utteranceEndedAt) * 10) / 10 } },
-        'Voice turn',
-      );
-      this.utteranceEndedAt = undefined;
+    if (this.turnTiming) {
+      this.services.logger.debug({ voiceTurn: this.turnTiming.firstAudio() }, 'Voice turn');
+      this.turnTiming = undefined;
     }
     return true;
   }
@@ -181,7 +178,7 @@ export class VoicePipeline implements VoiceCall {
         // A short sound over the agent's voice ("mm", a cough) that did not interrupt it is not a turn.
         if (this.overAgent && !this.interruptedAgent) return;
         if (!this.services.stt) return;
-        this.utteranceEndedAt = performance.now();
+        this.turnTiming = new TurnTiming();
         this.hear(event.audio, this.utteranceStart);
         break;
     }
@@ -197,6 +194,7 @@ export class VoicePipeline implements VoiceCall {
       let text: string;
       try {
         text = (await heard).trim();
+        this.turnTiming?.mark('heardMs');
       } catch (error) {
         if (this.closing.signal.aborted) return;
         logProviderFailure(this.services.logger, error, 'The visitor was not heard; they got the apology');
@@ -229,6 +227,7 @@ export class VoicePipeline implements VoiceCall {
   private async answer(text: string, startSeconds: number | undefined): Promise<void> {
     const { access, authorization, address } = this.context;
     const turn = await this.services.talk.accept(access.id, authorization, text, address, () => undefined, startSeconds);
+    this.turnTiming?.mark('acceptedMs');
     const reply = this.newReply();
     try {
       await this.services.replies.reply(turn, reply.piece, { signal: reply.signal, deliver: reply.deliver });
@@ -256,6 +255,7 @@ export class VoicePipeline implements VoiceCall {
       speaker: this.setup!.speaker,
       recordingSeconds: () => this.recordingSeconds(),
       sendAhead: () => this.voice.sendAhead((frame) => this.sendAudio(frame)),
+      mark: (stage) => this.turnTiming?.mark(stage),
       logger: this.services.logger,
     });
     return this.reply;
@@ -278,6 +278,25 @@ export class VoicePipeline implements VoiceCall {
 
   private recordingSeconds(): number {
     return Math.round((this.setup?.recorder.seconds ?? 0) * 1000) / 1000;
+  }
+}
+
+/** Milliseconds from the end of an utterance to each stage of its reply, the first frame sent last. */
+class TurnTiming {
+  private readonly from = performance.now();
+  private readonly stages: Record<string, number> = {};
+
+  /** The first time a stage is reached counts. */
+  mark(stage: 'heardMs' | 'acceptedMs' | TurnStage): void {
+    this.stages[stage] ??= this.since();
+  }
+
+  firstAudio(): Record<string, number> {
+    return { firstAudioMs: this.since(), ...this.stages };
+  }
+
+  private since(): number {
+    return Math.round((performance.now() - this.from) * 10) / 10;
   }
 }
 

@@ -11,8 +11,12 @@ import { Mp3Encoding, MP3_BYTES_PER_SECOND, Mp3Spool } from './mp3-encoding';
 import { RecordingAssembly } from './recording-assembly';
 import { RecordingSegmentsRepository } from './recording-segments.repository';
 
-/** Stereo blocks handed to the encoder: half a second (fewer, larger messages encode faster). */
-export const BLOCK_SAMPLES = VOICE_SAMPLE_RATE / 2;
+/**
+ * Stereo blocks handed to the encoder: a quarter of a second. Larger blocks mean fewer messages, but LAME's heap
+ * in WebAssembly grows with the largest block it was given (per recording: 0.67 MiB at a quarter second, 0.84 MiB
+ * at a second; bench/voice.ts), and the main thread holds two blocks per socket.
+ */
+export const BLOCK_SAMPLES = VOICE_SAMPLE_RATE / 4;
 /** Room kept below RECORDING_MAX_BYTES for the frames the encoder adds at the end (its delay and padding). */
 const FINAL_BYTES = 2 * 1024;
 /** A spool not written to for this long belongs to no live socket (its process died): it is removed at start. */
