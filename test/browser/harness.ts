@@ -1,6 +1,8 @@
 import * as fs from 'node:fs';
 import * as http from 'node:http';
 import { AddressInfo } from 'node:net';
+import * as os from 'node:os';
+import * as path from 'node:path';
 import { Browser, chromium, ConsoleMessage, Locator, Page } from 'playwright-core';
 import { freePort } from '../../scripts/throwaway-postgres';
 import { AppConfig } from '../../src/config/config';
@@ -21,6 +23,15 @@ const CHROMIUM_ARGS = [
   '--disable-sync',
 ];
 export const VIEWPORT = { width: 1000, height: 680 };
+
+/**
+ * Where a test saves the documentation's screenshot `docs/<name>`: there only on request (`UPDATE_SCREENSHOT=1`)
+ * or when it is missing, so that runs leave the tree clean; otherwise in the temporary directory.
+ */
+export function screenshotPath(name: string): string {
+  const documented = path.join(__dirname, '..', '..', 'docs', name);
+  return process.env.UPDATE_SCREENSHOT === '1' || !fs.existsSync(documented) ? documented : path.join(os.tmpdir(), name);
+}
 
 /** The host page's own styles, deliberately aggressive: none may reach the widget, and the widget may change none. */
 const HOST_CSS = `

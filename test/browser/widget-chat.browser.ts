@@ -1,10 +1,8 @@
 import * as fs from 'node:fs';
-import * as os from 'node:os';
-import * as path from 'node:path';
 import { Page } from 'playwright-core';
 import { bearer } from '../conversation-helpers';
 import { TestAccount } from '../helpers';
-import { createShopAgent, KNOWLEDGE, startWidgetHarness, widget, WidgetHarness } from './harness';
+import { createShopAgent, KNOWLEDGE, screenshotPath, startWidgetHarness, widget, WidgetHarness } from './harness';
 import {
   conversationStyles,
   externalStart,
@@ -21,12 +19,8 @@ import {
  * The widget's chat in Chromium, with the built-in answerer (no provider): the agent answers from its knowledge
  * base, word by word. The whole chat and its call, a reload, the keyboard alone, the errors, the opt-out.
  */
-const DOCS_SCREENSHOT = path.join(__dirname, '..', '..', 'docs', 'widget-screenshot.png');
-/** The API guide's screenshot is rewritten only on request (or when missing), so that runs leave the tree clean. */
-const SCREENSHOT =
-  process.env.UPDATE_SCREENSHOT === '1' || !fs.existsSync(DOCS_SCREENSHOT)
-    ? DOCS_SCREENSHOT
-    : path.join(os.tmpdir(), 'widget-screenshot.png');
+/** The API guide's screenshot (screenshotPath). */
+const SCREENSHOT = screenshotPath('widget-screenshot.png');
 const GREETING = 'Namaste! Questions about delivery or returns? Ask me.';
 const DELIVERY_QUESTION = 'How long does delivery take?';
 const RETURNS_QUESTION = 'Can I return a saree?';

@@ -1,8 +1,9 @@
+import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { loadConfig } from '../../src/config/config';
 import { FAKE_SPEECH_KEY, FakeSpeechProviders, startFakeSpeechProviders } from '../fake-speech-providers';
 import { eventually, TestAccount } from '../helpers';
-import { createShopAgent, fakeMicrophone, KNOWLEDGE, startWidgetHarness, widget, WidgetHarness } from './harness';
+import { createShopAgent, fakeMicrophone, KNOWLEDGE, screenshotPath, startWidgetHarness, widget, WidgetHarness } from './harness';
 import { countPlayedAudio, playedAudio, savedConversation } from './page-scripts';
 
 /**
@@ -12,6 +13,8 @@ import { countPlayedAudio, playedAudio, savedConversation } from './page-scripts
  * the page plays the agent's audio frames and shows the reply; End; the call then has a stereo recording.
  */
 const QUESTION_WAV = path.join(__dirname, '..', 'fixtures', 'voice', 'en-question.wav');
+/** The README's screenshot (screenshotPath). */
+const SCREENSHOT = screenshotPath('widget-voice-screenshot.png');
 const GREETING = 'Namaste! Ask me about delivery or returns.';
 const QUESTION = 'How long does delivery take?';
 
@@ -62,6 +65,12 @@ describe("the widget's spoken call over the voice socket, in Chromium", () => {
       KNOWLEDGE.delivery,
     ]);
     const { conversationId } = (await savedConversation(page, siteKey))!;
+    // The call just answered: the visitor's words and the reply in the transcript, Mute and End below.
+    expect(await parts.mute.isVisible()).toBe(true);
+    expect(await parts.end.isVisible()).toBe(true);
+    await page.mouse.move(0, 0);
+    await page.screenshot({ path: SCREENSHOT });
+    expect(fs.statSync(SCREENSHOT).size).toBeGreaterThan(10_000);
     const played = await playedAudio(page);
     expect(played.frames).toBeGreaterThan(50); // 20 ms frames: the greeting and a part of the reply, at least
     expect(played.seconds).toBeGreaterThan(1);
