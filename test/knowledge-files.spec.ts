@@ -369,6 +369,41 @@ describe('file sources', () => {
     expect(await settled(kbId, created.id)).toEqual(before);
   });
 
+  describe('with an Idempotency-Key (contract section 12)', () => {
+    const sourcesOf = async (kbId: number) =>
+      (await context.as(owner).get(`/knowledge-bases/${kbId}/sources`).expect(200)).body as Source[];
+
+    it('replays the first answer to the same upload sent again, and keeps one copy of the file', async () => {
+      const kbId = await createKnowledgeBase();
+      const send = () => upload(kbId, fixture('loyalty.md'), 'loyalty.md', { name: 'Loyalty' }).set('Idempotency-Key', 'upload-1');
+      const first = await send().expect(201);
+      expect(first.headers['idempotent-replayed']).toBeUndefined();
+      const again = await send().expect(201);
+      expect(again.headers['idempotent-replayed']).toBe('true');
+      expect(again.body).toEqual(first.body);
+      expect((await sourcesOf(kbId)).map((source) => source.id)).toEqual([first.body.id]);
+      // The retry's copy of the file was deleted: the source's pieces only.
+      expect(await leftBehind()).toBe(0);
+      expect(await piecesOf(first.body.id)).toBe(1);
+    });
+
+    it('answers 422 to another file, another name or another field under the same key, and stores nothing of it', async () => {
+      const kbId = await createKnowledgeBase();
+      const first = await upload(kbId, fixture('loyalty.md'), 'loyalty.md').set('Idempotency-Key', 'upload-2').expect(201);
+      const others = [
+        () => upload(kbId, fixture('prices.csv'), 'loyalty.md'),
+        () => upload(kbId, fixture('loyalty.md'), 'loyalty-2.md'),
+        () => upload(kbId, fixture('loyalty.md'), 'loyalty.md', { name: 'Points' }),
+      ];
+      for (const other of others) {
+        const refused = await other().set('Idempotency-Key', 'upload-2').expect(422);
+        expect(refused.body.message).toContain('Idempotency-Key');
+      }
+      expect((await sourcesOf(kbId)).map((source) => source.id)).toEqual([first.body.id]);
+      expect(await leftBehind()).toBe(0);
+    });
+  });
+
   it('writes no file content, and no file name, into the logs', async () => {
     const kbId = await createKnowledgeBase();
     const marker = 'zebracrossingmarker';

@@ -27,7 +27,8 @@ export const JSON_MAX_VALUES = 10_000;
 
 const METHODS_WITH_BODY = new Set(['POST', 'PUT', 'PATCH']);
 const isJsonContentType = (value: string | undefined) => !!value && /^application\/([\w.+-]+\+)?json\s*(;|$)/i.test(value);
-const isMultipartForm = (value: string | undefined) => !!value && /^multipart\/form-data\s*;/i.test(value);
+/** A `multipart/form-data` body (with its boundary), by its Content-Type. */
+export const isMultipartForm = (value: string | undefined) => !!value && /^multipart\/form-data\s*;/i.test(value);
 
 const ACCEPTS_MULTIPART = 'acceptsMultipartForm';
 /**

@@ -5,7 +5,7 @@ import {
   PayloadTooLargeException,
   UnsupportedMediaTypeException,
 } from '@nestjs/common';
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import type { RequestWithAccount } from '../auth/current-account.decorator';
 import { IntIdPipe } from '../common/id.pipes';
@@ -33,6 +33,8 @@ export interface StoredUpload {
   fileName: string;
   kind: FileKind;
   bytes: number;
+  /** The file's SHA-256, hex: what identifies the upload's body for its Idempotency-Key. */
+  sha256: string;
 }
 
 const REFUSAL_LISTENER = Symbol('uploadRefusalListener');
@@ -102,6 +104,7 @@ export class KnowledgeFileUploads {
     const maxBytes = this.config.knowledgeFiles.maxFileBytes;
     const fileId = randomUUID();
     const pieces = chunksOf(file.stream, FILE_CHUNK_BYTES, SNIFF_BYTES);
+    const digest = createHash('sha256');
     let kind: FileKind | undefined;
     let bytes = 0;
     let position = 0;
@@ -111,6 +114,7 @@ export class KnowledgeFileUploads {
         if (!kind) throw new UnsupportedMediaTypeException(UNSUPPORTED_FILE_TYPE);
         bytes += piece.length;
         if (bytes > maxBytes) throw fileTooLarge(maxBytes);
+        digest.update(piece);
         await this.repository.insertFileChunk(accountId, fileId, position++, piece);
       }
     } catch (error) {
@@ -118,7 +122,7 @@ export class KnowledgeFileUploads {
       throw error;
     }
     if (!kind) throw new BadRequestException('The file is empty');
-    return { fileId, fileName, kind, bytes };
+    return { fileId, fileName, kind, bytes, sha256: digest.digest('hex') };
   }
 }
 

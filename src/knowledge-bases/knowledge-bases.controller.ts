@@ -23,7 +23,7 @@ import type { StoredUpload } from './file-uploads';
 import { KnowledgeBaseRow, SourceRow } from './knowledge-bases.repository';
 import { KnowledgeBasesService } from './knowledge-bases.service';
 import { RetrievedPassage } from './knowledge.service';
-import { AcceptsSourceUpload, fileSourceForm, isMultipartForm } from './source-upload';
+import { AcceptsSourceUpload, fileSourceForm, isUpload } from './source-upload';
 
 const KnowledgeBaseId = () => IntIdParam('kbId', 'Knowledge base');
 const SourceId = () => IntIdParam('sourceId', 'Source');
@@ -117,7 +117,7 @@ export class KnowledgeBasesController {
     @UploadedFile() upload: StoredUpload | undefined,
     @Req() request: Request,
   ): Promise<SourceRow> {
-    if (!isMultipartForm(request)) return this.knowledgeBases.addSource(account.id, kbId, dto);
+    if (!isUpload(request)) return this.knowledgeBases.addSource(account.id, kbId, dto);
     return this.knowledgeBases.addFileSource(account.id, kbId, fileSourceForm(request.body as Record<string, unknown>, dto, upload));
   }
 

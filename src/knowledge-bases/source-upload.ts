@@ -3,10 +3,11 @@ import { FileInterceptor } from '@nestjs/platform-express';
 import { ApiConsumes, ApiExtension, ApiExtraModels, getSchemaPath } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { catchError, from, mergeAll, mergeMap, Observable, race, throwError } from 'rxjs';
-import { AcceptsMultipartForm } from '../common/json-body.middleware';
+import { AcceptsMultipartForm, isMultipartForm } from '../common/json-body.middleware';
 import { RequestValidationException } from '../common/validation';
 import { AppConfig } from '../config/config';
 import { InjectConfig } from '../config/config.module';
+import { claimDeferredIdempotency } from '../idempotency/idempotency.guard';
 import { CreateSourceDto } from './dto/create-source.dto';
 import { SourceUploadForm } from './dto/source-upload-form.dto';
 import { fileTooLarge, KnowledgeFileUploads, onUploadRefusal, StoredUpload } from './file-uploads';
@@ -19,7 +20,7 @@ const FORM_OVERHEAD_BYTES = 64 * 1024;
 /** How long a refused upload's connection stays open after the answer, its incoming bytes dropped, before it is cut. */
 const LINGER_MS = 2_000;
 
-export const isMultipartForm = (request: Request) => /^multipart\/form-data\s*;/i.test(request.headers['content-type'] ?? '');
+export const isUpload = (request: Request) => isMultipartForm(request.headers['content-type']);
 
 /**
  * The upload of a file source (contract section 16), on the route that also takes JSON: Nest's FileInterceptor
@@ -27,7 +28,10 @@ export const isMultipartForm = (request: Request) => /^multipart\/form-data\s*;/
  * - a declared Content-Length beyond the limit is a 413 before anything is read;
  * - a refusal of the engine (404, 413, 415) is answered at once, instead of after the whole body (multer reads
  *   the rest before it reports an error), and the connection is cut soon after (cutOffAfterAnswer);
- * - a stored upload whose request fails afterwards (the form's fields, the handler) is deleted.
+ * - a stored upload whose request fails afterwards (the form's fields, the handler) is deleted;
+ * - the request's Idempotency-Key is claimed once the file is stored, with the file's digest, name and the
+ *   form's other fields as its body: a retry of the same upload replays the first answer (its copy deleted),
+ *   another file under the same key is a 422.
  */
 @Injectable()
 export class SourceUploadInterceptor implements NestInterceptor {
@@ -48,7 +52,7 @@ export class SourceUploadInterceptor implements NestInterceptor {
 
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
     const request = context.switchToHttp().getRequest<Request & { file?: StoredUpload }>();
-    if (!isMultipartForm(request)) return next.handle();
+    if (!isUpload(request)) return next.handle();
     const response = context.switchToHttp().getResponse<Response>();
     const maxBytes = this.config.knowledgeFiles.maxFileBytes;
     if (Number(request.headers['content-length']) > maxBytes + FORM_OVERHEAD_BYTES) {
@@ -61,7 +65,11 @@ export class SourceUploadInterceptor implements NestInterceptor {
         subscriber.error(error);
       }),
     );
-    const handled = from(this.multer.intercept(context, next)).pipe(
+    // Once the file is stored, before the handler: the Idempotency-Key, now that the body is known.
+    const claimed: CallHandler = {
+      handle: () => from(claimDeferredIdempotency(request, uploadIdentity(request))).pipe(mergeMap(() => next.handle())),
+    };
+    const handled = from(this.multer.intercept(context, claimed)).pipe(
       mergeAll(),
       catchError((error: unknown) => {
         const stored = request.file;
@@ -71,6 +79,12 @@ export class SourceUploadInterceptor implements NestInterceptor {
     );
     return race(handled, refused);
   }
+}
+
+/** What identifies an upload's body for its Idempotency-Key: the file (digest, size, name) and the form's other fields. */
+function uploadIdentity(request: Request & { file?: StoredUpload }): unknown {
+  const file = request.file && { sha256: request.file.sha256, bytes: request.file.bytes, fileName: request.file.fileName };
+  return { file, fields: { ...(request.body as Record<string, unknown> | undefined) } };
 }
 
 /**
