@@ -8,6 +8,7 @@ import { AppModule } from './app.module';
 import { AppConfig } from './config/config';
 import { WEBHOOK_EVENT_SCHEMAS } from './webhooks/dto/webhook-event-payload.dto';
 import { CONVERSATION_TOKEN_SCHEME } from './conversations/conversations.controller';
+import { MULTIPART_FORM_EXTENSION } from './knowledge-bases/source-upload';
 
 export const API_VERSION = '1.0.0';
 export const API_KEY_SCHEME = 'api-key';
@@ -147,6 +148,21 @@ function documentJsonBodies(document: OpenAPIObject): void {
   }
 }
 
+/**
+ * Swagger gives every media type of a request body the same schema; an operation that takes JSON or a
+ * multipart upload (a knowledge-base file) names its form's schema in MULTIPART_FORM_EXTENSION instead
+ * (`@ApiMultipartForm`), which becomes the body's `multipart/form-data` content here.
+ */
+function documentMultipartForms(document: OpenAPIObject): void {
+  for (const { operation } of operationsOf(document)) {
+    const extended = operation as Operation & { [MULTIPART_FORM_EXTENSION]?: { $ref: string } };
+    const form = extended[MULTIPART_FORM_EXTENSION];
+    if (!form) continue;
+    delete extended[MULTIPART_FORM_EXTENSION];
+    ((extended.requestBody ??= {}).content ??= {})['multipart/form-data'] = { schema: form };
+  }
+}
+
 /** The Idempotency-Key of a POST that needs a key: the parameter, its errors, and the header of a replay. */
 function documentIdempotency(operation: Operation): void {
   const { responses } = operation;
@@ -219,6 +235,7 @@ export async function buildOpenApiDocument(app: INestApplication): Promise<OpenA
     .build();
   const document = SwaggerModule.createDocument(app, config, { extraModels: [ErrorResponse, ...Object.values(WEBHOOK_EVENT_SCHEMAS)] });
   documentJsonBodies(document);
+  documentMultipartForms(document);
   documentCommonResponses(document);
   documentWebhooks(document);
   return sortKeys(document) as OpenAPIObject;

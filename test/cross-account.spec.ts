@@ -400,6 +400,33 @@ describe('cross-account matrix', () => {
     expect(failures).toEqual([]);
   });
 
+  it("refuses B's file upload into A's knowledge base, and leaves A's file source unseen and unchanged", async () => {
+    const marker = `secret-${randomUUID()}`;
+    const kb = (await context.as(owner).post('/knowledge-bases').send({ name: marker }).expect(201)).body;
+    const file = (
+      await context
+        .as(owner)
+        .post(`/knowledge-bases/${kb.id}/sources`)
+        .attach('file', Buffer.from(`Opening hours ${marker}`), `${marker}.txt`)
+        .expect(201)
+    ).body;
+    while ((await context.as(owner).get(`/knowledge-bases/${kb.id}`).expect(200)).body.sources[0].status === 'pending') await sleep(20);
+    const snapshot = () => body(context.as(owner).get(`/knowledge-bases/${kb.id}`));
+    const before = await snapshot();
+    const attempts = [
+      context.as(intruder).post(`/knowledge-bases/${kb.id}/sources`).attach('file', Buffer.from('intrusion'), 'intrusion.txt'),
+      context.as(intruder).get(`/knowledge-bases/${kb.id}/sources`),
+      context.as(intruder).post(`/knowledge-bases/${kb.id}/sources/${file.id}/refresh`),
+      context.as(intruder).delete(`/knowledge-bases/${kb.id}/sources/${file.id}`),
+    ];
+    for (const response of await Promise.all(attempts)) {
+      expect(response.status).toBe(404);
+      expect(JSON.stringify(response.body)).not.toContain('secret-');
+    }
+    expect(JSON.stringify((await context.as(intruder).get('/knowledge-bases').expect(200)).body)).not.toContain(marker);
+    expect(await snapshot()).toEqual(before);
+  });
+
   it("counts none of A's calls in B's usage", async () => {
     const days = (await context.as(intruder).get('/usage').expect(200)).body as { calls: number; creditsUsed: number }[];
     expect(days.length).toBe(30);

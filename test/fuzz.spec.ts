@@ -581,4 +581,90 @@ describe('fuzzing every operation of the OpenAPI document', () => {
     expect(statuses.get(400) ?? 0).toBeGreaterThan(RUNS * 0.05);
     expect(statuses.get(404) ?? 0).toBeGreaterThan(RUNS * 0.02);
   }, 600_000);
+
+  // File uploads (contract section 16): multipart bodies, which the JSON fuzz above never sends.
+  const UPLOAD_RUNS = Math.max(100, Math.round(RUNS / 50));
+  it(`answers ${UPLOAD_RUNS} random file uploads without a 5xx, in the error shape, changing nothing when it refuses`, async () => {
+    const bytes = (maxLength: number) => fc.uint8Array({ maxLength }).map((array) => Buffer.from(array));
+    const fileData = fc.oneof(
+      bytes(2048),
+      bytes(2048).map((rest) => Buffer.concat([Buffer.from('%PDF-1.7\n'), rest])),
+      bytes(2048).map((rest) => Buffer.concat([Buffer.from('PK\x03\x04', 'latin1'), rest])),
+      hostileString.map((text) => Buffer.from(text)),
+      fc.constantFrom('<!doctype html><p>Hours: nine to six</p>', 'a,b\n1,2\n', '# Title\n\nText', '').map((text) => Buffer.from(text)),
+    );
+    const disposition = fc.oneof(
+      hostileString.map((name) => `filename="${name.replace(/["\r\n]/g, '')}"`),
+      hostileString.map((name) => `filename*=UTF-8''${encode(name)}`),
+      fc.constantFrom('', 'filename=""', 'filename="../../etc/passwd"', 'filename="faq.pdf"'),
+    );
+    const part = fc.record({
+      field: fc.oneof(fc.constantFrom('file', 'file', 'name', 'type', 'content'), fc.string({ maxLength: 12 })),
+      disposition,
+      contentType: fc.constantFrom('', 'application/pdf', 'text/plain', 'application/octet-stream'),
+      data: fileData,
+    });
+    // Mostly a form with a file part first (so that most uploads reach the storage and the reading), sometimes any parts.
+    const parts = fc.oneof(
+      {
+        weight: 3,
+        arbitrary: fc.tuple(part, fc.array(part, { maxLength: 2 })).map(([file, rest]) => [{ ...file, field: 'file' }, ...rest]),
+      },
+      fc.array(part, { maxLength: 4 }),
+    );
+    const upload = fc.record({
+      parts,
+      boundary: fc.constantFrom('fuzzboundary', 'fuzzboundary', 'fuzzboundary', 'other', ''),
+      // Sometimes cut short (a malformed form).
+      cut: fc.oneof({ weight: 4, arbitrary: fc.constant(null) }, fc.nat()),
+      kbId: fc.oneof({ weight: 4, arbitrary: fc.constant(String(idsByParameter.kbId)) }, fc.constantFrom('99999999', 'abc', '0')),
+    });
+    const fingerprint = () => accountFingerprint(dataSource, account.id);
+    let current: string | undefined;
+    const statuses = new Map<number, number>();
+    const run = await fc.check(
+      fc.asyncProperty(upload, async ({ parts, boundary, cut, kbId }) => {
+        const body = Buffer.concat([
+          ...parts.flatMap(({ field, disposition: fileName, contentType, data }) => [
+            Buffer.from(
+              `--fuzzboundary\r\nContent-Disposition: form-data; name="${field.replace(/["\r\n]/g, '')}"; ${fileName}\r\n` +
+                (contentType ? `Content-Type: ${contentType}\r\n` : '') +
+                '\r\n',
+            ),
+            data,
+            Buffer.from('\r\n'),
+          ]),
+          Buffer.from('--fuzzboundary--\r\n'),
+        ]);
+        const sent = cut === null ? body : body.subarray(0, cut % (body.length + 1));
+        const before = (current ??= await fingerprint());
+        const response = await context.http
+          .post(`/knowledge-bases/${kbId}/sources`)
+          .set('X-Api-Key', account.apiKey)
+          .set('Content-Type', boundary ? `multipart/form-data; boundary=${boundary}` : 'multipart/form-data')
+          .send(sent);
+        statuses.set(response.status, (statuses.get(response.status) ?? 0) + 1);
+        const problems: string[] = [];
+        if (response.status >= 500) problems.push(`answered ${response.status}: ${JSON.stringify(response.body).slice(0, 300)}`);
+        if (response.status >= 400) {
+          const { statusCode, error, message, details, ...rest } = response.body ?? {};
+          if (statusCode !== response.status || typeof error !== 'string' || typeof message !== 'string' || Object.keys(rest).length > 0)
+            problems.push(`error not in the API's shape: ${JSON.stringify(response.body).slice(0, 300)}`);
+          if (details !== undefined && !Array.isArray(details)) problems.push('details is not an array');
+          current = await fingerprint();
+          if (current !== before)
+            problems.push(`a refused upload (${response.status} ${String(message).slice(0, 80)}) changed the database`);
+        } else current = undefined;
+        if (problems.length)
+          throw new Error(`upload of ${parts.length} parts (${sent.length} bytes) → ${response.status}: ${problems.join('; ')}`);
+      }),
+      { numRuns: UPLOAD_RUNS, seed: process.env.FUZZ_SEED ? Number(process.env.FUZZ_SEED) : undefined },
+    );
+    if (run.failed)
+      throw new Error(
+        `upload fuzz failed (seed ${run.seed}, path ${run.counterexamplePath}): ${String(run.errorInstance).slice(0, 2_000)}`,
+      );
+    // Uploads were stored and read, and refused for their content as well as for their form.
+    expect([...statuses.keys()]).toEqual(expect.arrayContaining([201, 400, 404]));
+  }, 600_000);
 });

@@ -91,6 +91,9 @@ describe('knowledge bases and sources', () => {
         content: '',
         status: 'ready',
         error: '',
+        fileName: '',
+        contentType: '',
+        bytes: 0,
         createdAt: expect.stringMatching(ISO),
       });
     });

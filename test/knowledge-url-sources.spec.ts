@@ -162,7 +162,7 @@ describe('url sources', () => {
       expect(refused.body).toEqual({
         statusCode: 400,
         error: 'Bad Request',
-        message: `Source ${text.id} is a text source: only url sources can be refreshed`,
+        message: `Source ${text.id} is a text source: only url and file sources can be refreshed`,
       });
       await context.as(owner).post(`/knowledge-bases/${kbId}/sources/2000000000/refresh`).expect(404);
       await context.as(owner).post(`/knowledge-bases/2000000000/sources/${text.id}/refresh`).expect(404);

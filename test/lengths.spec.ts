@@ -164,6 +164,19 @@ const TARGETS: Record<string, Target> = {
       return sources.find((source: { id: number }) => source.id === written.body.id)[field];
     },
   },
+  // The multipart form of a file upload: its text fields beside a small text file.
+  SourceUploadForm: {
+    write: async (context, account, field, value) =>
+      context
+        .as(account)
+        .post(`/knowledge-bases/${await parent(context, account, '/knowledge-bases', {})}/sources`)
+        .field(field, value)
+        .attach('file', Buffer.from('Opening hours: nine to six.'), 'hours.txt'),
+    read: async (context, account, written, field) => {
+      const sources = (await context.as(account).get(`/knowledge-bases/${written.body.knowledgeBaseId}/sources`).expect(200)).body;
+      return sources.find((source: { id: number }) => source.id === written.body.id)[field];
+    },
+  },
   CreateCallDto: {
     write: (context, account, field, value) =>
       context

@@ -5,9 +5,10 @@ import {
   Injectable,
   Module,
   NestMiddleware,
+  SetMetadata,
   UnsupportedMediaTypeException,
 } from '@nestjs/common';
-import { APP_GUARD } from '@nestjs/core';
+import { APP_GUARD, Reflector } from '@nestjs/core';
 import { json, NextFunction, Request, Response } from 'express';
 import { allowUploadTime } from './http-timeouts';
 import { UNSTORABLE, unstorableMessage } from './storable-text';
@@ -26,6 +27,15 @@ export const JSON_MAX_VALUES = 10_000;
 
 const METHODS_WITH_BODY = new Set(['POST', 'PUT', 'PATCH']);
 const isJsonContentType = (value: string | undefined) => !!value && /^application\/([\w.+-]+\+)?json\s*(;|$)/i.test(value);
+/** A `multipart/form-data` body (with its boundary), by its Content-Type. */
+export const isMultipartForm = (value: string | undefined) => !!value && /^multipart\/form-data\s*;/i.test(value);
+
+const ACCEPTS_MULTIPART = 'acceptsMultipartForm';
+/**
+ * Marks a route that takes a JSON body or a `multipart/form-data` upload (a knowledge-base file): JsonBodyGuard
+ * leaves a multipart body to the route, which reads it itself, with the upload time bound.
+ */
+export const AcceptsMultipartForm = () => SetMetadata(ACCEPTS_MULTIPART, true);
 // `inflate: false`: a compressed body never reaches the parser (readBody refuses it first), and could not be inflated there either.
 const parseJson = json({ limit: JSON_BODY_LIMIT_BYTES, strict: true, inflate: false, type: () => true });
 
@@ -101,13 +111,14 @@ type JsonRequest = Request & { [TAKES_JSON]?: true };
  * Reads the body of a POST, PUT or PATCH: a body in a Content-Encoding is a 415 on every route (nothing is
  * inflated: 2 KB of gzip is 2 MiB of JSON). On the routes that take JSON: a non-JSON body is a 415, malformed JSON
  * a 400, over 2 MiB a 413, and a JSON value that is not an object, or that checkJsonBody refuses, a 400. Other
- * routes (the recording upload) read their own bodies, and are given the upload time bound for it.
+ * routes (the recording upload), and the multipart bodies of a route marked AcceptsMultipartForm, read their own
+ * bodies, and are given the upload time bound for it.
  */
-async function readBody(request: JsonRequest, response: Response): Promise<void> {
+async function readBody(request: JsonRequest, response: Response, acceptsMultipart: boolean): Promise<void> {
   if (!METHODS_WITH_BODY.has(request.method) || !hasBody(request)) return;
   if (isEncoded(request))
     throw new UnsupportedMediaTypeException('Content-Encoding must be identity: compressed request bodies are not accepted');
-  if (!request[TAKES_JSON]) return allowUploadTime(request);
+  if (!request[TAKES_JSON] || (acceptsMultipart && isMultipartForm(request.headers['content-type']))) return allowUploadTime(request);
   if (!isJsonContentType(request.headers['content-type'])) {
     throw new UnsupportedMediaTypeException('Content-Type must be application/json');
   }
@@ -143,9 +154,12 @@ export class JsonBodyMiddleware implements NestMiddleware {
  */
 @Injectable()
 export class JsonBodyGuard implements CanActivate {
+  constructor(private readonly reflector: Reflector) {}
+
   async canActivate(context: ExecutionContext): Promise<boolean> {
     const http = context.switchToHttp();
-    await readBody(http.getRequest<JsonRequest>(), http.getResponse<Response>());
+    const acceptsMultipart = this.reflector.get<boolean | undefined>(ACCEPTS_MULTIPART, context.getHandler()) === true;
+    await readBody(http.getRequest<JsonRequest>(), http.getResponse<Response>(), acceptsMultipart);
     return true;
   }
 }

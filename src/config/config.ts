@@ -69,6 +69,8 @@ export interface AppConfig {
   httpMaxConnections: number;
   /** Who speaks and who listens on the voice socket (see VoiceConfig). */
   voice: VoiceConfig;
+  /** Files uploaded to knowledge bases (see KnowledgeFilesConfig). */
+  knowledgeFiles: KnowledgeFilesConfig;
 }
 
 /** An OpenAI-compatible Chat Completions provider; without `baseUrl`, the built-in answerer replies. */
@@ -250,6 +252,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     webhooks: readWebhooksConfig(env),
     ...readHttpLimits(env),
     voice: readVoiceConfig(env),
+    knowledgeFiles: readKnowledgeFilesConfig(env),
   };
 }
 
@@ -469,5 +472,30 @@ function readVoiceConfig(env: Env): VoiceConfig {
     sttTimeoutMs: readInt(env, 'STT_TIMEOUT_MS', 10_000, 100, 600_000),
     ttsWorkers: readInt(env, 'TTS_WORKERS', 1, 1, 64),
     endOfTurnMs: readInt(env, 'VOICE_END_OF_TURN_MS', 700, 100, 10_000),
+  };
+}
+
+// ---- Knowledge files (owned by src/knowledge-bases) ----
+
+/** The contract's largest file source (section 16). */
+export const MAX_KNOWLEDGE_FILE_BYTES = 20 * 1024 * 1024;
+
+export interface KnowledgeFilesConfig {
+  /** Largest accepted upload, at most the contract's 20 MiB. */
+  maxFileBytes: number;
+  /** Files read at once by this instance, each in a worker thread of its own. */
+  extractionWorkers: number;
+  /** The longest one file's reading may take before its worker is ended (the source fails). */
+  extractionTimeoutMs: number;
+  /** The heap one file's reading may use before its worker is ended (the source fails). */
+  extractionMemoryMb: number;
+}
+
+function readKnowledgeFilesConfig(env: Env): KnowledgeFilesConfig {
+  return {
+    maxFileBytes: readInt(env, 'KNOWLEDGE_MAX_FILE_BYTES', MAX_KNOWLEDGE_FILE_BYTES, 1, MAX_KNOWLEDGE_FILE_BYTES),
+    extractionWorkers: readInt(env, 'KNOWLEDGE_EXTRACTION_WORKERS', 1, 1, 64),
+    extractionTimeoutMs: readInt(env, 'KNOWLEDGE_EXTRACTION_TIMEOUT_MS', 60_000, 1_000, 600_000),
+    extractionMemoryMb: readInt(env, 'KNOWLEDGE_EXTRACTION_MEMORY_MB', 512, 64, 8_192),
   };
 }

@@ -3,6 +3,7 @@ import { KnowledgeBaseSource } from '../knowledge-bases/knowledge-base-source.en
 import { KnowledgeBase } from '../knowledge-bases/knowledge-base.entity';
 import { KnowledgePassage } from '../knowledge-bases/knowledge-passage.entity';
 import { KnowledgeCorpus, KnowledgeTokenStat } from '../knowledge-bases/knowledge-stats.entity';
+import { KnowledgeFileChunk } from '../knowledge-bases/knowledge-file-chunk.entity';
 import { AgentKnowledgeBase } from '../agents/agent-knowledge-base.entity';
 import { Account } from '../auth/account.entity';
 import { Call } from '../calls/call.entity';
@@ -26,6 +27,7 @@ export const ENTITIES = [
   KnowledgePassage,
   KnowledgeTokenStat,
   KnowledgeCorpus,
+  KnowledgeFileChunk,
   AgentKnowledgeBase,
   Call,
   WidgetSite,

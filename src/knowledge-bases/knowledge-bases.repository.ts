@@ -21,16 +21,23 @@ export interface SourceRow {
   content: string;
   status: SourceStatus;
   error: string;
+  /** A file source's file: its name as kept, its type and its size (`""` and 0 for other types). */
+  fileName: string;
+  contentType: string;
+  bytes: number;
   createdAt: Date;
 }
 
-export type NewSource = Pick<SourceRow, 'name' | 'type' | 'content' | 'status'>;
+export type NewSource = Pick<SourceRow, 'name' | 'type' | 'content' | 'status'> &
+  Partial<Pick<SourceRow, 'fileName' | 'contentType' | 'bytes'>>;
 
 /** What an indexing job reads: the source, and the revision its result must still match when stored. */
 export interface SourceToIndex {
   knowledgeBaseId: number;
   type: SourceType;
   content: string;
+  /** A file source's type, which tells how its file is read. */
+  contentType: string;
   status: SourceStatus;
   revision: number;
 }
@@ -38,11 +45,15 @@ export interface SourceToIndex {
 /** A passage to store: its text and its distinct search tokens. */
 export interface NewPassage {
   text: string;
-  tokens: string[];
+  /**
+   * Its distinct search tokens, or the same already joined by spaces (as a file's reading sends them: far cheaper
+   * to pass between threads). A token never holds a space: it is a run of letters, marks and digits.
+   */
+  tokens: string[] | string;
 }
 
-/** The result of indexing a source: its passages (it becomes `ready`), or why it failed. */
-export type IndexingOutcome = { passages: NewPassage[] } | { error: string };
+/** The result of indexing a source: its passages (it becomes `ready`; a file source with its text as `content`), or why it failed. */
+export type IndexingOutcome = { passages: NewPassage[]; content?: string } | { error: string };
 
 /** What ranking needs to know about the account's corpus and the query's tokens. */
 export interface CorpusStatistics {
@@ -74,15 +85,17 @@ export interface PassageMatch {
   score: number;
 }
 
-/** A source that waits for its indexing job (the sweep's work list; the ids the job's data holds). */
+/** A source that waits for its indexing job (the sweep's work list: the ids the job's data holds, and the type that picks the job). */
 export interface PendingSource {
   accountId: number;
   sourceId: number;
+  type: SourceType;
 }
 
 const KNOWLEDGE_BASE_COLUMNS = `kb.id, kb.name, kb.created_at AS "createdAt", kb.updated_at AS "updatedAt",
   (SELECT count(*) FROM knowledge_base_sources s WHERE s.account_id = kb.account_id AND s.knowledge_base_id = kb.id)::int AS "sourceCount"`;
-const SOURCE_COLUMNS = `id, knowledge_base_id AS "knowledgeBaseId", name, type, content, status, error, created_at AS "createdAt"`;
+const SOURCE_COLUMNS = `id, knowledge_base_id AS "knowledgeBaseId", name, type, content, status, error,
+  file_name AS "fileName", content_type AS "contentType", bytes, created_at AS "createdAt"`;
 
 /** BM25's constants (the usual ones): how fast a repeated match saturates, and how much length counts. */
 const BM25_K1 = 1.2;
@@ -90,9 +103,7 @@ const BM25_B = 0.75;
 /** Passages scored on every token of the query (step 2 of searchPassages): enough for the largest limit (20), with room. */
 const CANDIDATES = 50;
 
-const EXAMPLE_PASSAGES: NewPassage[] = [
-  { text: 'We are open from 9:00 to 18:00.', tokens: ['we', 'are', 'open', 'from', '9', '00', 'to', '18'] },
-];
+const EXAMPLE_PASSAGES: NewPassage[] = [{ text: 'We are open from 9:00 to 18:00.', tokens: 'we are open from 9 00 to 18' }];
 
 /**
  * Every query of the knowledge bases, their sources and passages, and the search over them. Each method takes
@@ -154,16 +165,45 @@ export class KnowledgeBasesRepository {
     );
   }
 
-  @AccountQuery([1, 2, { name: 'Opening hours', type: 'text', content: 'We are open from 9:00 to 18:00.', status: 'ready' }])
+  @AccountQuery(
+    { name: 'text', params: [1, 2, { name: 'Opening hours', type: 'text', content: 'We are open from 9:00 to 18:00.', status: 'ready' }] },
+    {
+      name: 'file',
+      params: [
+        1,
+        2,
+        {
+          name: 'Price list',
+          type: 'file',
+          content: '',
+          status: 'pending',
+          fileName: 'prices.pdf',
+          contentType: 'application/pdf',
+          bytes: 48213,
+        },
+      ],
+    },
+  )
   async insertSource(accountId: number, knowledgeBaseId: number, source: NewSource, sql: Sql = this.db): Promise<SourceRow> {
     const [row] = await sql.query<SourceRow>(
-      `INSERT INTO knowledge_base_sources (account_id, knowledge_base_id, name, type, content, status) VALUES ($1, $2, $3, $4, $5, $6) RETURNING ${SOURCE_COLUMNS}`,
-      [accountId, knowledgeBaseId, source.name, source.type, source.content, source.status],
+      `INSERT INTO knowledge_base_sources (account_id, knowledge_base_id, name, type, content, status, file_name, content_type, bytes)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING ${SOURCE_COLUMNS}`,
+      [
+        accountId,
+        knowledgeBaseId,
+        source.name,
+        source.type,
+        source.content,
+        source.status,
+        source.fileName ?? '',
+        source.contentType ?? '',
+        source.bytes ?? 0,
+      ],
     );
     return row;
   }
 
-  /** Whether it existed (in that knowledge base). Its passages go with it (ON DELETE CASCADE). */
+  /** Whether it existed (in that knowledge base). Its passages and its file go with it (ON DELETE CASCADE). */
   @AccountQuery([1, 2, 3])
   async deleteSource(accountId: number, knowledgeBaseId: number, sourceId: number): Promise<boolean> {
     const deleted = await this.db.query(
@@ -174,15 +214,16 @@ export class KnowledgeBasesRepository {
   }
 
   /**
-   * Starts indexing a url source again: `pending`, no error, the next revision, and no passages (a source has
-   * passages only while ready). The source as it now is; undefined when there is no such source, or it is not
-   * a url source (`type` tells the caller which, from `getSourceType`).
+   * Starts indexing a url or file source again: `pending`, no error, the next revision, and no passages (a
+   * source has passages only while ready); a file source keeps its text until the new one replaces it. The
+   * source as it now is; undefined when there is no such source, or it is a text source (`type` tells the
+   * caller which, from `getSourceType`).
    */
   @AccountQuery([1, 2, 3])
-  async restartUrlSource(accountId: number, knowledgeBaseId: number, sourceId: number, sql: Sql = this.db): Promise<SourceRow | undefined> {
+  async restartSource(accountId: number, knowledgeBaseId: number, sourceId: number, sql: Sql = this.db): Promise<SourceRow | undefined> {
     const [row] = await sql.query<SourceRow>(
       `UPDATE knowledge_base_sources SET status = 'pending', error = '', revision = revision + 1
-        WHERE account_id = $1 AND knowledge_base_id = $2 AND id = $3 AND type = 'url' RETURNING ${SOURCE_COLUMNS}`,
+        WHERE account_id = $1 AND knowledge_base_id = $2 AND id = $3 AND type IN ('url', 'file') RETURNING ${SOURCE_COLUMNS}`,
       [accountId, knowledgeBaseId, sourceId],
     );
     if (row) await sql.query(`DELETE FROM knowledge_passages WHERE account_id = $1 AND source_id = $2`, [accountId, sourceId]);
@@ -201,7 +242,8 @@ export class KnowledgeBasesRepository {
   @AccountQuery([1, 2])
   async getSourceToIndex(accountId: number, sourceId: number): Promise<SourceToIndex | undefined> {
     const [row] = await this.db.query<SourceToIndex>(
-      `SELECT knowledge_base_id AS "knowledgeBaseId", type, content, status, revision FROM knowledge_base_sources WHERE account_id = $1 AND id = $2`,
+      `SELECT knowledge_base_id AS "knowledgeBaseId", type, content, content_type AS "contentType", status, revision
+         FROM knowledge_base_sources WHERE account_id = $1 AND id = $2`,
       [accountId, sourceId],
     );
     return row;
@@ -210,19 +252,21 @@ export class KnowledgeBasesRepository {
   /**
    * Stores the result of indexing a pending source, if it is still pending at `revision` (a refresh since, or
    * a delete, makes this result stale: nothing is written). `ready` with its passages (any old ones replaced,
-   * in the same transaction), or `failed` with the reason. Whether it was stored.
+   * in the same transaction) and, for a file source, its text as `content`; or `failed` with the reason.
+   * Whether it was stored.
    */
   @AccountQuery(
     { name: 'ready', params: [1, 2, 0, { passages: EXAMPLE_PASSAGES }] },
+    { name: 'ready file', params: [1, 2, 0, { passages: EXAMPLE_PASSAGES, content: 'We are open from 9:00 to 18:00.' }] },
     { name: 'failed', params: [1, 2, 0, { error: 'The page answered 404' }] },
   )
   finishIndexing(accountId: number, sourceId: number, revision: number, outcome: IndexingOutcome): Promise<boolean> {
     return this.db.transaction(async (sql) => {
       const ready = 'passages' in outcome;
       const [source] = await sql.query<{ knowledgeBaseId: number }>(
-        `UPDATE knowledge_base_sources SET status = $4, error = $5
+        `UPDATE knowledge_base_sources SET status = $4, error = $5, content = coalesce($6, content)
           WHERE account_id = $1 AND id = $2 AND revision = $3 AND status = 'pending' RETURNING knowledge_base_id AS "knowledgeBaseId"`,
-        [accountId, sourceId, revision, ready ? 'ready' : 'failed', ready ? '' : outcome.error],
+        [accountId, sourceId, revision, ready ? 'ready' : 'failed', ready ? '' : outcome.error, ready ? (outcome.content ?? null) : null],
       );
       if (!source) return false;
       await sql.query(`DELETE FROM knowledge_passages WHERE account_id = $1 AND source_id = $2`, [accountId, sourceId]);
@@ -241,12 +285,17 @@ export class KnowledgeBasesRepository {
     sql: Sql = this.db,
   ): Promise<void> {
     if (passages.length === 0) return;
-    // Tokens never contain spaces (they are runs of letters, marks and digits): one string per passage.
     await sql.query(
       `INSERT INTO knowledge_passages (account_id, knowledge_base_id, source_id, position, text, tokens, token_count)
        SELECT $1, $2, $3, p.position - 1, p.text, array_to_tsvector(string_to_array(p.tokens, ' ')), cardinality(string_to_array(p.tokens, ' '))
          FROM unnest($4::text[], $5::text[]) WITH ORDINALITY AS p(text, tokens, position)`,
-      [accountId, knowledgeBaseId, sourceId, passages.map(({ text }) => text), passages.map(({ tokens }) => tokens.join(' '))],
+      [
+        accountId,
+        knowledgeBaseId,
+        sourceId,
+        passages.map(({ text }) => text),
+        passages.map(({ tokens }) => (typeof tokens === 'string' ? tokens : tokens.join(' '))),
+      ],
     );
   }
 
@@ -344,7 +393,55 @@ export class KnowledgeBasesRepository {
   @UnscopedQuery('the indexing sweep looks for pending sources of every account, to resend their jobs')
   pendingSources(): Promise<PendingSource[]> {
     return this.db.query<PendingSource>(
-      `SELECT account_id AS "accountId", id AS "sourceId" FROM knowledge_base_sources WHERE status = 'pending' ORDER BY id`,
+      `SELECT account_id AS "accountId", id AS "sourceId", type FROM knowledge_base_sources WHERE status = 'pending' ORDER BY id`,
     );
+  }
+
+  /** Stores one piece of an upload in progress (its source is attached once the upload is complete: attachFile). */
+  @AccountQuery([1, '6f1c0e0a-6b8e-4a52-9d3e-0c7a1f2b3c4d', 0, Buffer.from('%PDF-1.7')])
+  async insertFileChunk(accountId: number, fileId: string, position: number, data: Buffer): Promise<void> {
+    await this.db.query(`INSERT INTO knowledge_file_chunks (account_id, file_id, position, data) VALUES ($1, $2, $3, $4)`, [
+      accountId,
+      fileId,
+      position,
+      data,
+    ]);
+  }
+
+  /** Gives a complete upload its source, in the transaction that creates the source. Whether the upload was there. */
+  @AccountQuery([1, '6f1c0e0a-6b8e-4a52-9d3e-0c7a1f2b3c4d', 2])
+  async attachFile(accountId: number, fileId: string, sourceId: number, sql: Sql = this.db): Promise<boolean> {
+    const attached = await sql.query(
+      `UPDATE knowledge_file_chunks SET source_id = $3 WHERE account_id = $1 AND file_id = $2 AND source_id IS NULL RETURNING position`,
+      [accountId, fileId, sourceId],
+    );
+    return attached.length > 0;
+  }
+
+  /** Deletes an upload that has no source (refused, failed, or its request failed); an attached one stays. */
+  @AccountQuery([1, '6f1c0e0a-6b8e-4a52-9d3e-0c7a1f2b3c4d'])
+  async deleteUnattachedFile(accountId: number, fileId: string): Promise<void> {
+    await this.db.query(`DELETE FROM knowledge_file_chunks WHERE account_id = $1 AND file_id = $2 AND source_id IS NULL`, [
+      accountId,
+      fileId,
+    ]);
+  }
+
+  /** One piece of a source's file, by position from 0; undefined past its last. */
+  @AccountQuery([1, 2, 0])
+  async readFileChunk(accountId: number, sourceId: number, position: number): Promise<Buffer | undefined> {
+    const [row] = await this.db.query<{ data: Buffer }>(
+      `SELECT data FROM knowledge_file_chunks WHERE account_id = $1 AND source_id = $2 AND position = $3`,
+      [accountId, sourceId, position],
+    );
+    return row?.data;
+  }
+
+  /** Deletes, across accounts, the pieces of uploads a process left unfinished (no source) before `before`. How many. */
+  @UnscopedQuery('the sweep removes the uploads a stopped process left unfinished, whatever their account', [new Date(0)])
+  async deleteUnfinishedUploads(before: Date): Promise<number> {
+    return (
+      await this.db.query(`DELETE FROM knowledge_file_chunks WHERE source_id IS NULL AND created_at < $1 RETURNING position`, [before])
+    ).length;
   }
 }

@@ -1,10 +1,15 @@
 import { BadRequestException, Injectable, NotFoundException } from '@nestjs/common';
+import { RequestValidationException } from '../common/validation';
 import { Database } from '../database/database';
 import { CreateKnowledgeBaseDto } from './dto/create-knowledge-base.dto';
 import { CreateSourceDto } from './dto/create-source.dto';
 import { KnowledgeBaseRow, KnowledgeBasesRepository, SourceRow } from './knowledge-bases.repository';
 import { KnowledgeService, RetrievedPassage } from './knowledge.service';
-import { SourceIndexing, toPassages } from './source-indexing';
+import { sourceNameOf } from './file-name';
+import { CONTENT_TYPES } from './file-type';
+import { toPassages } from './indexed-passages';
+import { SourceIndexing } from './source-indexing';
+import type { FileSourceForm } from './source-upload';
 
 const knowledgeBaseNotFound = (id: number) => new NotFoundException(`Knowledge base ${id} not found`);
 const sourceNotFound = (id: number) => new NotFoundException(`Source ${id} not found`);
@@ -52,6 +57,11 @@ export class KnowledgeBasesService {
    */
   addSource(accountId: number, knowledgeBaseId: number, dto: CreateSourceDto): Promise<SourceRow> {
     const type = dto.type!;
+    if (type === 'file') {
+      throw new RequestValidationException([
+        { field: 'type', message: 'type file is created by uploading the file as multipart/form-data, in a part named file' },
+      ]);
+    }
     const passages = type === 'text' ? toPassages(dto.content!) : [];
     return this.database.transaction(async (sql) => {
       if (!(await this.repository.touchKnowledgeBase(accountId, knowledgeBaseId, sql))) throw knowledgeBaseNotFound(knowledgeBaseId);
@@ -62,7 +72,35 @@ export class KnowledgeBasesService {
         sql,
       );
       if (type === 'text') await this.repository.insertPassages(accountId, knowledgeBaseId, source.id, passages, sql);
-      else await this.indexing.send({ accountId, sourceId: source.id }, sql);
+      else await this.indexing.send({ accountId, sourceId: source.id }, type, sql);
+      return source;
+    });
+  }
+
+  /**
+   * Makes an upload a file source, `pending`, in one transaction that locks the knowledge base (as addSource),
+   * gives the upload its source and queues the reading of the file. If this fails, the caller deletes the upload.
+   */
+  addFileSource(accountId: number, knowledgeBaseId: number, { upload, name }: FileSourceForm): Promise<SourceRow> {
+    return this.database.transaction(async (sql) => {
+      if (!(await this.repository.touchKnowledgeBase(accountId, knowledgeBaseId, sql))) throw knowledgeBaseNotFound(knowledgeBaseId);
+      const source = await this.repository.insertSource(
+        accountId,
+        knowledgeBaseId,
+        {
+          name: name ?? sourceNameOf(upload.fileName),
+          type: 'file',
+          content: '',
+          status: 'pending',
+          fileName: upload.fileName,
+          contentType: CONTENT_TYPES[upload.kind],
+          bytes: upload.bytes,
+        },
+        sql,
+      );
+      // Only an upload this request stored and no other request took (it has no source yet) can be attached.
+      if (!(await this.repository.attachFile(accountId, upload.fileId, source.id, sql))) throw new Error('The stored upload is gone');
+      await this.indexing.send({ accountId, sourceId: source.id }, 'file', sql);
       return source;
     });
   }
@@ -75,18 +113,18 @@ export class KnowledgeBasesService {
   }
 
   /**
-   * Fetches a url source again: `pending` at once (its passages are withdrawn until the fetch succeeds), the
-   * job queued in the same transaction. A text source has nothing to fetch: 400.
+   * Fetches a url source again, or reads a file source's kept file again: `pending` at once (its passages are
+   * withdrawn until it succeeds), the job queued in the same transaction. A text source has nothing to fetch: 400.
    */
   async refreshSource(accountId: number, knowledgeBaseId: number, sourceId: number): Promise<SourceRow> {
     const source = await this.database.transaction(async (sql) => {
-      const restarted = await this.repository.restartUrlSource(accountId, knowledgeBaseId, sourceId, sql);
-      if (restarted) await this.indexing.send({ accountId, sourceId }, sql);
+      const restarted = await this.repository.restartSource(accountId, knowledgeBaseId, sourceId, sql);
+      if (restarted) await this.indexing.send({ accountId, sourceId }, restarted.type, sql);
       return restarted;
     });
     if (source) return source;
     const type = await this.repository.getSourceType(accountId, knowledgeBaseId, sourceId);
-    if (type === 'text') throw new BadRequestException(`Source ${sourceId} is a text source: only url sources can be refreshed`);
+    if (type === 'text') throw new BadRequestException(`Source ${sourceId} is a text source: only url and file sources can be refreshed`);
     await this.get(accountId, knowledgeBaseId);
     throw sourceNotFound(sourceId);
   }

@@ -1,18 +1,20 @@
-import { Injectable, Logger, OnModuleInit } from '@nestjs/common';
-import { codePointLength } from '../common/code-points';
+import { BeforeApplicationShutdown, Injectable, Logger, OnModuleInit } from '@nestjs/common';
 import { AppConfig } from '../config/config';
 import { InjectConfig } from '../config/config.module';
 import type { TransactionSql } from '../database/database';
 import { Jobs } from '../jobs/jobs.service';
 import { Resolver } from '../outbound/outbound-http';
-import { MAX_TEXT_CONTENT_LENGTH } from './dto/create-source.dto';
-import { IndexingOutcome, KnowledgeBasesRepository, NewPassage } from './knowledge-bases.repository';
-import { splitIntoPassages } from './passages';
-import { distinctSearchTokens } from './search-tokens';
+import { readFileInWorker } from './file-reading';
+import { CONTENT_TYPES, FileKind } from './file-type';
+import { toPassages } from './indexed-passages';
+import type { SourceType } from './knowledge-base-source.entity';
+import { IndexingOutcome, KnowledgeBasesRepository } from './knowledge-bases.repository';
 import { fetchUrlSourceText, UrlSourceError } from './url-source';
 
-/** The job that gives a pending source its passages (fetching a url source first). Its data: ids only. */
+/** The job that gives a pending text or url source its passages (fetching a url source first). Its data: ids only. */
 export const INDEX_SOURCE_JOB = 'knowledge.index-source';
+/** The job that reads a pending file source's file and gives the source its text and passages. Its data: ids only. */
+export const READ_FILE_JOB = 'knowledge.read-file';
 /** The job that resends INDEX_SOURCE_JOB for every pending source (see sweep). */
 const SWEEP_JOB = 'knowledge.sweep-pending-sources';
 
@@ -21,37 +23,30 @@ export interface IndexSourceJob {
   sourceId: number;
 }
 
-/**
- * The passages of a text, with their search tokens: at most MAX_TEXT_CONTENT_LENGTH characters are indexed
- * (a text source cannot be longer; a fetched page can, and its text is cut at a passage boundary), and a
- * passage without a single token (punctuation only) is left out, since nothing could find it.
- */
-export function toPassages(text: string): NewPassage[] {
-  const passages: NewPassage[] = [];
-  let length = 0;
-  for (const passage of splitIntoPassages(text)) {
-    length += codePointLength(passage);
-    if (length > MAX_TEXT_CONTENT_LENGTH) break;
-    const tokens = distinctSearchTokens(passage);
-    if (tokens.length) passages.push({ text: passage, tokens });
-  }
-  return passages;
-}
+/** An upload still without a source this long after its request could have ended was left by a stopped process. */
+const UNFINISHED_UPLOAD_GRACE_MS = 3600 * 1000;
+
+const FILE_KINDS = new Map(Object.entries(CONTENT_TYPES).map(([kind, contentType]) => [contentType, kind as FileKind]));
 
 /**
  * Indexing in the background, on the job queue (durable: any instance runs a job, a restart resumes it):
- * a pending url source is fetched and its text indexed; a pending text source (only those that existed
- * before passages did: new text sources are indexed when created) is indexed. The result is stored only if
- * the source is still pending at the revision the job started from.
+ * a pending url source is fetched and its text indexed; a pending file source's file is read (in a worker thread:
+ * file-reading.ts) and its text indexed; a pending text source (only those that existed before passages did:
+ * new text sources are indexed when created) is indexed. The result is stored only if the source is still
+ * pending at the revision the job started from.
  *
- * Jobs are keyed by source: at most one waits per source (a queue of policy `short`), so the sweep and a
- * refresh never pile up duplicates. The sweep (every 5 minutes) resends the job of every pending source,
- * which covers the sources the migration left pending and a job whose retries ran out (the database was
- * down, say).
+ * Jobs are keyed by source: at most one waits per source (queues of policy `short`), so the sweep and a
+ * refresh never pile up duplicates. Files have a queue of their own, whose workers (KNOWLEDGE_EXTRACTION_WORKERS
+ * on each instance) read one file each at a time: however many are uploaded, that many threads read files.
+ * The sweep (every 5 minutes) resends the job of every pending source, which covers the sources the migration
+ * left pending and a job whose retries ran out (the database was down, say), and deletes the uploads a stopped
+ * process left unfinished.
  */
 @Injectable()
-export class SourceIndexing implements OnModuleInit {
+export class SourceIndexing implements OnModuleInit, BeforeApplicationShutdown {
   private readonly logger = new Logger(SourceIndexing.name);
+  /** Aborted as the service stops: files being read are left to their jobs' retries, not read to the end. */
+  private readonly stopping = new AbortController();
   /** Tests only: how url sources' names are resolved. */
   resolver: Resolver | undefined;
 
@@ -73,17 +68,35 @@ export class SourceIndexing implements OnModuleInit {
       // The fetch (15 s) and the extraction (20 s at most) with room to spare.
       expireInSeconds: 120,
     });
+    const files = this.config.knowledgeFiles;
+    this.jobs.define<IndexSourceJob>({
+      name: READ_FILE_JOB,
+      handler: (job) => this.readFile(job),
+      policy: 'short',
+      workers: files.extractionWorkers,
+      concurrency: 1,
+      retryLimit: 3,
+      retryDelay: 5,
+      retryBackoff: true,
+      // The reading's own deadline, with room for reading the file from the database and storing the passages.
+      expireInSeconds: Math.ceil(files.extractionTimeoutMs / 1000) + 120,
+    });
     this.jobs.define({ name: SWEEP_JOB, handler: () => this.sweep(), cron: '*/5 * * * *', retryLimit: 0, expireInSeconds: 60 });
   }
 
-  /** Queues the indexing of a source, in the transaction that made it pending when `sql` is given. */
-  send(job: IndexSourceJob, sql?: TransactionSql): Promise<void> {
-    return this.jobs.send(INDEX_SOURCE_JOB, job, { sql, singletonKey: String(job.sourceId) });
+  /** Before the job queue stops (it waits for the jobs in flight): a file being read is ended at once. */
+  beforeApplicationShutdown(): void {
+    this.stopping.abort(new Error('The service is stopping'));
+  }
+
+  /** Queues the indexing of a source of this type, in the transaction that made it pending when `sql` is given. */
+  send(job: IndexSourceJob, type: SourceType, sql?: TransactionSql): Promise<void> {
+    return this.jobs.send(type === 'file' ? READ_FILE_JOB : INDEX_SOURCE_JOB, job, { sql, singletonKey: String(job.sourceId) });
   }
 
   async index({ accountId, sourceId }: IndexSourceJob): Promise<void> {
     const source = await this.repository.getSourceToIndex(accountId, sourceId);
-    if (!source || source.status !== 'pending') return;
+    if (!source || source.status !== 'pending' || source.type === 'file') return;
     const outcome: IndexingOutcome =
       source.type === 'text' ? { passages: toPassages(source.content) } : await this.fetchPassages(source.content);
     const stored = await this.repository.finishIndexing(accountId, sourceId, source.revision, outcome);
@@ -102,7 +115,44 @@ export class SourceIndexing implements OnModuleInit {
     }
   }
 
+  /** Reads a pending file source's file in a worker thread, and stores its text and passages, or why it cannot be read. */
+  async readFile({ accountId, sourceId }: IndexSourceJob): Promise<void> {
+    const source = await this.repository.getSourceToIndex(accountId, sourceId);
+    if (!source || source.status !== 'pending' || source.type !== 'file') return;
+    const started = Date.now();
+    const kind = FILE_KINDS.get(source.contentType);
+    const parts = await this.storedFile(accountId, sourceId);
+    const { extractionTimeoutMs: timeoutMs, extractionMemoryMb: memoryMb } = this.config.knowledgeFiles;
+    const result =
+      kind && parts.length
+        ? await readFileInWorker(parts, kind, { timeoutMs, memoryMb }, this.stopping.signal)
+        : { error: 'The file is no longer stored' };
+    // Only the error's name or code: its message may quote the file.
+    if ('crash' in result) this.logger.warn({ sourceId, kind, crash: result.crash }, 'Reading a file failed unexpectedly');
+    const outcome: IndexingOutcome =
+      'reading' in result ? { passages: result.reading.passages, content: result.reading.content } : { error: result.error.slice(0, 500) };
+    const stored = await this.repository.finishIndexing(accountId, sourceId, source.revision, outcome);
+    const bytes = parts.reduce((sum, part) => sum + part.length, 0);
+    this.logger.log(
+      { sourceId, kind, bytes, ms: Date.now() - started, stored, outcome: 'error' in outcome ? 'failed' : 'ready' },
+      'File source read',
+    );
+  }
+
+  /** A file source's file, in the pieces it is stored in (none when it is gone). */
+  private async storedFile(accountId: number, sourceId: number): Promise<Buffer[]> {
+    const parts: Buffer[] = [];
+    for (let part = await this.repository.readFileChunk(accountId, sourceId, 0); part;) {
+      parts.push(part);
+      part = await this.repository.readFileChunk(accountId, sourceId, parts.length);
+    }
+    return parts;
+  }
+
   private async sweep(): Promise<void> {
-    for (const job of await this.repository.pendingSources()) await this.send(job);
+    for (const { accountId, sourceId, type } of await this.repository.pendingSources()) await this.send({ accountId, sourceId }, type);
+    const before = new Date(Date.now() - this.config.httpUploadTimeoutMs - UNFINISHED_UPLOAD_GRACE_MS);
+    const removed = await this.repository.deleteUnfinishedUploads(before);
+    if (removed) this.logger.log({ pieces: removed }, 'Unfinished uploads removed');
   }
 }

@@ -82,6 +82,9 @@ SELECT
   content,
   status,
   error,
+  file_name AS "fileName",
+  content_type AS "contentType",
+  bytes,
   created_at AS "createdAt"
 FROM
   knowledge_base_sources
@@ -91,7 +94,7 @@ WHERE
 ORDER BY
   id;
 
--- KnowledgeBasesRepository.insertSource
+-- KnowledgeBasesRepository.insertSource (text)
 INSERT INTO
   knowledge_base_sources (
     account_id,
@@ -99,10 +102,13 @@ INSERT INTO
     name,
     type,
     content,
-    status
+    status,
+    file_name,
+    content_type,
+    bytes
   )
 VALUES
-  ($1, $2, $3, $4, $5, $6)
+  ($1, $2, $3, $4, $5, $6, $7, $8, $9)
 RETURNING
   id,
   knowledge_base_id AS "knowledgeBaseId",
@@ -111,6 +117,37 @@ RETURNING
   content,
   status,
   error,
+  file_name AS "fileName",
+  content_type AS "contentType",
+  bytes,
+  created_at AS "createdAt";
+
+-- KnowledgeBasesRepository.insertSource (file)
+INSERT INTO
+  knowledge_base_sources (
+    account_id,
+    knowledge_base_id,
+    name,
+    type,
+    content,
+    status,
+    file_name,
+    content_type,
+    bytes
+  )
+VALUES
+  ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+RETURNING
+  id,
+  knowledge_base_id AS "knowledgeBaseId",
+  name,
+  type,
+  content,
+  status,
+  error,
+  file_name AS "fileName",
+  content_type AS "contentType",
+  bytes,
   created_at AS "createdAt";
 
 -- KnowledgeBasesRepository.deleteSource
@@ -122,7 +159,7 @@ WHERE
 RETURNING
   id;
 
--- KnowledgeBasesRepository.restartUrlSource
+-- KnowledgeBasesRepository.restartSource
 UPDATE knowledge_base_sources
 SET
   status = 'pending',
@@ -132,7 +169,7 @@ WHERE
   account_id = $1
   AND knowledge_base_id = $2
   AND id = $3
-  AND type = 'url'
+  AND type IN ('url', 'file')
 RETURNING
   id,
   knowledge_base_id AS "knowledgeBaseId",
@@ -141,6 +178,9 @@ RETURNING
   content,
   status,
   error,
+  file_name AS "fileName",
+  content_type AS "contentType",
+  bytes,
   created_at AS "createdAt";
 
 -- KnowledgeBasesRepository.getSourceType
@@ -158,6 +198,7 @@ SELECT
   knowledge_base_id AS "knowledgeBaseId",
   type,
   content,
+  content_type AS "contentType",
   status,
   revision
 FROM
@@ -170,7 +211,22 @@ WHERE
 UPDATE knowledge_base_sources
 SET
   status = $4,
-  error = $5
+  error = $5,
+  content = coalesce($6, content)
+WHERE
+  account_id = $1
+  AND id = $2
+  AND revision = $3
+  AND status = 'pending'
+RETURNING
+  knowledge_base_id AS "knowledgeBaseId";
+
+-- KnowledgeBasesRepository.finishIndexing (ready file)
+UPDATE knowledge_base_sources
+SET
+  status = $4,
+  error = $5,
+  content = coalesce($6, content)
 WHERE
   account_id = $1
   AND id = $2
@@ -183,7 +239,8 @@ RETURNING
 UPDATE knowledge_base_sources
 SET
   status = $4,
-  error = $5
+  error = $5,
+  content = coalesce($6, content)
 WHERE
   account_id = $1
   AND id = $2
@@ -329,10 +386,54 @@ ORDER BY
 -- unscoped: the indexing sweep looks for pending sources of every account, to resend their jobs
 SELECT
   account_id AS "accountId",
-  id AS "sourceId"
+  id AS "sourceId",
+  type
 FROM
   knowledge_base_sources
 WHERE
   status = 'pending'
 ORDER BY
   id;
+
+-- KnowledgeBasesRepository.insertFileChunk
+INSERT INTO
+  knowledge_file_chunks (account_id, file_id, position, data)
+VALUES
+  ($1, $2, $3, $4);
+
+-- KnowledgeBasesRepository.attachFile
+UPDATE knowledge_file_chunks
+SET
+  source_id = $3
+WHERE
+  account_id = $1
+  AND file_id = $2
+  AND source_id IS NULL
+RETURNING
+  position;
+
+-- KnowledgeBasesRepository.deleteUnattachedFile
+DELETE FROM knowledge_file_chunks
+WHERE
+  account_id = $1
+  AND file_id = $2
+  AND source_id IS NULL;
+
+-- KnowledgeBasesRepository.readFileChunk
+SELECT
+  data
+FROM
+  knowledge_file_chunks
+WHERE
+  account_id = $1
+  AND source_id = $2
+  AND position = $3;
+
+-- KnowledgeBasesRepository.deleteUnfinishedUploads
+-- unscoped: the sweep removes the uploads a stopped process left unfinished, whatever their account
+DELETE FROM knowledge_file_chunks
+WHERE
+  source_id IS NULL
+  AND created_at < $1
+RETURNING
+  position;

@@ -372,8 +372,10 @@ export interface paths {
         get: operations["KnowledgeBasesController_listSources"];
         put?: never;
         /**
-         * Add a source (text, or a URL) to a knowledge base
+         * Add a source (text, a URL, or a file) to a knowledge base
          * @description A `text` source is split into passages and searchable at once (`status: ready`). A `url` source is `pending` and fetched in the background (http(s) only, at most 5 redirects, 5 MiB, 15 s; HTML reduced to its readable text, plain text and Markdown kept; private and loopback addresses refused): it becomes `ready`, or `failed` with the reason in `error`.
+         *
+         *     A `file` source is uploaded as `multipart/form-data` (a `file` part, and an optional `name`): PDF, DOCX, Markdown, plain text, HTML or CSV, at most 20 MiB (`KNOWLEDGE_MAX_FILE_BYTES`). It is answered at once, `pending`, and its file read in the background: PDF and DOCX as their text, HTML reduced to its readable text, Markdown and text as they are, CSV as passages of whole rows, each row as `column: value` pairs. It becomes `ready` with that text as `content` (its first 500,000 characters, which are indexed), or `failed` with the reason in `error` (a PDF with a password or only scanned images, a damaged file, a zip bomb). The file is kept: `refresh` reads it again, deleting the source deletes it.
          */
         post: operations["KnowledgeBasesController_addSource"];
         delete?: never;
@@ -392,7 +394,7 @@ export interface paths {
         get?: never;
         put?: never;
         post?: never;
-        /** Delete one source of a knowledge base, and its passages */
+        /** Delete one source of a knowledge base, its passages, and its file (a file source) */
         delete: operations["KnowledgeBasesController_removeSource"];
         options?: never;
         head?: never;
@@ -409,8 +411,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Fetch a url source again
-         * @description The source is `pending` (and not searchable) until the fetch ends: `ready` or `failed`.
+         * Fetch a url source again, or read a file source's file again
+         * @description The source is `pending` (and not searchable) until the fetch or the reading ends: `ready` or `failed`.
          */
         post: operations["KnowledgeBasesController_refreshSource"];
         delete?: never;
@@ -1319,12 +1321,13 @@ export interface components {
              */
             name?: string;
             /**
-             * @description `text`: content is the text itself; `url`: content is an absolute http or https URL.
+             * @description `text`: content is the text itself; `url`: content is an absolute http or https URL; `file` only with a
+             *     `multipart/form-data` upload (a JSON body cannot create one).
              * @default text
              * @example text
              * @enum {string}
              */
-            type?: "text" | "url";
+            type?: "text" | "url" | "file";
         };
         CreateWebhookDto: {
             /**
@@ -1587,20 +1590,37 @@ export interface components {
         };
         SourceResponse: {
             /**
-             * @description A text source's text; a url source's URL (its fetched text is searchable, not returned).
+             * @description A file source's size in bytes; 0 for other types.
+             * @example 0
+             */
+            bytes: number;
+            /**
+             * @description A text source's text; a url source's URL (its fetched text is searchable, not returned); a file source's
+             *     extracted text once it is `ready` (its first 500,000 characters, which are what is indexed), "" before.
              * @example We are open 9:00–18:00, Monday to Saturday.
              */
             content: string;
+            /**
+             * @description A file source's type, as its content showed it: `application/pdf`, `application/vnd.openxmlformats-officedocument.wordprocessingml.document`,
+             *     `text/html`, `text/csv`, `text/markdown` or `text/plain`; "" for other types.
+             * @example
+             */
+            contentType: string;
             /**
              * Format: date-time
              * @example 2026-11-22T09:15:02.123Z
              */
             createdAt: string;
             /**
-             * @description Why the last fetch failed when `failed`; otherwise "".
+             * @description Why the last fetch or reading failed when `failed`, in words for the source's owner; otherwise "".
              * @example
              */
             error: string;
+            /**
+             * @description A file source's file name as uploaded (its last path segment, cleaned); "" for other types.
+             * @example
+             */
+            fileName: string;
             /** @example 7 */
             id: number;
             /** @example 3 */
@@ -1608,8 +1628,8 @@ export interface components {
             /** @example Opening hours */
             name: string;
             /**
-             * @description `ready`: searchable; `pending`: being indexed (a url source is fetched in the background: poll until it
-             *     is `ready` or `failed`); `failed`: see `error`. Text sources are `ready` at once.
+             * @description `ready`: searchable; `pending`: being indexed (a url source is fetched, a file source's file read, in the
+             *     background: poll until it is `ready` or `failed`); `failed`: see `error`. Text sources are `ready` at once.
              * @example ready
              * @enum {string}
              */
@@ -1618,7 +1638,24 @@ export interface components {
              * @example text
              * @enum {string}
              */
-            type: "text" | "url";
+            type: "text" | "url" | "file";
+        };
+        SourceUploadForm: {
+            /**
+             * Format: binary
+             * @description The file: PDF, DOCX, Markdown, plain text (UTF-8, or UTF-16 with its byte order mark), HTML or CSV, at most 20 MiB (`KNOWLEDGE_MAX_FILE_BYTES`). Its type is read from its content (PDF and DOCX by their signatures, HTML by its tags); among text files the extension tells CSV (`.csv`) and Markdown (`.md`) from plain text. Its name is kept as `fileName`: its last path segment, without control characters, at most 255 characters (cut before the extension).
+             */
+            file: string;
+            /**
+             * @description 1–200 characters after trimming; by default the file's name (cut to 200 characters).
+             * @example Price list
+             */
+            name?: string;
+            /**
+             * @description May be given; only `file`.
+             * @enum {string}
+             */
+            type?: "file";
         };
         StartConversationDto: {
             /**
@@ -4835,6 +4872,7 @@ export interface operations {
         requestBody?: {
             content: {
                 "application/json": components["schemas"]["CreateSourceDto"];
+                "multipart/form-data": components["schemas"]["SourceUploadForm"];
             };
         };
         responses: {
@@ -4849,7 +4887,7 @@ export interface operations {
                     "application/json": components["schemas"]["SourceResponse"];
                 };
             };
-            /** @description Invalid body field, unknown field or bad query parameter (with `details` naming each, as for text PostgreSQL cannot store or a number too large for a double), or malformed JSON, a body that is not an object, one nested deeper than 32 levels or holding more than 10,000 values (without); or: An `Idempotency-Key` that is not 1–255 printable ASCII characters */
+            /** @description An upload without a `file` part, with an empty file, a malformed form, or a field other than `name` and `type`; or: Invalid body field, unknown field or bad query parameter (with `details` naming each, as for text PostgreSQL cannot store or a number too large for a double), or malformed JSON, a body that is not an object, one nested deeper than 32 levels or holding more than 10,000 values (without); or: An `Idempotency-Key` that is not 1–255 printable ASCII characters */
             400: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -4904,7 +4942,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Request body too large */
+            /** @description The file is over 20 MiB (`KNOWLEDGE_MAX_FILE_BYTES`): the upload is cut off at once; or: Request body too large */
             413: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -4915,7 +4953,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Body is not application/json, or is compressed (a Content-Encoding other than identity) */
+            /** @description The file is none of PDF, DOCX, Markdown, plain text (UTF-8), HTML and CSV; or: Body is not application/json, or is compressed (a Content-Encoding other than identity) */
             415: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -5072,7 +5110,7 @@ export interface operations {
                     "application/json": components["schemas"]["SourceResponse"];
                 };
             };
-            /** @description The source is a text source: only url sources can be refreshed; or: Invalid body field, unknown field or bad query parameter (with `details` naming each, as for text PostgreSQL cannot store or a number too large for a double), or malformed JSON, a body that is not an object, one nested deeper than 32 levels or holding more than 10,000 values (without); or: An `Idempotency-Key` that is not 1–255 printable ASCII characters */
+            /** @description The source is a text source: only url and file sources can be refreshed; or: Invalid body field, unknown field or bad query parameter (with `details` naming each, as for text PostgreSQL cannot store or a number too large for a double), or malformed JSON, a body that is not an object, one nested deeper than 32 levels or holding more than 10,000 values (without); or: An `Idempotency-Key` that is not 1–255 printable ASCII characters */
             400: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];

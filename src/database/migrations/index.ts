@@ -23,6 +23,7 @@ import { WebhookRetryRequested1795650000000 } from './1795650000000-WebhookRetry
 import { ConversationSites1795700000000 } from './1795700000000-ConversationSites';
 import { VoiceSockets1795800000000 } from './1795800000000-VoiceSockets';
 import { RecordingSegments1795800000001 } from './1795800000001-RecordingSegments';
+import { KnowledgeFiles1795900000000 } from './1795900000000-KnowledgeFiles';
 
 export const MIGRATIONS = [
   Initial1795327392008,
@@ -49,4 +50,5 @@ export const MIGRATIONS = [
   ConversationSites1795700000000,
   VoiceSockets1795800000000,
   RecordingSegments1795800000001,
+  KnowledgeFiles1795900000000,
 ];

@@ -1,8 +1,8 @@
 import { isURL, IsString, Validate, ValidationArguments, ValidatorConstraint, ValidatorConstraintInterface } from 'class-validator';
 import { CodePointLength, codePointLength, IsOmittable, IsOneOf, Trim } from '../../common/validators';
+import { MAX_TEXT_CONTENT_LENGTH } from '../indexed-passages';
 import { SOURCE_TYPES, SourceType } from '../knowledge-base-source.entity';
 
-export const MAX_TEXT_CONTENT_LENGTH = 500_000;
 export const MAX_URL_LENGTH = 2048;
 
 /** What `content` must be depends on the source's `type`. */
@@ -32,7 +32,10 @@ export class CreateSourceDto {
   @CodePointLength(1, 200)
   name?: string = 'Untitled';
 
-  /** `text`: content is the text itself; `url`: content is an absolute http or https URL. @example "text" */
+  /**
+   * `text`: content is the text itself; `url`: content is an absolute http or https URL; `file` only with a
+   * `multipart/form-data` upload (a JSON body cannot create one). @example "text"
+   */
   @IsOmittable()
   @IsOneOf(SOURCE_TYPES)
   type?: SourceType = 'text';

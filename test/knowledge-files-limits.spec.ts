@@ -1,0 +1,279 @@
+import { readFileSync } from 'node:fs';
+import { Agent, ClientRequest, request as httpRequest } from 'node:http';
+import * as path from 'node:path';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { DataSource } from 'typeorm';
+import { loadConfig } from '../src/config/config';
+import { READ_FILE_JOB } from '../src/knowledge-bases/source-indexing';
+import { createTestContext, listenOnLoopback, TestAccount, TestContext } from './helpers';
+import { RawResponse } from './recordings-helpers';
+
+/**
+ * The limits of file sources: KNOWLEDGE_MAX_FILE_BYTES to the byte, refusals answered while the body is still
+ * arriving (413, 415, 404) with nothing left behind, and the caps of the reading's worker thread (its deadline
+ * and its heap) against files made to exhaust them, with the service unharmed and its event loop free while
+ * files are read, at most KNOWLEDGE_EXTRACTION_WORKERS at a time.
+ */
+
+const FIXTURES = path.join(__dirname, 'fixtures', 'knowledge');
+const MAX_BYTES = 300_000;
+const LIMITS = { maxFileBytes: MAX_BYTES, extractionWorkers: 2, extractionTimeoutMs: 2_000, extractionMemoryMb: 512 };
+const BOUNDARY = 'limitsboundary';
+
+/** A multipart form around a file given in pieces, with no Content-Length: the server counts. */
+async function* form(file: Iterable<Buffer> | AsyncIterable<Buffer>, fileName = 'notes.txt'): AsyncGenerator<Buffer> {
+  yield Buffer.from(
+    `--${BOUNDARY}\r\nContent-Disposition: form-data; name="file"; filename="${fileName}"\r\nContent-Type: text/plain\r\n\r\n`,
+  );
+  for await (const piece of file) yield piece;
+  yield Buffer.from(`\r\n--${BOUNDARY}--\r\n`);
+}
+
+/**
+ * A request with its body written piece by piece, on a connection of its own that is not asked to close (so that
+ * the server's way of ending a refused upload is what is tested): resolves with the response as soon as it has
+ * arrived, while the body may still be going out; the body stops once the connection is gone.
+ */
+function sendForm(url: string, headers: Record<string, string>, body: AsyncIterable<Buffer>): Promise<RawResponse> {
+  const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+  return new Promise<RawResponse>((resolve, reject) => {
+    const request = httpRequest(url, { method: 'POST', headers, agent });
+    request.on('response', (response) => {
+      const chunks: Buffer[] = [];
+      response.on('data', (chunk: Buffer) => chunks.push(chunk));
+      response.on('end', () => resolve({ status: response.statusCode!, headers: response.headers, body: Buffer.concat(chunks) }));
+    });
+    // The server may cut the connection while the body is still going out: not a failure here.
+    request.on('error', (error: NodeJS.ErrnoException) => (['EPIPE', 'ECONNRESET'].includes(error.code ?? '') ? undefined : reject(error)));
+    void (async () => {
+      for await (const piece of body) {
+        if (request.destroyed) return;
+        if (!request.write(piece)) await drainedOrClosed(request);
+      }
+      request.end();
+    })().catch(reject);
+  }).finally(() => setTimeout(() => agent.destroy(), 5_000).unref());
+}
+
+function drainedOrClosed(request: ClientRequest): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      request.off('drain', done).off('close', done);
+      resolve();
+    };
+    request.on('drain', done).on('close', done);
+  });
+}
+
+/** `bytes` of text, 64 KiB at a time, counting what has been handed out in `sent`. */
+function* text(bytes: number, sent = { bytes: 0 }): Generator<Buffer> {
+  for (let left = bytes; left > 0; left -= 64 * 1024) {
+    const piece = Buffer.alloc(Math.min(64 * 1024, left), 'a');
+    sent.bytes += piece.length;
+    yield piece;
+  }
+}
+
+describe('file source limits', () => {
+  let context: TestContext;
+  let owner: TestAccount;
+  let dataSource: DataSource;
+  let baseUrl: string;
+
+  beforeAll(async () => {
+    context = await createTestContext({ knowledgeFiles: LIMITS });
+    owner = await context.createAccount();
+    dataSource = context.app.get(DataSource);
+    baseUrl = `http://127.0.0.1:${await listenOnLoopback(context.app.getHttpServer())}`;
+  });
+  afterAll(() => context.close());
+
+  const createKnowledgeBase = async (account = owner) =>
+    (await context.as(account).post('/knowledge-bases').send({}).expect(201)).body.id as number;
+  const post = (kbId: number, body: AsyncIterable<Buffer>, headers: Record<string, string> = {}, account = owner): Promise<RawResponse> =>
+    sendForm(
+      `${baseUrl}/knowledge-bases/${kbId}/sources`,
+      { 'X-Api-Key': account.apiKey, 'Content-Type': `multipart/form-data; boundary=${BOUNDARY}`, ...headers },
+      body,
+    );
+  const json = (response: RawResponse) => JSON.parse(response.body.toString()) as Record<string, unknown>;
+  const leftBehind = async (account = owner) =>
+    Number(
+      (
+        await dataSource.query(`SELECT count(*) AS n FROM knowledge_file_chunks WHERE account_id = $1 AND source_id IS NULL`, [account.id])
+      )[0].n,
+    );
+  const sourcesOf = async (kbId: number) => (await context.as(owner).get(`/knowledge-bases/${kbId}/sources`).expect(200)).body as unknown[];
+  const upload = (kbId: number, name: string) =>
+    context
+      .as(owner)
+      .post(`/knowledge-bases/${kbId}/sources`)
+      .attach('file', readFileSync(path.join(FIXTURES, name)), name)
+      .expect(201)
+      .then((response) => response.body as { id: number });
+
+  /** The source once it is no longer pending. */
+  async function settled(kbId: number, sourceId: number): Promise<{ status: string; error: string }> {
+    const deadline = Date.now() + 60_000;
+    for (;;) {
+      const source = (await context.as(owner).get(`/knowledge-bases/${kbId}/sources`).expect(200)).body.find(
+        (candidate: { id: number }) => candidate.id === sourceId,
+      );
+      if (source.status !== 'pending') return source;
+      if (Date.now() > deadline) throw new Error(`source ${sourceId} still pending`);
+      await sleep(50);
+    }
+  }
+
+  it('takes a file of exactly KNOWLEDGE_MAX_FILE_BYTES', async () => {
+    const kbId = await createKnowledgeBase();
+    const response = await post(kbId, form(text(MAX_BYTES)));
+    expect(response.status).toBe(201);
+    expect(json(response)).toMatchObject({ status: 'pending', bytes: MAX_BYTES, contentType: 'text/plain' });
+  });
+
+  it('refuses one byte more with a 413 as it streams in, leaving nothing behind', async () => {
+    const kbId = await createKnowledgeBase();
+    const response = await post(kbId, form(text(MAX_BYTES + 1)));
+    expect(response.status).toBe(413);
+    expect(json(response)).toEqual({ statusCode: 413, error: 'Payload Too Large', message: 'A file may be at most 300,000 bytes' });
+    expect(await sourcesOf(kbId)).toEqual([]);
+    expect(await leftBehind()).toBe(0);
+  });
+
+  it('answers the 413 at once, while a far larger body is still being sent', async () => {
+    const kbId = await createKnowledgeBase();
+    const sent = { bytes: 0 };
+    const total = 512 * 1024 * 1024;
+    const response = await post(kbId, form(text(total, sent)));
+    expect(response.status).toBe(413);
+    // Cut off a few megabytes past the limit (what the sockets buffer), not after the 512 MiB.
+    expect(sent.bytes).toBeLessThan(32 * 1024 * 1024);
+    expect(await leftBehind()).toBe(0);
+  });
+
+  it('refuses a declared Content-Length over the limit with a 413 before reading the body', async () => {
+    const kbId = await createKnowledgeBase();
+    const response = await post(kbId, form(text(1024)), { 'Content-Length': String(MAX_BYTES + 64 * 1024 + 1) });
+    expect(response.status).toBe(413);
+    expect(json(response).message).toBe('A file may be at most 300,000 bytes');
+  });
+
+  it('refuses a file of another type with a 415 from its first bytes, while the rest is still being sent', async () => {
+    const kbId = await createKnowledgeBase();
+    const sent = { bytes: 0 };
+    const png = async function* () {
+      yield readFileSync(path.join(FIXTURES, 'picture.png'));
+      yield* text(512 * 1024 * 1024, sent);
+    };
+    const response = await post(kbId, form(png(), 'photo.png'));
+    expect(response.status).toBe(415);
+    expect(sent.bytes).toBeLessThan(32 * 1024 * 1024);
+    expect(await leftBehind()).toBe(0);
+  });
+
+  it("refuses an upload to another account's knowledge base with a 404 before storing anything", async () => {
+    const kbId = await createKnowledgeBase();
+    const intruder = await context.createAccount();
+    const sent = { bytes: 0 };
+    const response = await post(kbId, form(text(64 * 1024 * 1024, sent)), {}, intruder);
+    expect(response.status).toBe(404);
+    expect(json(response).message).toBe(`Knowledge base ${kbId} not found`);
+    expect(sent.bytes).toBeLessThan(32 * 1024 * 1024);
+    expect(await leftBehind(intruder)).toBe(0);
+    expect(await sourcesOf(kbId)).toEqual([]);
+  });
+
+  it('ends a reading that outlasts its deadline: the source fails, the service reads the next file', async () => {
+    const kbId = await createKnowledgeBase();
+    const laborious = await upload(kbId, 'laborious.pdf');
+    expect(await settled(kbId, laborious.id)).toMatchObject({
+      status: 'failed',
+      error: 'The file took longer than 2 s to read, and was given up',
+    });
+    await context.http.get('/health').expect(200);
+    const next = await upload(kbId, 'faq.docx');
+    expect(await settled(kbId, next.id)).toMatchObject({ status: 'ready', error: '' });
+  });
+
+  it('reads at most KNOWLEDGE_EXTRACTION_WORKERS files at a time, with the event loop free meanwhile', async () => {
+    const kbId = await createKnowledgeBase();
+    const delay = monitorEventLoopDelay({ resolution: 10 });
+    const uploads = [];
+    for (let index = 0; index < 4; index++) uploads.push(await upload(kbId, 'laborious.pdf'));
+    delay.enable();
+    let mostActive = 0;
+    const activeReadings = `SELECT count(*)::int AS n FROM ${context.config.jobQueueSchema}.job WHERE name = $1 AND state = 'active'`;
+    while ((await sourcesOf(kbId)).some((source) => (source as { status: string }).status === 'pending')) {
+      mostActive = Math.max(mostActive, (await dataSource.query(activeReadings, [READ_FILE_JOB]))[0].n);
+      await sleep(20);
+    }
+    delay.disable();
+    for (const { id } of uploads) expect((await settled(kbId, id)).status).toBe('failed');
+    expect(mostActive).toBe(LIMITS.extractionWorkers);
+    // Each reading spent its 2 s of CPU in its worker: the service's own thread was never held for long.
+    expect(delay.max / 1e6).toBeLessThan(250);
+  }, 60_000);
+});
+
+describe("file source limits: the reading's heap", () => {
+  it('ends a reading that outgrows its heap: the source fails, the service reads the next file', async () => {
+    const context = await createTestContext({ knowledgeFiles: { ...LIMITS, extractionTimeoutMs: 60_000, extractionMemoryMb: 64 } });
+    try {
+      const owner = await context.createAccount();
+      const kbId = (await context.as(owner).post('/knowledge-bases').send({}).expect(201)).body.id;
+      const upload = async (name: string) =>
+        (
+          await context
+            .as(owner)
+            .post(`/knowledge-bases/${kbId}/sources`)
+            .attach('file', readFileSync(path.join(FIXTURES, name)), name)
+            .expect(201)
+        ).body.id as number;
+      const settled = async (sourceId: number) => {
+        for (const deadline = Date.now() + 60_000; Date.now() < deadline; await sleep(50)) {
+          const source = (await context.as(owner).get(`/knowledge-bases/${kbId}/sources`).expect(200)).body.find(
+            (candidate: { id: number }) => candidate.id === sourceId,
+          );
+          if (source.status !== 'pending') return source;
+        }
+        throw new Error(`source ${sourceId} still pending`);
+      };
+      expect(await settled(await upload('hungry.pdf'))).toMatchObject({
+        status: 'failed',
+        error: 'The file needs more than 64 MiB of memory to read, and was given up',
+      });
+      await context.http.get('/health').expect(200);
+      expect(await settled(await upload('loyalty.md'))).toMatchObject({ status: 'ready', error: '' });
+    } finally {
+      await context.close();
+    }
+  }, 90_000);
+});
+
+describe('file source limits by default', () => {
+  it('takes 20 MiB exactly and refuses 20 MiB and one byte', async () => {
+    expect(loadConfig({}).knowledgeFiles.maxFileBytes).toBe(20 * 1024 * 1024);
+    const context = await createTestContext();
+    try {
+      const owner = await context.createAccount();
+      const kbId = (await context.as(owner).post('/knowledge-bases').send({}).expect(201)).body.id;
+      const port = await listenOnLoopback(context.app.getHttpServer());
+      const post = (bytes: number) =>
+        sendForm(
+          `http://127.0.0.1:${port}/knowledge-bases/${kbId}/sources`,
+          { 'X-Api-Key': owner.apiKey, 'Content-Type': `multipart/form-data; boundary=${BOUNDARY}` },
+          form(text(bytes)),
+        );
+      const taken = await post(20 * 1024 * 1024);
+      expect(taken.status).toBe(201);
+      expect(JSON.parse(taken.body.toString()).bytes).toBe(20 * 1024 * 1024);
+      const refused = await post(20 * 1024 * 1024 + 1);
+      expect(refused.status).toBe(413);
+      expect(JSON.parse(refused.body.toString()).message).toBe('A file may be at most 20 MiB');
+    } finally {
+      await context.close();
+    }
+  });
+});
