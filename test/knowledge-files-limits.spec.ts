@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { Agent, ClientRequest, request as httpRequest } from 'node:http';
+import { Agent } from 'node:http';
 import * as path from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -7,7 +7,8 @@ import { DataSource } from 'typeorm';
 import { loadConfig } from '../src/config/config';
 import { READ_FILE_JOB } from '../src/knowledge-bases/source-indexing';
 import { createTestContext, listenOnLoopback, TestAccount, TestContext } from './helpers';
-import { RawResponse } from './recordings-helpers';
+import { settledSource } from './knowledge-helpers';
+import { RawResponse, rawRequest } from './recordings-helpers';
 
 /**
  * The limits of file sources: KNOWLEDGE_MAX_FILE_BYTES to the byte, refusals answered while the body is still
@@ -37,33 +38,7 @@ async function* form(file: Iterable<Buffer> | AsyncIterable<Buffer>, fileName = 
  */
 function sendForm(url: string, headers: Record<string, string>, body: AsyncIterable<Buffer>): Promise<RawResponse> {
   const agent = new Agent({ keepAlive: true, maxSockets: 1 });
-  return new Promise<RawResponse>((resolve, reject) => {
-    const request = httpRequest(url, { method: 'POST', headers, agent });
-    request.on('response', (response) => {
-      const chunks: Buffer[] = [];
-      response.on('data', (chunk: Buffer) => chunks.push(chunk));
-      response.on('end', () => resolve({ status: response.statusCode!, headers: response.headers, body: Buffer.concat(chunks) }));
-    });
-    // The server may cut the connection while the body is still going out: not a failure here.
-    request.on('error', (error: NodeJS.ErrnoException) => (['EPIPE', 'ECONNRESET'].includes(error.code ?? '') ? undefined : reject(error)));
-    void (async () => {
-      for await (const piece of body) {
-        if (request.destroyed) return;
-        if (!request.write(piece)) await drainedOrClosed(request);
-      }
-      request.end();
-    })().catch(reject);
-  }).finally(() => setTimeout(() => agent.destroy(), 5_000).unref());
-}
-
-function drainedOrClosed(request: ClientRequest): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => {
-      request.off('drain', done).off('close', done);
-      resolve();
-    };
-    request.on('drain', done).on('close', done);
-  });
+  return rawRequest(url, 'POST', headers, body, agent).finally(() => setTimeout(() => agent.destroy(), 5_000).unref());
 }
 
 /** `bytes` of text, 64 KiB at a time, counting what has been handed out in `sent`. */
@@ -114,17 +89,7 @@ describe('file source limits', () => {
       .then((response) => response.body as { id: number });
 
   /** The source once it is no longer pending. */
-  async function settled(kbId: number, sourceId: number): Promise<{ status: string; error: string }> {
-    const deadline = Date.now() + 60_000;
-    for (;;) {
-      const source = (await context.as(owner).get(`/knowledge-bases/${kbId}/sources`).expect(200)).body.find(
-        (candidate: { id: number }) => candidate.id === sourceId,
-      );
-      if (source.status !== 'pending') return source;
-      if (Date.now() > deadline) throw new Error(`source ${sourceId} still pending`);
-      await sleep(50);
-    }
-  }
+  const settled = (kbId: number, sourceId: number) => settledSource(context, owner, kbId, sourceId);
 
   it('takes a file of exactly KNOWLEDGE_MAX_FILE_BYTES', async () => {
     const kbId = await createKnowledgeBase();
@@ -231,15 +196,7 @@ describe("file source limits: the reading's heap", () => {
             .attach('file', readFileSync(path.join(FIXTURES, name)), name)
             .expect(201)
         ).body.id as number;
-      const settled = async (sourceId: number) => {
-        for (const deadline = Date.now() + 60_000; Date.now() < deadline; await sleep(50)) {
-          const source = (await context.as(owner).get(`/knowledge-bases/${kbId}/sources`).expect(200)).body.find(
-            (candidate: { id: number }) => candidate.id === sourceId,
-          );
-          if (source.status !== 'pending') return source;
-        }
-        throw new Error(`source ${sourceId} still pending`);
-      };
+      const settled = (sourceId: number) => settledSource(context, owner, kbId, sourceId);
       expect(await settled(await upload('hungry.pdf'))).toMatchObject({
         status: 'failed',
         error: 'The file needs more than 64 MiB of memory to read, and was given up',

@@ -1,11 +1,11 @@
 import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { Writable } from 'node:stream';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { DataSource } from 'typeorm';
 import { HINDI_SENTENCE, PAGE_THREE_SENTENCE, TAMIL_SENTENCE } from '../scripts/knowledge-fixtures';
 import { createLogger } from '../src/common/logger';
 import { createTestContext, TestAccount, TestContext } from './helpers';
+import { settledSource, SourceView as Source } from './knowledge-helpers';
 
 /**
  * File sources (contract section 16), end to end: real files of every type uploaded as multipart/form-data,
@@ -18,18 +18,6 @@ const FIXTURES = path.join(__dirname, 'fixtures', 'knowledge');
 const fixture = (name: string) => readFileSync(path.join(FIXTURES, name));
 
 const DOCX_TYPE = 'application/vnd.openxmlformats-officedocument.wordprocessingml.document';
-
-interface Source {
-  id: number;
-  name: string;
-  type: string;
-  content: string;
-  status: string;
-  error: string;
-  fileName: string;
-  contentType: string;
-  bytes: number;
-}
 
 describe('file sources', () => {
   let context: TestContext;
@@ -60,17 +48,8 @@ describe('file sources', () => {
     return request.attach('file', file, fileName);
   };
 
-  /** The source once its reading has ended (no longer pending), polled through the API. */
-  async function settled(kbId: number, sourceId: number, account = owner): Promise<Source> {
-    const deadline = Date.now() + 60_000;
-    for (;;) {
-      const sources = (await context.as(account).get(`/knowledge-bases/${kbId}/sources`).expect(200)).body as Source[];
-      const source = sources.find((candidate) => candidate.id === sourceId)!;
-      if (source.status !== 'pending') return source;
-      if (Date.now() > deadline) throw new Error(`source ${sourceId} still pending`);
-      await sleep(50);
-    }
-  }
+  /** The source once its reading has ended (no longer pending), read through the API. */
+  const settled = (kbId: number, sourceId: number, account = owner) => settledSource(context, account, kbId, sourceId);
 
   const search = async (kbId: number, q: string) =>
     (await context.as(owner).get(`/knowledge-bases/${kbId}/search`).query({ q }).expect(200)).body as { sourceId: number; text: string }[];

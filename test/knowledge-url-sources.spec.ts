@@ -1,9 +1,9 @@
 import * as http from 'node:http';
 import { AddressInfo } from 'node:net';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { DataSource } from 'typeorm';
 import { SourceIndexing } from '../src/knowledge-bases/source-indexing';
 import { createTestContext, listenOnLoopback, TestAccount, TestContext } from './helpers';
+import { settledSource } from './knowledge-helpers';
 
 /**
  * url sources (contract section 10), fetched in the background by the job queue from a real HTTP server on
@@ -67,16 +67,7 @@ describe('url sources', () => {
   const addUrl = async (kbId: number, url: string, account = owner, ctx = context) =>
     (await ctx.as(account).post(`/knowledge-bases/${kbId}/sources`).send({ name: 'Page', type: 'url', content: url }).expect(201)).body;
   /** The source once its fetch has ended (no longer pending). */
-  async function settled(kbId: number, sourceId: number, account = owner, ctx = context) {
-    const deadline = Date.now() + 30_000;
-    for (;;) {
-      const sources = (await ctx.as(account).get(`/knowledge-bases/${kbId}/sources`).expect(200)).body;
-      const source = sources.find((s: { id: number }) => s.id === sourceId);
-      if (source.status !== 'pending') return source;
-      if (Date.now() > deadline) throw new Error(`source ${sourceId} still pending`);
-      await sleep(50);
-    }
-  }
+  const settled = (kbId: number, sourceId: number, account = owner, ctx = context) => settledSource(ctx, account, kbId, sourceId, 30_000);
   const search = async (kbId: number, q: string) =>
     (
       await context

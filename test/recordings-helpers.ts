@@ -1,7 +1,7 @@
 import { ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { execFileSync } from 'node:child_process';
 import { mkdir, mkdtemp, readdir, rm } from 'node:fs/promises';
-import { ClientRequest, request as httpRequest, IncomingMessage } from 'node:http';
+import { Agent, ClientRequest, request as httpRequest, IncomingMessage } from 'node:http';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import S3rver from 's3rver'; // typed in test/s3rver.d.ts
@@ -115,16 +115,18 @@ export interface RawResponse {
 
 /**
  * A request written by hand: exact headers (a Content-Length that is a lie, or none: chunked) and a body
- * produced chunk by chunk. Resolves with the response even if the server answers before the body is sent.
+ * produced chunk by chunk. Resolves with the response even if the server answers before the body is sent; the
+ * body stops once the connection is gone. `agent`: the connection's (one kept alive, say), else Node's default.
  */
 export function rawRequest(
   url: string,
   method: string,
   headers: Record<string, string>,
   body?: AsyncIterable<Buffer> | Iterable<Buffer>,
+  agent?: Agent,
 ): Promise<RawResponse> {
   return new Promise((resolve, reject) => {
-    const request = httpRequest(url, { method, headers });
+    const request = httpRequest(url, { method, headers, agent });
     request.on('response', (response) => {
       const chunks: Buffer[] = [];
       response.on('data', (chunk: Buffer) => chunks.push(chunk));
