@@ -10,7 +10,7 @@ import { ConfigModule } from '../src/config/config.module';
 import { Database } from '../src/database/database';
 import { DatabaseModule } from '../src/database/database.module';
 import { dataSourceOptions } from '../src/database/data-source-options';
-import { JobDefinition, Jobs } from '../src/jobs/jobs.service';
+import { JobDefinition, Jobs, NotYet } from '../src/jobs/jobs.service';
 import { JobsModule } from '../src/jobs/jobs.module';
 
 /** What the test jobs did, by instance. */
@@ -39,6 +39,17 @@ class TestJobs implements OnModuleInit {
       handler: async ({ value }) => {
         attempts.set(value, (attempts.get(value) ?? 0) + 1);
         if (attempts.get(value)! < 2) throw new Error('first attempt fails');
+        done.push({ instance, value });
+      },
+    });
+    this.jobs.define<{ value: number }>({
+      name: 'test.not-yet',
+      expireInSeconds: 30,
+      retryLimit: 2,
+      retryDelay: 1,
+      handler: async ({ value }) => {
+        attempts.set(value, (attempts.get(value) ?? 0) + 1);
+        if (attempts.get(value)! < 2) throw new NotYet('what it waits for is under way');
         done.push({ instance, value });
       },
     });
@@ -198,6 +209,18 @@ describe('the job queue (pg-boss)', () => {
     await a.jobs.send('test.flaky', { value: 2000 });
     await until(() => valuesDone(2000, 2001).length === 1);
     expect(attempts.get(2000)).toBe(2);
+  });
+
+  it('retries a job whose handler said it was not due yet, without a warning in the logs', async () => {
+    const warnings = [a, b].map(({ jobs }) => jest.spyOn((jobs as unknown as { logger: { warn: () => void } }).logger, 'warn'));
+    try {
+      await a.jobs.send('test.not-yet', { value: 2100 });
+      await until(() => valuesDone(2100, 2101).length === 1);
+      expect(attempts.get(2100)).toBe(2);
+      for (const warning of warnings) expect(warning).not.toHaveBeenCalled();
+    } finally {
+      for (const warning of warnings) warning.mockRestore();
+    }
   });
 
   it('retries, on a live instance, a job that an instance took and never finished (it died mid-job)', async () => {

@@ -291,7 +291,8 @@ export class Jobs implements OnApplicationBootstrap, OnApplicationShutdown {
       if (result.status === 'fulfilled') done.push(jobs[index].id);
       else {
         failed.push(jobs[index].id);
-        this.logError(`Job ${name} failed`, result.reason, jobs[index].id);
+        if (result.reason instanceof NotYet) this.logger.debug({ jobId: jobs[index].id }, `Job ${name} is not due yet: retried`);
+        else this.logError(`Job ${name} failed`, result.reason, jobs[index].id);
       }
     }
     if (failed.length) await this.boss.fail(name, failed);
@@ -356,6 +357,12 @@ export class Jobs implements OnApplicationBootstrap, OnApplicationShutdown {
     );
   }
 }
+
+/**
+ * Thrown by a handler whose job cannot be done yet but will be (what it waits for is under way elsewhere): the
+ * job is retried as its queue says, like any failure, but this is the expected course, not a warning in the logs.
+ */
+export class NotYet extends Error {}
 
 /** A handler that outlives its job's expiry fails it (pg-boss's `work` does the same), so that a hung one does not hold its worker. */
 async function withinSeconds<T>(promise: Promise<T>, seconds: number): Promise<T> {

@@ -3,7 +3,7 @@ import { PassThrough, Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { ConversationCalls } from '../../conversations/conversation-calls.service';
 import { TransactionSql } from '../../database/database';
-import { Jobs } from '../../jobs/jobs.service';
+import { Jobs, NotYet } from '../../jobs/jobs.service';
 import { newRecordingKey, RecordingStorage } from '../../recordings/recording-storage';
 import { RecordingsService } from '../../recordings/recordings.service';
 import { RecordingSegmentsRepository, SegmentRow } from './recording-segments.repository';
@@ -15,8 +15,8 @@ interface ConversationRef {
   conversationId: string;
 }
 
-/** Thrown while a voice socket still writes its part: pg-boss retries the job later. */
-class SocketStillOpen extends Error {
+/** Thrown while a voice socket still writes its part: the job is retried later (not a failure in the logs). */
+class SocketStillOpen extends NotYet {
   constructor() {
     super('A voice socket still holds the conversation; its part of the recording is not stored yet');
   }
