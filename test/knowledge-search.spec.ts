@@ -155,6 +155,27 @@ describe('knowledge search', () => {
     }
   });
 
+  it('stores a source of 500,000 characters in order, its passages numbered from 0 without a gap, and finds its last words', async () => {
+    const kbId = await createKnowledgeBase();
+    const paragraph = (index: number) =>
+      `Section ${index} covers item${index}. ${'Filler words for the length of this part. '.repeat(20)}`.trim();
+    const paragraphs: string[] = [];
+    for (let index = 0, length = 0; length < 499_000; index++) {
+      paragraphs.push(paragraph(index));
+      length += paragraphs[index].length + 2;
+    }
+    const text = paragraphs.join('\n\n').slice(0, 500_000);
+    const source = await addText(kbId, 'Catalogue', text);
+    const rows: { position: number; text: string }[] = await dataSource.query(
+      `SELECT position, text FROM knowledge_passages WHERE account_id = $1 AND source_id = $2 ORDER BY position`,
+      [owner.id, source.id],
+    );
+    expect(rows.map(({ position }) => position)).toEqual(rows.map((_, index) => index));
+    expect(rows.map((row) => row.text).join('\n\n')).toBe(text.trim());
+    const last = paragraphs.length - 2; // the last whole paragraph
+    expect((await search(kbId, `item${last}`))[0].text).toContain(`Section ${last} covers item${last}.`);
+  });
+
   it('limit: 5 by default, at most 20, at least 1', async () => {
     const kbId = await createKnowledgeBase();
     for (let index = 0; index < 25; index++) await addText(kbId, `Note ${index}`, `Note number ${index} about opening hours.`);
