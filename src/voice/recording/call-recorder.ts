@@ -13,8 +13,8 @@ import { RecordingSegmentsRepository } from './recording-segments.repository';
 
 /**
  * Stereo blocks handed to the encoder: a quarter of a second. Larger blocks mean fewer messages, but LAME's heap
- * in WebAssembly grows with the largest block it was given (per recording: 0.67 MiB at a quarter second, 0.84 MiB
- * at a second; bench/voice.ts), and the main thread holds two blocks per socket.
+ * in WebAssembly grows with the largest block it was given, and the main thread holds two blocks per socket: the
+ * memory per recording is 0.65 MiB at a quarter second, 0.79 MiB at half a second (bench/voice-recording.ts).
  */
 export const BLOCK_SAMPLES = VOICE_SAMPLE_RATE / 4;
 /** Room kept below RECORDING_MAX_BYTES for the frames the encoder adds at the end (its delay and padding). */
