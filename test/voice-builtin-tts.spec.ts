@@ -312,11 +312,15 @@ describe('BuiltinTextToSpeech', () => {
       threads.substitutes.push(
         () => new Worker("require('node:worker_threads').parentPort.on('message', () => { for (;;); });", { eval: true }),
       );
-      // Long enough for the replacement to load espeak (a cold start) within it while the whole suite runs on 2 cores.
-      const tts = builtin({ spawn: threads.spawn, timeoutMs: 6_000 });
+      // The options object is the provider's own (it reads the deadline per request): a short deadline for the
+      // hung thread, then a long one for the replacement, whose cold start (loading espeak) counts in it and can
+      // take seconds while the whole suite runs on 2 cores.
+      const options: BuiltinTextToSpeechOptions = { espeakPath: ESPEAK_PATH, workers: 1, timeoutMs: 1_500, spawn: threads.spawn };
+      const tts = new BuiltinTextToSpeech(options);
       await expect(speak(tts, request(SENTENCES['en-US']))).rejects.toMatchObject({ kind: 'timeout' });
       const [hung] = threads.workers;
       await once(hung, 'exit');
+      options.timeoutMs = 60_000;
       const next = await speak(tts, request(SENTENCES['en-US']));
       expect(seconds(next.samples)).toBeGreaterThan(1);
       expect(threads.workers).toHaveLength(2);
