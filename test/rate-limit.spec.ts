@@ -368,8 +368,17 @@ describe('rate limit on Redis Cluster', () => {
   beforeAll(async () => {
     requireRedis();
     const port = await freePort();
+    // Its cluster bus on a free port of its own: by default port + 10,000, which another process may hold (it did).
+    const busPort = await freePort();
     // A one-node cluster owning every slot: it refuses a command whose keys hash to different slots (CROSSSLOT).
-    redis = await startRedis(port, ['--cluster-enabled', 'yes', '--cluster-config-file', `nodes-${port}.conf`]);
+    redis = await startRedis(port, [
+      '--cluster-enabled',
+      'yes',
+      '--cluster-port',
+      String(busPort),
+      '--cluster-config-file',
+      `nodes-${port}.conf`,
+    ]);
     const admin = new Redis(port, '127.0.0.1');
     await admin.call('CLUSTER', 'ADDSLOTSRANGE', '0', '16383');
     while (!String(await admin.call('CLUSTER', 'INFO')).includes('cluster_state:ok')) await sleep(20);
