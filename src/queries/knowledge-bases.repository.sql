@@ -265,11 +265,11 @@ SELECT
   $2,
   $3,
   p.position - 1,
-  p.text,
-  array_to_tsvector(string_to_array(p.tokens, ' ')),
-  cardinality(string_to_array(p.tokens, ' '))
+  p.passage ->> 0,
+  array_to_tsvector(string_to_array(p.passage ->> 1, ' ')),
+  cardinality(string_to_array(p.passage ->> 1, ' '))
 FROM
-  unnest($4::TEXT[], $5::TEXT[]) WITH ORDINALITY AS p (text, tokens, position);
+  json_array_elements($4::json) WITH ORDINALITY AS p (passage, position);
 
 -- KnowledgeBasesRepository.corpusStatistics
 SELECT
