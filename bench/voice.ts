@@ -15,7 +15,7 @@
  *   reply's first frame) and errors.
  * - Memory: the service's RSS before the calls and during them; CPU: the service's CPU seconds per call-minute.
  *
- * Options: --calls 100 --seconds 60 [--profile DIR: the service writes a V8 CPU profile into DIR when it stops]. Writes bench/results/<date>-voice.json and prints a summary.
+ * Options: --calls 100 --seconds 60 [--burst: the calls begin within two seconds, so that their turns come in bursts] [--profile DIR: the service writes a V8 CPU profile into DIR when it stops]. Writes bench/results/<date>-voice.json and prints a summary.
  */
 import { fork } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -29,6 +29,10 @@ import { startVoiceBenchService, VoiceBenchService } from './voice-service';
 const ROOT = path.resolve(__dirname, '..');
 const FRAME = 320;
 const CALLERS_NICENESS = 19;
+/** About one caller's cycle: the question (2.4 s), the end of turn, the reply (3.3 s of speech) and a pause of 1–2 s. */
+const CYCLE_MS = 8_000;
+/** The callers' frames go out in this many groups, 20 / PHASES ms apart (see the ticker). */
+const PHASES = 4;
 const option = (name: string, fallback: number) => {
   const index = process.argv.indexOf(`--${name}`);
   return index > 0 ? Number(process.argv[index + 1]) : fallback;
@@ -176,19 +180,27 @@ async function main(): Promise<void> {
     const callers: Caller[] = [];
     for (let index = 0; index < calls; index++) callers.push(await openCaller(service.baseUrl, await bench.startConversation(), question));
 
-    // One ticker for every caller, against absolute deadlines (as the service's own clock).
+    // One ticker for every caller, against absolute deadlines (as the service's own clock). Browsers on other
+    // machines each keep a clock of their own, so their frames arrive spread over the 20 ms rather than all at once:
+    // the callers send in PHASES groups, one every 20 / PHASES ms, each caller once per 20 ms.
     let due = performance.now();
+    let phase = 0;
     let running = true;
     const ticker = (async () => {
       while (running) {
         const now = performance.now();
-        for (const caller of callers) caller.tick(now);
-        due += 20;
+        for (let index = phase; index < callers.length; index += PHASES) callers[index].tick(now);
+        phase = (phase + 1) % PHASES;
+        due += 20 / PHASES;
         await sleep(Math.max(0, due - performance.now()));
       }
     })();
-    callers.forEach((caller, index) => caller.begin((index * 2_000) / calls)); // staggered over two seconds
-    await sleep(5_000); // the first turns, before measuring
+    // Calls that began at different moments, as a day's calls do: their first questions spread over one caller's
+    // cycle, so that turns come at a steady rate (started within two seconds, as before, they came in bursts of
+    // them all every cycle: `--burst`).
+    const staggerMs = process.argv.includes('--burst') ? 2_000 : CYCLE_MS;
+    callers.forEach((caller, index) => caller.begin((index * staggerMs) / calls));
+    await sleep(staggerMs + 3_000); // every call's first turns, before measuring
     const fromByte = fs.statSync(stdoutFile).size;
     const cpuBefore = service.cpuSeconds();
     const rss: number[] = [];
@@ -214,7 +226,7 @@ async function main(): Promise<void> {
       date: new Date().toISOString(),
       node: process.version,
       cpus: os.cpus().length,
-      options: { calls, seconds },
+      options: { calls, seconds, callsBeganOverMs: staggerMs, callerPhases: PHASES },
       turns: reports.turns.length,
       endOfTurnToFirstAudioMs: stageFigures(reports.turns, 'firstAudioMs'),
       // The way there: transcript in, message accepted, the reply's first text, its first synthesised audio.
