@@ -1,4 +1,3 @@
-import { execFileSync } from 'node:child_process';
 import { readFileSync, readlinkSync } from 'node:fs';
 import { constants, setPriority } from 'node:os';
 import { performance } from 'node:perf_hooks';
@@ -11,12 +10,10 @@ import { performance } from 'node:perf_hooks';
 
 /**
  * Called in the worker thread. On Linux each thread is scheduled on its own, named by its id (from
- * /proc/thread-self). The thread takes the `SCHED_IDLE` policy (through util-linux's `chrt`, since Node.js has no
- * call for it; any thread may lower its own): the kernel runs it only where a core has nothing else to run, and a
- * task that wakes there takes the core at once. The fallback where `chrt` is missing, the lowest niceness, lets
- * the thread finish its time slice first, which added a few milliseconds to requests' latency while files were
- * read (docs/benchmarks.md, "Knowledge from files"). Returns the thread's id for ThreadCpuLimit (undefined where
- * threads have none to read: not Linux).
+ * /proc/thread-self): this one takes the lowest niceness, so that under contention the cores go to the others.
+ * (`SCHED_IDLE` would give way sooner, but Node.js has no call for it, and running util-linux's `chrt` forks the
+ * whole process: 92 ms a spawn in a process of 1.5 GiB, during which its event loop stood still for 63 ms.)
+ * Returns the thread's id for ThreadCpuLimit (undefined where threads have none to read: not Linux).
  */
 export function runThisThreadInBackground(): number | undefined {
   let threadId: number;
@@ -26,13 +23,9 @@ export function runThisThreadInBackground(): number | undefined {
     return undefined;
   }
   try {
-    execFileSync('chrt', ['--idle', '--pid', '0', String(threadId)], { stdio: 'ignore', timeout: 5_000 });
+    setPriority(threadId, constants.priority.PRIORITY_LOW);
   } catch {
-    try {
-      setPriority(threadId, constants.priority.PRIORITY_LOW);
-    } catch {
-      // Refused: the thread keeps the process's priority.
-    }
+    // Refused: the thread keeps the process's priority.
   }
   return threadId;
 }
