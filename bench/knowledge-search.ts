@@ -20,7 +20,6 @@ import { startThrowawayPostgres } from '../scripts/throwaway-postgres';
 import { KnowledgeBasesRepository } from '../src/knowledge-bases/knowledge-bases.repository';
 import { KnowledgeService, MATCH_BUDGET, searchPlan } from '../src/knowledge-bases/knowledge.service';
 import { splitIntoPassages } from '../src/knowledge-bases/passages';
-import { encodePassages, indexPieces } from '../src/knowledge-bases/indexed-passages';
 import { distinctSearchTokens } from '../src/knowledge-bases/search-tokens';
 import { SCRIPTS, textGenerator } from './knowledge-text';
 import { percentileOfSorted, round } from './stats';
@@ -83,9 +82,13 @@ async function seedAccount(pool: Pool, repository: KnowledgeBasesRepository, tex
       content,
       status: 'ready',
     });
-    const indexed = encodePassages(indexPieces(split));
-    await repository.insertPassages(accountId, knowledgeBaseId, source.id, indexed);
-    passages += indexed.count;
+    await repository.insertPassages(
+      accountId,
+      knowledgeBaseId,
+      source.id,
+      split.map((passage) => ({ text: passage, tokens: distinctSearchTokens(passage) })),
+    );
+    passages += split.length;
     sources++;
   }
   return { accountId, knowledgeBaseIds, passages, sources };

@@ -1,6 +1,5 @@
 import * as path from 'node:path';
 import { Worker } from 'node:worker_threads';
-import { ThreadCpuLimit, WAIT_FACTOR } from '../common/background-thread';
 import type { FileReading } from './file-text';
 import type { FileKind } from './file-type';
 
@@ -15,17 +14,11 @@ export interface FileReadingRequest {
   kind: FileKind;
 }
 
-/**
- * What the worker tells: first its thread's id (see ThreadCpuLimit), then the file's reading, a reason it cannot be
- * read, or the name of an error it did not expect.
- */
-export type FileReadingReply = { thread: number | undefined } | { reading: FileReading } | { refused: string } | { crashed: string };
+/** What the worker answers: the file's reading, a reason it cannot be read, or the name of an error it did not expect. */
+export type FileReadingReply = { reading: FileReading } | { refused: string } | { crashed: string };
 
 export interface FileReadingLimits {
-  /**
-   * The CPU time the reading may take; then its worker is ended. Its thread runs in the background, so on a busy
-   * machine it may wait for a core: WAIT_FACTOR times this in all.
-   */
+  /** The longest the reading may take; then its worker is ended. */
   timeoutMs: number;
   /** The heap the worker may use; past it, Node.js ends the worker. */
   memoryMb: number;
@@ -35,9 +28,8 @@ export interface FileReadingLimits {
 export type FileReadingOutcome = { reading: FileReading } | { error: string; crash?: string };
 
 /**
- * Reads a file (file-text.ts) in a worker thread of its own, in the background, with a CPU time limit and a heap
- * bound: a file crafted to make a parser loop or eat memory costs one failed source, never the service's event
- * loop, its heap or its requests' cores. A fresh
+ * Reads a file (file-text.ts) in a worker thread of its own, with a deadline and a heap bound: a file crafted to
+ * make a parser loop or eat memory costs one failed source, never the service's event loop or its heap. A fresh
  * worker for each file, so that nothing of one file's reading outlives it. `signal` (the service stopping) ends the
  * worker and rejects with its reason: the reading was not done, and its job is retried.
  */
@@ -61,12 +53,11 @@ export function readFileInWorker(
       execArgv: EXEC_ARGV,
       resourceLimits: { maxOldGenerationSizeMb: limits.memoryMb },
     });
-    const limit = new ThreadCpuLimit(limits.timeoutMs, () => settle({ error: tooSlow(limits.timeoutMs) }));
     let settled = false;
     const settle = (outcome: FileReadingOutcome | { aborted: Error }) => {
       if (settled) return;
       settled = true;
-      limit.stop();
+      clearTimeout(timer);
       signal.removeEventListener('abort', abort);
       void worker.terminate();
       if ('aborted' in outcome) reject(outcome.aborted);
@@ -74,12 +65,13 @@ export function readFileInWorker(
     };
     const abort = () => settle({ aborted: aborted() });
     signal.addEventListener('abort', abort);
-    // It does not keep a stopping process alive: a reading cut short is the job's, which is retried.
+    const timer = setTimeout(() => settle({ error: tooSlow(limits.timeoutMs) }), limits.timeoutMs);
+    // Neither keeps a stopping process alive: a reading cut short is the job's, which is retried.
+    timer.unref();
     worker.unref();
-    worker.on('message', (reply: FileReadingReply) => {
-      if ('thread' in reply) limit.started(reply.thread);
-      else settle('reading' in reply ? reply : 'refused' in reply ? { error: reply.refused } : { error: UNREADABLE, crash: reply.crashed });
-    });
+    worker.once('message', (reply: FileReadingReply) =>
+      settle('reading' in reply ? reply : 'refused' in reply ? { error: reply.refused } : { error: UNREADABLE, crash: reply.crashed }),
+    );
     worker.once('error', (error: NodeJS.ErrnoException) =>
       settle(
         error.code === 'ERR_WORKER_OUT_OF_MEMORY'
@@ -93,6 +85,4 @@ export function readFileInWorker(
 
 const UNREADABLE = 'The file could not be read';
 const tooSlow = (timeoutMs: number) => `The file took longer than ${timeoutMs / 1000} s to read, and was given up`;
-/** The longest a reading may last, waiting for a core included (for its job's expiry). */
-export const longestReadingMs = (limits: Pick<FileReadingLimits, 'timeoutMs'>) => WAIT_FACTOR * limits.timeoutMs;
 const tooLarge = (memoryMb: number) => `The file needs more than ${memoryMb} MiB of memory to read, and was given up`;

@@ -1,15 +1,16 @@
+import { readlinkSync } from 'node:fs';
+import { constants, setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
-import { runThisThreadInBackground } from '../common/background-thread';
 import { FileReadError } from './file-read-error';
 import type { FileReadingReply, FileReadingRequest } from './file-reading';
 import { readFile } from './file-text';
 
 /**
  * Runs in a worker thread (see readFileInWorker): a file's bytes in, its text and passages (or why not) out.
- * The thread first puts itself in the background (background-thread.ts) and tells its id, by which its CPU time
- * is counted.
+ * The thread first lowers its own scheduling priority, so that on a machine with few cores the reading takes
+ * the CPU the service's requests and PostgreSQL leave, instead of competing with them.
  */
-reply({ thread: runThisThreadInBackground() });
+yieldTheCpu();
 const { parts, kind } = workerData as FileReadingRequest;
 readFile(Buffer.concat(parts), kind).then(
   (reading) => reply({ reading }),
@@ -19,4 +20,17 @@ readFile(Buffer.concat(parts), kind).then(
 
 function reply(message: FileReadingReply): void {
   parentPort!.postMessage(message);
+}
+
+/**
+ * On Linux each thread has a niceness of its own, set through the thread's id (from /proc/thread-self): the
+ * lowest priority for this one. Elsewhere (or if it is refused) the reading keeps the process's priority.
+ */
+function yieldTheCpu(): void {
+  try {
+    const threadId = Number(readlinkSync('/proc/thread-self').split('/').pop());
+    setPriority(threadId, constants.priority.PRIORITY_LOW);
+  } catch {
+    // Not Linux: nothing to lower.
+  }
 }

@@ -3,8 +3,8 @@ import { codePointLength } from '../common/code-points';
 import { CsvRows } from './csv';
 import { FileReadError } from './file-read-error';
 import { FileKind, textEncodingOf } from './file-type';
-import { encodePassages, indexPieces, MAX_TEXT_CONTENT_LENGTH, toPassages } from './indexed-passages';
-import type { EncodedPassages } from './knowledge-bases.repository';
+import { indexPieces, MAX_TEXT_CONTENT_LENGTH, toPassages } from './indexed-passages';
+import type { NewPassage } from './knowledge-bases.repository';
 import { PASSAGE_LENGTH, splitIntoPassages } from './passages';
 import { checkDocxArchive } from './zip-archive';
 
@@ -16,7 +16,7 @@ import { checkDocxArchive } from './zip-archive';
 /** What a file yields: its text (what the source's `content` shows) and that text's passages. */
 export interface FileReading {
   content: string;
-  passages: EncodedPassages;
+  passages: NewPassage[];
 }
 
 /** Text read past this is not kept: a little more than what is indexed, so that the cut falls at a passage boundary. */
@@ -27,7 +27,7 @@ export async function readFile(buffer: Buffer, kind: FileKind): Promise<FileRead
   // Cut before it is split: what lies past what is indexed is not worth the work (two UTF-16 units per character at most).
   const text = storable((await fileText(buffer, kind)).slice(0, 2 * MAX_READ_LENGTH));
   const passages = toPassages(text);
-  if (passages.count === 0) throw new FileReadError(NO_TEXT[kind]);
+  if (passages.length === 0) throw new FileReadError(NO_TEXT[kind]);
   return { content: cut(text), passages };
 }
 
@@ -185,7 +185,7 @@ function csvReading(text: string): FileReading {
   if (group) pieces.push(group);
   const passages = indexPieces(pieces.map(storable));
   if (passages.length === 0) throw new FileReadError(NO_TEXT.csv);
-  return { content: passages.map((passage) => passage.text).join('\n\n'), passages: encodePassages(passages) };
+  return { content: passages.map((passage) => passage.text).join('\n\n'), passages };
 }
 
 // eslint-disable-next-line no-control-regex -- NUL is what this removes

@@ -1,5 +1,5 @@
 import { codePointLength } from '../common/code-points';
-import type { EncodedPassages, NewPassage } from './knowledge-bases.repository';
+import type { NewPassage } from './knowledge-bases.repository';
 import { splitIntoPassages } from './passages';
 import { distinctSearchTokens } from './search-tokens';
 
@@ -11,24 +11,20 @@ export const MAX_TEXT_CONTENT_LENGTH = 500_000;
  * (a text source cannot be longer; a fetched page or a file can, and its text is cut at a passage boundary), and
  * a passage without a single token (punctuation only) is left out, since nothing could find it.
  */
-export function toPassages(text: string): EncodedPassages {
-  return encodePassages(indexPieces(splitIntoPassages(text)));
+export function toPassages(text: string): NewPassage[] {
+  return indexPieces(splitIntoPassages(text));
 }
 
-/** Passages already cut (each at most PASSAGE_LENGTH characters: a CSV file's groups of rows), with their tokens, as toPassages does. */
+/** Passages already cut (each at most PASSAGE_LENGTH characters: a CSV file's groups of rows), with their tokens, as toPassages. */
 export function indexPieces(pieces: Iterable<string>): NewPassage[] {
   const passages: NewPassage[] = [];
   let length = 0;
   for (const passage of pieces) {
     length += codePointLength(passage);
     if (length > MAX_TEXT_CONTENT_LENGTH) break;
+    // Joined here, where it is cheap (a worker thread, for files), rather than where the passages are stored.
     const tokens = distinctSearchTokens(passage);
     if (tokens.length) passages.push({ text: passage, tokens: tokens.join(' ') });
   }
   return passages;
-}
-
-/** The passages as the repository stores them: encoded here, where it is cheap (a worker thread, for files). */
-export function encodePassages(passages: NewPassage[]): EncodedPassages {
-  return { count: passages.length, json: JSON.stringify(passages.map(({ text, tokens }) => [text, tokens])) };
 }

@@ -42,25 +42,18 @@ export interface SourceToIndex {
   revision: number;
 }
 
-/** A passage to store: its text and its distinct search tokens, joined by spaces (a token never holds one). */
+/** A passage to store: its text and its distinct search tokens. */
 export interface NewPassage {
   text: string;
-  tokens: string;
-}
-
-/**
- * A source's passages as the insert reads them (encodePassages): JSON, `[[text, tokens], …]`, and how many. One
- * string, so that a file's passages are encoded where it is read (its worker thread) and the event loop only passes
- * it on: given arrays, the driver escapes every passage into an array literal on the event loop (10–15 ms for a
- * 100-page file).
- */
-export interface EncodedPassages {
-  count: number;
-  json: string;
+  /**
+   * Its distinct search tokens, or the same already joined by spaces (as a file's reading sends them: far cheaper
+   * to pass between threads). A token never holds a space: it is a run of letters, marks and digits.
+   */
+  tokens: string[] | string;
 }
 
 /** The result of indexing a source: its passages (it becomes `ready`; a file source with its text as `content`), or why it failed. */
-export type IndexingOutcome = { passages: EncodedPassages; content?: string } | { error: string };
+export type IndexingOutcome = { passages: NewPassage[]; content?: string } | { error: string };
 
 /** What ranking needs to know about the account's corpus and the query's tokens. */
 export interface CorpusStatistics {
@@ -110,10 +103,7 @@ const BM25_B = 0.75;
 /** Passages scored on every token of the query (step 2 of searchPassages): enough for the largest limit (20), with room. */
 const CANDIDATES = 50;
 
-const EXAMPLE_PASSAGES: EncodedPassages = {
-  count: 1,
-  json: JSON.stringify([['We are open from 9:00 to 18:00.', 'we are open from 9 00 to 18']]),
-};
+const EXAMPLE_PASSAGES: NewPassage[] = [{ text: 'We are open from 9:00 to 18:00.', tokens: 'we are open from 9 00 to 18' }];
 
 /**
  * Every query of the knowledge bases, their sources and passages, and the search over them. Each method takes
@@ -291,16 +281,21 @@ export class KnowledgeBasesRepository {
     accountId: number,
     knowledgeBaseId: number,
     sourceId: number,
-    passages: EncodedPassages,
+    passages: NewPassage[],
     sql: Sql = this.db,
   ): Promise<void> {
-    if (passages.count === 0) return;
+    if (passages.length === 0) return;
     await sql.query(
       `INSERT INTO knowledge_passages (account_id, knowledge_base_id, source_id, position, text, tokens, token_count)
-       SELECT $1, $2, $3, p.position - 1, p.passage ->> 0,
-              array_to_tsvector(string_to_array(p.passage ->> 1, ' ')), cardinality(string_to_array(p.passage ->> 1, ' '))
-         FROM json_array_elements($4::json) WITH ORDINALITY AS p(passage, position)`,
-      [accountId, knowledgeBaseId, sourceId, passages.json],
+       SELECT $1, $2, $3, p.position - 1, p.text, array_to_tsvector(string_to_array(p.tokens, ' ')), cardinality(string_to_array(p.tokens, ' '))
+         FROM unnest($4::text[], $5::text[]) WITH ORDINALITY AS p(text, tokens, position)`,
+      [
+        accountId,
+        knowledgeBaseId,
+        sourceId,
+        passages.map(({ text }) => text),
+        passages.map(({ tokens }) => (typeof tokens === 'string' ? tokens : tokens.join(' '))),
+      ],
     );
   }
 

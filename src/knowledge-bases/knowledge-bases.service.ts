@@ -62,7 +62,7 @@ export class KnowledgeBasesService {
         { field: 'type', message: 'type file is created by uploading the file as multipart/form-data, in a part named file' },
       ]);
     }
-    const passages = type === 'text' ? toPassages(dto.content!) : undefined;
+    const passages = type === 'text' ? toPassages(dto.content!) : [];
     return this.database.transaction(async (sql) => {
       if (!(await this.repository.touchKnowledgeBase(accountId, knowledgeBaseId, sql))) throw knowledgeBaseNotFound(knowledgeBaseId);
       const source = await this.repository.insertSource(
@@ -71,7 +71,7 @@ export class KnowledgeBasesService {
         { name: dto.name!, type, content: dto.content!, status: type === 'text' ? 'ready' : 'pending' },
         sql,
       );
-      if (passages) await this.repository.insertPassages(accountId, knowledgeBaseId, source.id, passages, sql);
+      if (type === 'text') await this.repository.insertPassages(accountId, knowledgeBaseId, source.id, passages, sql);
       else await this.indexing.send({ accountId, sourceId: source.id }, type, sql);
       return source;
     });

@@ -4,7 +4,7 @@ import { InjectConfig } from '../config/config.module';
 import type { TransactionSql } from '../database/database';
 import { Jobs } from '../jobs/jobs.service';
 import { Resolver } from '../outbound/outbound-http';
-import { longestReadingMs, readFileInWorker } from './file-reading';
+import { readFileInWorker } from './file-reading';
 import { CONTENT_TYPES, FileKind } from './file-type';
 import { toPassages } from './indexed-passages';
 import type { SourceType } from './knowledge-base-source.entity';
@@ -65,7 +65,7 @@ export class SourceIndexing implements OnModuleInit, BeforeApplicationShutdown {
       retryLimit: 3,
       retryDelay: 5,
       retryBackoff: true,
-      // The fetch (15 s) and the extraction (20 s of CPU time, waiting for a core included 80 s at most) with room to spare.
+      // The fetch (15 s) and the extraction (20 s at most) with room to spare.
       expireInSeconds: 120,
     });
     const files = this.config.knowledgeFiles;
@@ -78,8 +78,8 @@ export class SourceIndexing implements OnModuleInit, BeforeApplicationShutdown {
       retryLimit: 3,
       retryDelay: 5,
       retryBackoff: true,
-      // The reading's own bound, with room for reading the file from the database and storing the passages.
-      expireInSeconds: Math.ceil(longestReadingMs({ timeoutMs: files.extractionTimeoutMs }) / 1000) + 120,
+      // The reading's own deadline, with room for reading the file from the database and storing the passages.
+      expireInSeconds: Math.ceil(files.extractionTimeoutMs / 1000) + 120,
     });
     this.jobs.define({ name: SWEEP_JOB, handler: () => this.sweep(), cron: '*/5 * * * *', retryLimit: 0, expireInSeconds: 60 });
   }
@@ -107,7 +107,7 @@ export class SourceIndexing implements OnModuleInit, BeforeApplicationShutdown {
     const policy = { allowPrivateAddresses: this.config.fetchAllowPrivateAddresses };
     try {
       const passages = toPassages(await fetchUrlSourceText(url, { policy, resolver: this.resolver }));
-      return passages.count ? { passages } : { error: 'The page has no readable text' };
+      return passages.length ? { passages } : { error: 'The page has no readable text' };
     } catch (error) {
       // A UrlSourceError is the customer's to read; anything else is ours, and the job is retried.
       if (error instanceof UrlSourceError) return { error: error.message.slice(0, 500) };

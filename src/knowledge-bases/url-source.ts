@@ -7,7 +7,7 @@ export const URL_FETCH_LIMITS = {
   timeoutMs: 15_000,
   maxBodyBytes: 5 * 1024 * 1024,
   maxRedirects: 5,
-  /** Reducing a page's HTML to text, in its worker thread: the CPU time it may take (background-thread.ts). */
+  /** Reducing a page's HTML to text, in its worker thread. */
   extractTimeoutMs: 20_000,
 };
 

@@ -265,11 +265,11 @@ SELECT
   $2,
   $3,
   p.position - 1,
-  p.passage ->> 0,
-  array_to_tsvector(string_to_array(p.passage ->> 1, ' ')),
-  cardinality(string_to_array(p.passage ->> 1, ' '))
+  p.text,
+  array_to_tsvector(string_to_array(p.tokens, ' ')),
+  cardinality(string_to_array(p.tokens, ' '))
 FROM
-  json_array_elements($4::json) WITH ORDINALITY AS p (passage, position);
+  unnest($4::TEXT[], $5::TEXT[]) WITH ORDINALITY AS p (text, tokens, position);
 
 -- KnowledgeBasesRepository.corpusStatistics
 SELECT
