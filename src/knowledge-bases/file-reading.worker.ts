@@ -1,5 +1,3 @@
-import { readlinkSync } from 'node:fs';
-import { constants, setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import { FileReadError } from './file-read-error';
 import type { FileReadingReply, FileReadingRequest } from './file-reading';
@@ -7,10 +5,11 @@ import { readFile } from './file-text';
 
 /**
  * Runs in a worker thread (see readFileInWorker): a file's bytes in, its text and passages (or why not) out.
- * The thread first lowers its own scheduling priority, so that on a machine with few cores the reading takes
- * the CPU the service's requests and PostgreSQL leave, instead of competing with them.
+ * The thread keeps the process's scheduling priority. At a lower one (niceness 19, as it had) a busy machine kept
+ * it off the cores long enough that ending it stalled the event loop, which waits for the thread to exit: under
+ * four busy processes, ending such a thread took 2.0–2.8 s against 43–73 ms, with the event loop held up to 288 ms
+ * (docs/benchmarks.md, "Knowledge from files").
  */
-yieldTheCpu();
 const { parts, kind } = workerData as FileReadingRequest;
 readFile(Buffer.concat(parts), kind).then(
   (reading) => reply({ reading }),
@@ -20,17 +19,4 @@ readFile(Buffer.concat(parts), kind).then(
 
 function reply(message: FileReadingReply): void {
   parentPort!.postMessage(message);
-}
-
-/**
- * On Linux each thread has a niceness of its own, set through the thread's id (from /proc/thread-self): the
- * lowest priority for this one. Elsewhere (or if it is refused) the reading keeps the process's priority.
- */
-function yieldTheCpu(): void {
-  try {
-    const threadId = Number(readlinkSync('/proc/thread-self').split('/').pop());
-    setPriority(threadId, constants.priority.PRIORITY_LOW);
-  } catch {
-    // Not Linux: nothing to lower.
-  }
 }
