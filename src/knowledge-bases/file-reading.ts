@@ -31,7 +31,7 @@ export type FileReadingOutcome = { reading: FileReading } | { error: string; cra
  * Reads a file (file-text.ts) in a worker thread of its own, with a deadline and a heap bound: a file crafted to
  * make a parser loop or eat memory costs one failed source, never the service's event loop or its heap. A fresh
  * worker for each file, so that nothing of one file's reading outlives it. `signal` (the service stopping) ends the
- * worker and rejects with its reason: the reading was not done, and its job is retried.
+ * worker and rejects with its reason. It runs in the file reading process (FileReader), not in the service.
  */
 export function readFileInWorker(
   parts: Buffer[],
@@ -83,6 +83,6 @@ export function readFileInWorker(
   });
 }
 
-const UNREADABLE = 'The file could not be read';
-const tooSlow = (timeoutMs: number) => `The file took longer than ${timeoutMs / 1000} s to read, and was given up`;
+export const UNREADABLE = 'The file could not be read';
+export const tooSlow = (timeoutMs: number) => `The file took longer than ${timeoutMs / 1000} s to read, and was given up`;
 const tooLarge = (memoryMb: number) => `The file needs more than ${memoryMb} MiB of memory to read, and was given up`;

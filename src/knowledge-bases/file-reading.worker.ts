@@ -4,11 +4,9 @@ import type { FileReadingReply, FileReadingRequest } from './file-reading';
 import { readFile } from './file-text';
 
 /**
- * Runs in a worker thread (see readFileInWorker): a file's bytes in, its text and passages (or why not) out.
- * The thread keeps the process's scheduling priority. At a lower one (niceness 19, as it had) a busy machine kept
- * it off the cores long enough that ending it stalled the event loop, which waits for the thread to exit: under
- * four busy processes, ending such a thread took 2.0–2.8 s against 43–73 ms, with the event loop held up to 288 ms
- * (docs/benchmarks.md, "Knowledge from files").
+ * Runs in a worker thread (see readFileInWorker) of the file reading process (FileReader): a file's bytes in, its
+ * text and passages (or why not) out. The thread has the process's priority, the lowest: a thread at a lower priority
+ * than the thread that ends it holds that thread up (docs/benchmarks.md, "Knowledge from files").
  */
 const { parts, kind } = workerData as FileReadingRequest;
 readFile(Buffer.concat(parts), kind).then(

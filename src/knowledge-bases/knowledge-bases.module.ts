@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { FileReader } from './file-reader';
 import { KnowledgeFileUploads } from './file-uploads';
 import { KnowledgeBasesController } from './knowledge-bases.controller';
 import { KnowledgeBasesRepository } from './knowledge-bases.repository';
@@ -15,6 +16,7 @@ import { SourceUploadInterceptor } from './source-upload';
     KnowledgeBasesRepository,
     KnowledgeService,
     SourceIndexing,
+    FileReader,
     KnowledgeFileUploads,
     SourceUploadInterceptor,
   ],

@@ -1,10 +1,10 @@
-import { BeforeApplicationShutdown, Injectable, Logger, OnModuleInit } from '@nestjs/common';
+import { Injectable, Logger, OnModuleInit } from '@nestjs/common';
 import { AppConfig } from '../config/config';
 import { InjectConfig } from '../config/config.module';
 import type { TransactionSql } from '../database/database';
 import { Jobs } from '../jobs/jobs.service';
 import { Resolver } from '../outbound/outbound-http';
-import { readFileInWorker } from './file-reading';
+import { FileReader } from './file-reader';
 import { CONTENT_TYPES, FileKind } from './file-type';
 import { toPassages } from './indexed-passages';
 import type { SourceType } from './knowledge-base-source.entity';
@@ -30,8 +30,8 @@ const FILE_KINDS = new Map(Object.entries(CONTENT_TYPES).map(([kind, contentType
 
 /**
  * Indexing in the background, on the job queue (durable: any instance runs a job, a restart resumes it):
- * a pending url source is fetched and its text indexed; a pending file source's file is read (in a worker thread:
- * file-reading.ts) and its text indexed; a pending text source (only those that existed before passages did:
+ * a pending url source is fetched and its text indexed; a pending file source's file is read (in a process of
+ * its own: file-reader.ts) and its text indexed; a pending text source (only those that existed before passages did:
  * new text sources are indexed when created) is indexed. The result is stored only if the source is still
  * pending at the revision the job started from.
  *
@@ -43,16 +43,15 @@ const FILE_KINDS = new Map(Object.entries(CONTENT_TYPES).map(([kind, contentType
  * process left unfinished.
  */
 @Injectable()
-export class SourceIndexing implements OnModuleInit, BeforeApplicationShutdown {
+export class SourceIndexing implements OnModuleInit {
   private readonly logger = new Logger(SourceIndexing.name);
-  /** Aborted as the service stops: files being read are left to their jobs' retries, not read to the end. */
-  private readonly stopping = new AbortController();
   /** Tests only: how url sources' names are resolved. */
   resolver: Resolver | undefined;
 
   constructor(
     private readonly jobs: Jobs,
     private readonly repository: KnowledgeBasesRepository,
+    private readonly fileReader: FileReader,
     @InjectConfig() private readonly config: AppConfig,
   ) {}
 
@@ -84,11 +83,6 @@ export class SourceIndexing implements OnModuleInit, BeforeApplicationShutdown {
     this.jobs.define({ name: SWEEP_JOB, handler: () => this.sweep(), cron: '*/5 * * * *', retryLimit: 0, expireInSeconds: 60 });
   }
 
-  /** Before the job queue stops (it waits for the jobs in flight): a file being read is ended at once. */
-  beforeApplicationShutdown(): void {
-    this.stopping.abort(new Error('The service is stopping'));
-  }
-
   /** Queues the indexing of a source of this type, in the transaction that made it pending when `sql` is given. */
   send(job: IndexSourceJob, type: SourceType, sql?: TransactionSql): Promise<void> {
     return this.jobs.send(type === 'file' ? READ_FILE_JOB : INDEX_SOURCE_JOB, job, { sql, singletonKey: String(job.sourceId) });
@@ -115,7 +109,7 @@ export class SourceIndexing implements OnModuleInit, BeforeApplicationShutdown {
     }
   }
 
-  /** Reads a pending file source's file in a worker thread, and stores its text and passages, or why it cannot be read. */
+  /** Reads a pending file source's file (in the file reading process: FileReader); stores its text and passages, or why not. */
   async readFile({ accountId, sourceId }: IndexSourceJob): Promise<void> {
     const source = await this.repository.getSourceToIndex(accountId, sourceId);
     if (!source || source.status !== 'pending' || source.type !== 'file') return;
@@ -124,9 +118,7 @@ export class SourceIndexing implements OnModuleInit, BeforeApplicationShutdown {
     const parts = await this.storedFile(accountId, sourceId);
     const { extractionTimeoutMs: timeoutMs, extractionMemoryMb: memoryMb } = this.config.knowledgeFiles;
     const result =
-      kind && parts.length
-        ? await readFileInWorker(parts, kind, { timeoutMs, memoryMb }, this.stopping.signal)
-        : { error: 'The file is no longer stored' };
+      kind && parts.length ? await this.fileReader.read(parts, kind, { timeoutMs, memoryMb }) : { error: 'The file is no longer stored' };
     // Only the error's name or code: its message may quote the file.
     if ('crash' in result) this.logger.warn({ sourceId, kind, crash: result.crash }, 'Reading a file failed unexpectedly');
     const outcome: IndexingOutcome =

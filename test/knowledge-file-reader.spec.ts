@@ -1,0 +1,162 @@
+import { Logger } from '@nestjs/common';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { readdirSync, readFileSync } from 'node:fs';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import * as path from 'node:path';
+import { FileReader } from '../src/knowledge-bases/file-reader';
+import { UNREADABLE } from '../src/knowledge-bases/file-reading';
+
+/**
+ * The process that reads files (FileReader): at the lowest CPU priority, one for the service's life, readings given up
+ * on time, a dead host costing only the readings it had, and nothing left running once the service stops.
+ */
+
+const FIXTURES = path.join(__dirname, 'fixtures', 'knowledge');
+const LIMITS = { timeoutMs: 30_000, memoryMb: 256 };
+const fixture = (name: string) => [readFileSync(path.join(FIXTURES, name))];
+const SCHED_IDLE = 5;
+
+/** The file reading processes a process has started (their command line names the host). */
+function hosts(parentPid = process.pid): number[] {
+  return readdirSync('/proc')
+    .filter((entry) => /^\d+$/.test(entry))
+    .map(Number)
+    .filter((pid) => {
+      try {
+        const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+        const parent = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+        return parent === parentPid && readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('file-reading-host');
+      } catch {
+        return false; // ended meanwhile
+      }
+    });
+}
+
+/** A process's scheduling policy and niceness, as the kernel reports them. */
+function scheduling(pid: number): { policy: number; nice: number } {
+  const sched = readFileSync(`/proc/${pid}/sched`, 'utf8');
+  const field = (name: string) => Number(new RegExp(`^${name}\\s*:\\s*(-?\\d+)`, 'm').exec(sched)![1]);
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  return { policy: field('policy'), nice: Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]) };
+}
+
+/** Resolves once the process has ended (and been reaped). */
+/** Whether a process still runs (an ended one may linger as a zombie until its parent, or init, reaps it). */
+function running(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Resolves once the process has ended, or after `withinMs`: long enough for a process at the lowest priority to be
+ * given a core on a busy machine, shorter than laborious.pdf's reading (some 20 s of CPU).
+ */
+async function ended(pid: number, withinMs = 15_000): Promise<void> {
+  const deadline = Date.now() + withinMs;
+  while (running(pid) && Date.now() < deadline) await sleep(10);
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe('the file reading process', () => {
+  let reader: FileReader;
+  // Its one line (a host that died) is not what these cases check.
+  beforeAll(() => Logger.overrideLogger(false));
+  afterAll(() => Logger.overrideLogger(true));
+  beforeEach(() => {
+    reader = new FileReader();
+  });
+  afterEach(() => reader.beforeApplicationShutdown());
+
+  it('reads files at the lowest CPU priority (SCHED_IDLE), one process for every file', async () => {
+    expect(hosts()).toEqual([]);
+    const reading = await reader.read(fixture('faq.docx'), 'docx', LIMITS);
+    expect(reading).toMatchObject({ reading: { passages: expect.any(Array) } });
+    const [host] = hosts();
+    expect(scheduling(host).policy).toBe(SCHED_IDLE);
+    const [markdown, text] = await Promise.all([
+      reader.read(fixture('loyalty.md'), 'markdown', LIMITS),
+      reader.read([Buffer.from('Plain words of the file.')], 'text', LIMITS),
+    ]);
+    expect(markdown).toHaveProperty('reading');
+    expect(text).toEqual({
+      reading: { content: 'Plain words of the file.', passages: [expect.objectContaining({ text: 'Plain words of the file.' })] },
+    });
+    expect(hosts()).toEqual([host]);
+  });
+
+  it('runs the process at niceness 19 where there is no chrt', async () => {
+    const searched = process.env.PATH;
+    process.env.PATH = '/nonexistent';
+    try {
+      await reader.read([Buffer.from('Words.')], 'text', LIMITS);
+    } finally {
+      process.env.PATH = searched;
+    }
+    const [host] = hosts();
+    expect(scheduling(host)).toEqual({ policy: 0, nice: 19 });
+  });
+
+  it('gives a reading up at its deadline without holding the event loop, and reads the next file in the same process', async () => {
+    await reader.read([Buffer.from('Words.')], 'text', LIMITS);
+    const [host] = hosts();
+    const delay = monitorEventLoopDelay({ resolution: 10 });
+    delay.enable();
+    const started = Date.now();
+    const outcome = await reader.read(fixture('laborious.pdf'), 'pdf', { ...LIMITS, timeoutMs: 1_000 });
+    expect(Date.now() - started).toBeGreaterThanOrEqual(1_000);
+    expect(outcome).toEqual({ error: 'The file took longer than 1 s to read, and was given up' });
+    expect(await reader.read(fixture('loyalty.md'), 'markdown', LIMITS)).toHaveProperty('reading');
+    delay.disable();
+    expect(delay.max / 1e6).toBeLessThan(100);
+    expect(hosts()).toEqual([host]);
+  });
+
+  it('fails the readings of a process that dies as unreadable, and starts another for the next file', async () => {
+    await reader.read([Buffer.from('Words.')], 'text', LIMITS);
+    const [host] = hosts();
+    const reading = reader.read(fixture('laborious.pdf'), 'pdf', LIMITS);
+    process.kill(host, 'SIGKILL');
+    expect(await reading).toEqual({ error: UNREADABLE, crash: 'host SIGKILL' });
+    expect(await reader.read(fixture('loyalty.md'), 'markdown', LIMITS)).toHaveProperty('reading');
+    const [next] = hosts();
+    expect(next).not.toBe(host);
+  });
+
+  it('ends the process and the readings under way when the service stops, and reads nothing after', async () => {
+    await reader.read([Buffer.from('Words.')], 'text', LIMITS);
+    const [host] = hosts();
+    const reading = reader.read(fixture('laborious.pdf'), 'pdf', LIMITS);
+    reader.beforeApplicationShutdown();
+    await expect(reading).rejects.toThrow('The service is stopping');
+    await ended(host);
+    expect(running(host)).toBe(false);
+    await expect(reader.read([Buffer.from('Words.')], 'text', LIMITS)).rejects.toThrow('The service is stopping');
+    expect(hosts()).toEqual([]);
+  });
+
+  it('ends with the service when the service dies without stopping (killed mid-reading)', async () => {
+    const script = `
+      const { readFileSync } = require('node:fs');
+      const { FileReader } = require(${JSON.stringify(path.join(__dirname, '..', 'src', 'knowledge-bases', 'file-reader.ts'))});
+      void new FileReader().read([readFileSync(${JSON.stringify(path.join(FIXTURES, 'laborious.pdf'))})], 'pdf', { timeoutMs: 60000, memoryMb: 256 });
+      setInterval(() => undefined, 1000);
+    `;
+    const service = spawn(process.execPath, ['-r', path.join(__dirname, '..', 'scripts', 'register.js'), '-e', script], {
+      stdio: 'inherit',
+    });
+    let host: number | undefined;
+    while (!(host = hosts(service.pid)[0])) await sleep(10);
+    const exited = once(service, 'exit');
+    service.kill('SIGKILL');
+    await exited;
+    // At once, not when the file's reading (some 20 s of CPU) would have ended.
+    await ended(host);
+    expect(running(host)).toBe(false);
+  });
+});
