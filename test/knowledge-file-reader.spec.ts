@@ -1,7 +1,8 @@
 import { Logger } from '@nestjs/common';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { readdirSync, readFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import * as path from 'node:path';
 import { FileReader } from '../src/knowledge-bases/file-reader';
@@ -41,7 +42,6 @@ function scheduling(pid: number): { policy: number; nice: number } {
   return { policy: field('policy'), nice: Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]) };
 }
 
-/** Resolves once the process has ended (and been reaped). */
 /** Whether a process still runs (an ended one may linger as a zombie until its parent, or init, reaps it). */
 function running(pid: number): boolean {
   try {
@@ -71,7 +71,12 @@ describe('the file reading process', () => {
   beforeEach(() => {
     reader = new FileReader();
   });
-  afterEach(() => reader.beforeApplicationShutdown());
+  // The next case starts with no host: this one's has ended, not merely been sent its signal.
+  afterEach(async () => {
+    const started = hosts();
+    reader.beforeApplicationShutdown();
+    for (const host of started) await ended(host);
+  });
 
   it('reads files at the lowest CPU priority (SCHED_IDLE), one process for every file', async () => {
     expect(hosts()).toEqual([]);
@@ -100,6 +105,21 @@ describe('the file reading process', () => {
     }
     const [host] = hosts();
     expect(scheduling(host)).toEqual({ policy: 0, nice: 19 });
+  });
+
+  it('fails a reading as unreadable when the process cannot start, and starts one for the next file', async () => {
+    const broken = mkdtempSync(path.join(tmpdir(), 'no-chrt-'));
+    // A directory passes for an executable `chrt` (it is searchable), but the system cannot start it.
+    mkdirSync(path.join(broken, 'chrt'));
+    const searched = process.env.PATH;
+    process.env.PATH = broken;
+    try {
+      expect(await reader.read([Buffer.from('Words.')], 'text', LIMITS)).toEqual({ error: UNREADABLE, crash: 'host EACCES' });
+    } finally {
+      process.env.PATH = searched;
+      rmSync(broken, { recursive: true });
+    }
+    expect(await reader.read([Buffer.from('Words.')], 'text', LIMITS)).toHaveProperty('reading');
   });
 
   it('gives a reading up at its deadline without holding the event loop, and reads the next file in the same process', async () => {

@@ -78,21 +78,26 @@ export class FileReader implements BeforeApplicationShutdown {
     const chrt = chrtPath();
     const [command, ...args] = chrt ? [chrt, '--idle', '0', ...node] : node;
     const host = spawn(command, args, { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], serialization: 'advanced' });
-    if (!chrt && host.pid) setPriority(host.pid, 19);
     // Only a reading under way keeps the service's process alive (see read and settle), never the host itself.
     host.unref();
     host.channel?.unref();
     host.on('message', ({ id, outcome }: HostReply) => this.settle(id, outcome));
-    // Sending to a host that has just died: its exit, below, settles the readings.
-    host.on('error', () => undefined);
-    host.once('exit', (code, signal) => {
-      if (this.host === host) this.host = undefined;
-      if (this.stopped) return;
-      this.logger.warn({ code, signal }, 'The file reading process ended');
-      for (const id of [...this.readings.keys()]) this.settle(id, { error: UNREADABLE, crash: `host ${signal ?? `exit ${code}`}` });
+    // A host that could not start has no exit; sending to one that has just died is settled by its exit.
+    host.on('error', (error: NodeJS.ErrnoException) => {
+      if (host.pid === undefined) this.lost(host, error.code ?? 'spawn');
     });
+    host.once('exit', (code, signal) => this.lost(host, signal ?? `exit ${code}`));
+    if (!chrt && host.pid !== undefined) lowerPriority(host.pid);
     this.host = host;
     return host;
+  }
+
+  /** The host ended (or never started): the readings it had fail as a crashed reading does; the next file starts another. */
+  private lost(host: ChildProcess, how: string): void {
+    if (this.host === host) this.host = undefined;
+    if (this.stopped) return;
+    this.logger.warn({ how }, 'The file reading process ended');
+    for (const id of [...this.readings.keys()]) this.settle(id, { error: UNREADABLE, crash: `host ${how}` });
   }
 
   private settle(id: number, outcome: FileReadingOutcome | Error): void {
@@ -107,6 +112,14 @@ export class FileReader implements BeforeApplicationShutdown {
 }
 
 const stopping = () => new Error('The service is stopping');
+
+function lowerPriority(pid: number): void {
+  try {
+    setPriority(pid, 19);
+  } catch {
+    // Already ended: its exit settles its readings.
+  }
+}
 
 /** Where util-linux's `chrt` is on the PATH, if it is (looked up as each host starts: once in the service's life). */
 function chrtPath(): string | undefined {
