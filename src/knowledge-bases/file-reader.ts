@@ -3,13 +3,11 @@ import { ChildProcess, spawn } from 'node:child_process';
 import { accessSync, constants } from 'node:fs';
 import { setPriority } from 'node:os';
 import * as path from 'node:path';
+import { scriptEntry } from '../common/script-entry';
 import { FileReadingLimits, FileReadingOutcome, tooSlow, UNREADABLE } from './file-reading';
 import type { FileKind } from './file-type';
 
-/** Built code runs the compiled host; sources (tests, scripts) run the TypeScript one through the project's register hook. */
-const FROM_SOURCE = __filename.endsWith('.ts');
-const HOST_FILE = path.join(__dirname, `file-reading-host${FROM_SOURCE ? '.ts' : '.js'}`);
-const EXEC_ARGV = FROM_SOURCE ? ['-r', path.join(__dirname, '..', '..', 'scripts', 'register.js')] : [];
+const HOST = scriptEntry(__dirname, 'file-reading-host');
 
 /** What the service sends the host: a file to read, or a reading it has given up. */
 export type HostMessage = { id: number; parts: Buffer[]; kind: FileKind; limits: FileReadingLimits } | { cancel: number };
@@ -74,7 +72,7 @@ export class FileReader implements BeforeApplicationShutdown {
   }
 
   private startHost(): ChildProcess {
-    const node = [process.execPath, ...EXEC_ARGV, HOST_FILE];
+    const node = [process.execPath, ...HOST.execArgv, HOST.file];
     const chrt = chrtPath();
     const [command, ...args] = chrt ? [chrt, '--idle', '0', ...node] : node;
     const host = spawn(command, args, { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], serialization: 'advanced' });

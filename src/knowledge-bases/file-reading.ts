@@ -1,12 +1,9 @@
-import * as path from 'node:path';
 import { Worker } from 'node:worker_threads';
+import { scriptEntry } from '../common/script-entry';
 import type { FileReading } from './file-text';
 import type { FileKind } from './file-type';
 
-/** Built code runs the compiled worker; sources (tests, scripts) run the TypeScript one through the project's register hook. */
-const FROM_SOURCE = __filename.endsWith('.ts');
-const WORKER_FILE = path.join(__dirname, `file-reading.worker${FROM_SOURCE ? '.ts' : '.js'}`);
-const EXEC_ARGV = FROM_SOURCE ? ['-r', path.join(__dirname, '..', '..', 'scripts', 'register.js')] : [];
+const WORKER = scriptEntry(__dirname, 'file-reading.worker');
 
 export interface FileReadingRequest {
   /** The file, in the pieces it is stored in (joined in the worker). */
@@ -47,10 +44,10 @@ export function readFileInWorker(
   return new Promise((resolve, reject) => {
     const aborted = () => (signal.reason instanceof Error ? signal.reason : new Error('The reading was aborted'));
     if (signal.aborted) return reject(aborted());
-    const worker = new Worker(WORKER_FILE, {
+    const worker = new Worker(WORKER.file, {
       workerData: request,
       transferList: owned.map((part) => part.buffer as ArrayBuffer),
-      execArgv: EXEC_ARGV,
+      execArgv: WORKER.execArgv,
       resourceLimits: { maxOldGenerationSizeMb: limits.memoryMb },
     });
     let settled = false;

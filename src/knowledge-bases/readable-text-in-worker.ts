@@ -1,10 +1,7 @@
-import * as path from 'node:path';
 import { Worker } from 'node:worker_threads';
+import { scriptEntry } from '../common/script-entry';
 
-/** Built code runs the compiled worker; sources (tests, scripts) run the TypeScript one through the project's register hook. */
-const FROM_SOURCE = __filename.endsWith('.ts');
-const WORKER_FILE = path.join(__dirname, `readable-text.worker${FROM_SOURCE ? '.ts' : '.js'}`);
-const EXEC_ARGV = FROM_SOURCE ? ['-r', path.join(__dirname, '..', '..', 'scripts', 'register.js')] : [];
+const WORKER = scriptEntry(__dirname, 'readable-text.worker');
 
 export class ReadableTextTimeout extends Error {}
 
@@ -16,7 +13,11 @@ export class ReadableTextTimeout extends Error {}
  */
 export function readableTextInWorker(html: string, timeoutMs: number): Promise<string> {
   return new Promise((resolve, reject) => {
-    const worker = new Worker(WORKER_FILE, { workerData: html, execArgv: EXEC_ARGV, resourceLimits: { maxOldGenerationSizeMb: 512 } });
+    const worker = new Worker(WORKER.file, {
+      workerData: html,
+      execArgv: WORKER.execArgv,
+      resourceLimits: { maxOldGenerationSizeMb: 512 },
+    });
     const timer = setTimeout(() => {
       void worker.terminate();
       reject(new ReadableTextTimeout());
