@@ -13,23 +13,31 @@ import { createTestContext, TestAccount, TestContext } from './helpers';
  * Completions wire protocol (test/fake-llm.ts), driven through the official `openai` client.
  */
 
-const TIMEOUT_MS = 1_500;
+/** The LLM deadline of every case but those about the deadline: a busy machine must not turn an answer into a timeout. */
+const PATIENT_MS = 30_000;
+/** The deadline of the cases that expect it to pass (a stall, a stream slower than it in all). */
+const DEADLINE_MS = 1_500;
 /** Text the provider puts in its failures: none of it may reach the visitor or the logs. */
 const PROVIDER_SECRET = 'PROVIDER-INTERNAL-9f3b';
 
 describe('conversations answered by a Chat Completions provider', () => {
   let llm: FakeLlm;
   let context: TestContext;
+  /** The same service with the short deadline, for the cases about it. */
+  let hurried: TestContext;
   let owner: TestAccount;
   let agent: { id: number };
   const log = capturedLogger();
 
   beforeAll(async () => {
     llm = await startFakeLlm();
-    context = await createTestContext(
-      { llm: { baseUrl: llm.url, apiKey: 'sk-test-key', timeoutMs: TIMEOUT_MS, maxTokens: 321 }, ragPassages: 3, widgetRateLimit: 10_000 },
-      { logger: log.logger },
-    );
+    const withDeadline = (timeoutMs: number) =>
+      createTestContext(
+        { llm: { baseUrl: llm.url, apiKey: 'sk-test-key', timeoutMs, maxTokens: 321 }, ragPassages: 3, widgetRateLimit: 10_000 },
+        { logger: log.logger },
+      );
+    context = await withDeadline(PATIENT_MS);
+    hurried = await withDeadline(DEADLINE_MS);
     owner = await context.createAccount();
     agent = (
       await context
@@ -41,6 +49,7 @@ describe('conversations answered by a Chat Completions provider', () => {
   });
   afterAll(async () => {
     await context.close();
+    await hurried.close();
     await llm.close();
   });
   beforeEach(() => {
@@ -50,10 +59,10 @@ describe('conversations answered by a Chat Completions provider', () => {
     llm.requests.length = 0;
   });
 
-  const message = (started: { conversationId: string; token: string }, text: string) =>
-    context.http.post(`/conversations/${started.conversationId}/messages`).set(bearer(started.token)).send({ text });
-  const streamed = (started: { conversationId: string; token: string }, text: string) =>
-    message(started, text)
+  const message = (started: { conversationId: string; token: string }, text: string, on = context) =>
+    on.http.post(`/conversations/${started.conversationId}/messages`).set(bearer(started.token)).send({ text });
+  const streamed = (started: { conversationId: string; token: string }, text: string, on = context) =>
+    message(started, text, on)
       .set('Accept', 'text/event-stream')
       .buffer(true)
       .parse((res, done) => {
@@ -161,40 +170,45 @@ describe('conversations answered by a Chat Completions provider', () => {
   });
 
   describe('a provider that fails gives the visitor the fixed apology, and nothing of its own text, anywhere', () => {
-    const failures: [string, Behaviour][] = [
-      ['HTTP 500', { kind: 'status', status: 500, message: PROVIDER_SECRET }],
-      ['HTTP 401', { kind: 'status', status: 401, message: PROVIDER_SECRET }],
-      ['HTTP 429', { kind: 'status', status: 429, message: PROVIDER_SECRET }],
-      ['a stall past LLM_TIMEOUT_MS', { kind: 'stall' }],
-      ['garbage chunks', { kind: 'garbage', text: `{not json ${PROVIDER_SECRET}` }],
+    /** [name, behaviour, whether the case is about the deadline (run on `hurried`)] */
+    const failures: [string, Behaviour, boolean][] = [
+      ['HTTP 500', { kind: 'status', status: 500, message: PROVIDER_SECRET }, false],
+      ['HTTP 401', { kind: 'status', status: 401, message: PROVIDER_SECRET }, false],
+      ['HTTP 429', { kind: 'status', status: 429, message: PROVIDER_SECRET }, false],
+      ['a stall past LLM_TIMEOUT_MS', { kind: 'stall' }, true],
+      ['garbage chunks', { kind: 'garbage', text: `{not json ${PROVIDER_SECRET}` }, false],
       [
         'a chunk of the wrong shape',
         { kind: 'garbage', text: JSON.stringify({ choices: [{ delta: { content: { text: PROVIDER_SECRET } } }] }) },
+        false,
       ],
-      ['the connection cut mid-stream', { kind: 'cut', pieces: ['Namaste, ', PROVIDER_SECRET] }],
+      ['the connection cut mid-stream', { kind: 'cut', pieces: ['Namaste, ', PROVIDER_SECRET] }, false],
       [
         'a stream that is slower than LLM_TIMEOUT_MS in all',
         { kind: 'stream', pieces: ['Nam', 'aste', PROVIDER_SECRET, '!'], delayMs: 600 },
+        true,
       ],
     ];
 
-    it.each(failures)('%s (JSON)', async (_name, behaviour) => {
+    it.each(failures)('%s (JSON)', async (_name, behaviour, aboutDeadline) => {
+      const on = aboutDeadline ? hurried : context;
       llm.behave(behaviour);
-      const started = await startConversation(context, owner, agent.id);
-      const response = await message(started, 'Hello?').expect(200);
+      const started = await startConversation(on, owner, agent.id);
+      const response = await message(started, 'Hello?', on).expect(200);
       expect(response.body).toEqual({ text: APOLOGY });
-      const view = (await context.http.get(`/conversations/${started.conversationId}`).set(bearer(started.token)).expect(200)).body;
+      const view = (await on.http.get(`/conversations/${started.conversationId}`).set(bearer(started.token)).expect(200)).body;
       expect(view.messages.at(-1)).toMatchObject({ speaker: 'agent', text: APOLOGY });
       expect(JSON.stringify(view)).not.toContain(PROVIDER_SECRET);
       // The conversation goes on.
       llm.behave({ kind: 'stream', pieces: ['Back again.'] });
-      expect((await message(started, 'And now?').expect(200)).body).toEqual({ text: 'Back again.' });
+      expect((await message(started, 'And now?', on).expect(200)).body).toEqual({ text: 'Back again.' });
     });
 
-    it.each(failures)('%s (stream): done carries the apology', async (_name, behaviour) => {
+    it.each(failures)('%s (stream): done carries the apology', async (_name, behaviour, aboutDeadline) => {
+      const on = aboutDeadline ? hurried : context;
       llm.behave(behaviour);
-      const started = await startConversation(context, owner, agent.id);
-      const response = await streamed(started, 'Hello?');
+      const started = await startConversation(on, owner, agent.id);
+      const response = await streamed(started, 'Hello?', on);
       expect(response.status).toBe(200);
       const events = parseEventStream(response.body as string);
       expect(events.at(-1)).toEqual({ event: 'done', data: JSON.stringify({ text: APOLOGY }) });
