@@ -104,6 +104,79 @@ describe('a spoken conversation with the built-in voice', () => {
     client.close();
   });
 
+  /** The call of an ended conversation once its recording is stored. */
+  const recordedCall = (conversationId: string) =>
+    eventually(async () => {
+      const response = await context.as(owner).get(`/calls/${conversationId}`).expect(200);
+      return response.body.hasRecording ? response.body : undefined;
+    });
+
+  it('records the audio sent at once after ready from its first frame', async () => {
+    const started = await startConversation(context, owner, agentId);
+    const client = await VoiceClient.connect(baseUrl, started.conversationId);
+    await client.start(started.token);
+    const tone = new Int16Array(3_200).map((_, index) => Math.round(12_000 * Math.sin((2 * Math.PI * 440 * index) / 16_000)));
+    for (let offset = 0; offset < tone.length; offset += 320) client.socket.send(Buffer.from(tone.buffer, offset * 2, 640));
+    await client.stream(silence(0.6));
+    client.send({ type: 'text', text: 'Hello?' }); // a conversation without a message leaves no call
+    await client.next('reply.done');
+    client.send({ type: 'end' });
+    await client.next('ended');
+    await recordedCall(started.conversationId);
+    const download = await context.as(owner).get(`/calls/${started.conversationId}/recording/download`).buffer(true).parse(binaryBody);
+    const [left] = (await decodeMp3(download.body as Buffer)).channels;
+    // The tone's 200 ms are the recording's first (the encoder's delay aside), not lost while the call was set up.
+    expect(levelDbfs(left, 16_000, 0.03, 0.17)).toBeGreaterThan(-20);
+    expect(levelDbfs(left, 16_000, 0.3, 0.6)).toBeLessThan(-60);
+  });
+
+  it("speaks a widget conversation's greeting first; cut off, its transcript entry keeps what was heard, placed in the recording", async () => {
+    const page = 'https://shop.example.com';
+    const greeting = 'Welcome to the shop! I can tell you about delivery, returns and our opening hours. What would you like to know?';
+    const site = (
+      await context
+        .as(owner)
+        .post('/widget/sites')
+        .send({ name: 'Shop', agentId, allowedDomain: 'shop.example.com', widgetGreeting: greeting })
+        .expect(201)
+    ).body;
+    const session = (await context.http.post('/widget/sessions').set('Origin', page).send({ siteKey: site.siteKey }).expect(201)).body;
+    const client = await VoiceClient.connect(baseUrl, session.conversationId, page);
+    await client.start(session.token);
+    expect(await client.next('reply')).toEqual({ type: 'reply', text: greeting });
+    // Once its first sentence has been heard (the transcript keeps whole sentences), the visitor cuts in.
+    await client.until(() => client.audioSeconds() > 3);
+    client.send({ type: 'text', text: 'What about returns?' });
+    const cut = await client.next('reply.done');
+    expect(cut.interrupted).toBe(true);
+    const heard = cut.text as string;
+    expect(heard.length).toBeGreaterThan(0);
+    expect(heard.length).toBeLessThan(greeting.length);
+    expect(greeting.startsWith(heard)).toBe(true);
+    await client.next('reply.done', client.messages.indexOf(cut) + 1);
+    client.send({ type: 'end' });
+    await client.next('ended');
+    const call = await recordedCall(session.conversationId);
+    expect(call.transcript).toEqual([
+      { speaker: 'agent', text: heard, startSeconds: expect.any(Number) },
+      { speaker: 'user', text: 'What about returns?', startSeconds: expect.any(Number) },
+      { speaker: 'agent', text: KNOWLEDGE.returns, startSeconds: expect.any(Number) },
+    ]);
+    const [greetingAt, questionAt] = call.transcript.map((entry: { startSeconds: number }) => entry.startSeconds);
+    expect(greetingAt).toBeGreaterThanOrEqual(0);
+    expect(questionAt).toBeGreaterThan(greetingAt + 2.5); // asked once 3 s of the greeting had been sent
+  });
+
+  it('answers ended, then closes with 1000, when the visitor speaks to a conversation ended elsewhere', async () => {
+    const started = await startConversation(context, owner, agentId);
+    const client = await VoiceClient.connect(baseUrl, started.conversationId);
+    await client.start(started.token);
+    await context.http.post(`/conversations/${started.conversationId}/end`).set(bearer(started.token)).expect(204);
+    client.send({ type: 'text', text: 'Still there?' });
+    await client.next('ended');
+    expect(await client.closed).toEqual({ code: 1000, reason: 'Conversation ended' });
+  });
+
   describe('GET /voices/{voiceId}/preview', () => {
     it('speaks a sample in the voice and language asked for, as MP3, the same each time', async () => {
       const mp3 = async (path: string) => {
@@ -137,17 +210,22 @@ describe('a spoken conversation through speech providers (their local stand-ins)
   let providers: FakeSpeechProviders;
   const log = capturedLogger();
 
-  beforeAll(async () => {
-    providers = await startFakeSpeechProviders();
+  /** A service that listens through the fake (speech-to-text) and speaks with the built-in voice. */
+  const listening = (sttTimeoutMs: number) => {
     const base = loadConfig({});
-    // It listens through the fake (speech-to-text) and speaks with the built-in voice.
     const voice = {
       ...base.voice,
       sttProvider: 'openai' as const,
       openAiStt: { baseUrl: providers.openAiUrl, apiKey: FAKE_SPEECH_KEY, model: 'whisper-1' },
-      sttTimeoutMs: 1_000,
+      sttTimeoutMs,
     };
-    ({ context, baseUrl } = await createListeningTestContext({ widgetRateLimit: 10_000, voice }, { logger: log.logger }));
+    return createListeningTestContext({ widgetRateLimit: 10_000, voice }, { logger: log.logger });
+  };
+
+  beforeAll(async () => {
+    providers = await startFakeSpeechProviders();
+    // A patient deadline: a busy machine must not turn the fake's answer into a timeout (the stall has its own).
+    ({ context, baseUrl } = await listening(30_000));
     owner = await context.createAccount();
     agentId = (await context.as(owner).post('/agents').send({ name: 'Asha', language: 'hi-IN' }).expect(201)).body.id;
   });
@@ -187,11 +265,31 @@ describe('a spoken conversation through speech providers (their local stand-ins)
     client.close();
   });
 
-  it('speaks the apology when speech-to-text fails or stalls, keeps the socket, records nothing, and logs no provider text', async () => {
+  it('speaks the apology when speech-to-text stalls past STT_TIMEOUT_MS, and keeps the socket', async () => {
+    const hurried = await listening(1_000);
+    try {
+      const started = await startConversation(hurried.context, owner, agentId);
+      const client = await VoiceClient.connect(hurried.baseUrl, started.conversationId);
+      await client.start(started.token);
+      providers.setMode({ kind: 'stall' });
+      expect(await speakAndWait(client, 'reply.done')).toEqual({ type: 'reply.done', text: APOLOGY, interrupted: false });
+      expect(client.messages.some((message) => message.type === 'transcript')).toBe(false);
+      expect(client.socket.readyState).toBe(client.socket.OPEN);
+      expect(log.lines.some((line) => line.includes('"failure":"timeout"'))).toBe(true);
+      client.close();
+    } finally {
+      await hurried.context.close();
+    }
+  });
+
+  it('speaks the apology when speech-to-text fails, keeps the socket, records nothing, and logs no provider text', async () => {
     const started = await startConversation(context, owner, agentId);
     const client = await VoiceClient.connect(baseUrl, started.conversationId);
     await client.start(started.token);
-    for (const mode of [{ kind: 'status', status: 500 }, { kind: 'stall' }, { kind: 'garbage', body: 'html' }] as const) {
+    for (const mode of [
+      { kind: 'status', status: 500 },
+      { kind: 'garbage', body: 'html' },
+    ] as const) {
       providers.setMode(mode);
       const from = client.messages.length;
       const done = await speakAndWait(client, 'reply.done');

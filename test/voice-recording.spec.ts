@@ -107,7 +107,7 @@ describe('the spoken call recording', () => {
   async function socket(ctx: TestContext, accountId: number, conversationId: string, left: Channel, right: Channel) {
     const leases = ctx.app.get(VoiceLeasesRepository);
     const leaseId = randomUUID();
-    expect(await leases.take(accountId, conversationId, leaseId, 30)).toBe(true);
+    expect(await leases.take(accountId, conversationId, leaseId, 30)).toBe('taken');
     const recorder = await ctx.app.get(CallRecordings).open({ accountId, conversationId });
     const from = recorder.seconds;
     writeTimeline(recorder, left, right);
@@ -225,7 +225,7 @@ describe('the spoken call recording', () => {
     const { conversationId } = started;
     const leases = context.app.get(VoiceLeasesRepository);
     const leaseId = randomUUID();
-    expect(await leases.take(owner.id, conversationId, leaseId, 30)).toBe(true);
+    expect(await leases.take(owner.id, conversationId, leaseId, 30)).toBe('taken');
     const recorder = await context.app.get(CallRecordings).open({ accountId: owner.id, conversationId });
     writeTimeline(recorder, tone(440, 1), silence(1));
     // Ended elsewhere (the end route) while the socket is open: the call exists, its recording waits for the part.
@@ -265,7 +265,7 @@ describe('the spoken call recording', () => {
     const leases = context.app.get(VoiceLeasesRepository);
     const leaseId = randomUUID();
     await socket(context, owner.id, erased.conversationId, tone(440, 1), silence(1));
-    expect(await leases.take(owner.id, erased.conversationId, leaseId, 30)).toBe(true);
+    expect(await leases.take(owner.id, erased.conversationId, leaseId, 30)).toBe('taken');
     await end(context, erased);
     await context.as(owner).delete(`/calls/${erased.conversationId}`).expect(204);
     expect(await segments(context, erased.conversationId)).toEqual([]);

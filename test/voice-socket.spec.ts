@@ -8,6 +8,7 @@ import { DataSource } from 'typeorm';
 import WebSocket from 'ws';
 import { Resampler } from '../src/voice/audio/resample';
 import { VoiceCall, VoiceCallContext, VoiceCalls, VoiceLink } from '../src/voice/voice-call';
+import { VoiceLeasesRepository } from '../src/voice/voice-leases.repository';
 import { VOICE_SESSION_TIMINGS, VoiceGateway } from '../src/voice/voice.gateway';
 import { VoiceSessionTimings } from '../src/voice/voice-session';
 import { bearer, startConversation, Started } from './conversation-helpers';
@@ -25,6 +26,7 @@ const DASHBOARD = 'https://dashboard.example.net';
 class RecordedCall extends EventEmitter implements VoiceCall {
   readonly audioFrames: Int16Array[] = [];
   readonly texts: string[] = [];
+  begun = false;
   closed = false;
 
   constructor(
@@ -32,6 +34,10 @@ class RecordedCall extends EventEmitter implements VoiceCall {
     readonly link: VoiceLink,
   ) {
     super();
+  }
+
+  begin(): void {
+    this.begun = true;
   }
 
   audio(pcm: Int16Array): void {
@@ -49,10 +55,13 @@ class RecordedCall extends EventEmitter implements VoiceCall {
     return Promise.resolve();
   }
 
+  /** What close() waits for: the call's storing, which a test may hold. */
+  stored: Promise<void> = Promise.resolve();
+
   close(): Promise<void> {
     this.closed = true;
     this.emit('closed');
-    return Promise.resolve();
+    return this.stored;
   }
 
   /** Resolves once the session has closed the call (its socket is gone). */
@@ -67,7 +76,7 @@ function recordCalls(context: TestContext): Map<string, RecordedCall> {
   jest.spyOn(context.app.get(VoiceCalls), 'open').mockImplementation((callContext, link) => {
     const call = new RecordedCall(callContext, link);
     calls.set(callContext.access.id, call);
-    return call;
+    return Promise.resolve(call);
   });
   return calls;
 }
@@ -249,6 +258,31 @@ describe('the voice socket: handshake, start, frames and close codes (contract s
       third.close();
     });
 
+    it('lets a socket opened as soon as the previous one closed continue the conversation once that call is stored (no 4409)', async () => {
+      const started = await conversation();
+      const first = await connected(started);
+      const firstCall = calls.get(started.conversationId)!;
+      let stored!: () => void;
+      firstCall.stored = new Promise((resolve) => (stored = resolve));
+      first.close();
+      await firstCall.whenClosed();
+      const take = jest.spyOn(context.app.get(VoiceLeasesRepository), 'take');
+      try {
+        const second = await VoiceClient.connect(baseUrl, started.conversationId);
+        second.send({ type: 'start', token: started.token });
+        // It tries the lease again while the first call is being stored, and neither is refused nor ready meanwhile.
+        await eventually(async () => (take.mock.calls.filter(([, id]) => id === started.conversationId).length >= 3 ? true : undefined));
+        expect([second.messages, second.socket.readyState]).toEqual([[], WebSocket.OPEN]);
+        stored();
+        expect(await second.next('ready')).toMatchObject({ type: 'ready' });
+        expect(calls.get(started.conversationId)).not.toBe(firstCall);
+        second.close();
+      } finally {
+        take.mockRestore();
+        stored();
+      }
+    });
+
     it("closes with 4404 for another account's conversation token, and leaves that conversation as it was", async () => {
       const intruder = await context.createAccount();
       const intruderAgent = (await context.as(intruder).post('/agents').send({ name: 'Other' }).expect(201)).body.id;
@@ -319,7 +353,7 @@ describe('the voice socket: handshake, start, frames and close codes (contract s
       ['malformed JSON', 1007, (socket: WebSocket) => socket.send('not json')],
       ['an unknown type', 1008, (socket: WebSocket) => socket.send('{"type":"dance"}')],
       ['a second start', 1008, (socket: WebSocket) => socket.send('{"type":"start","token":"vac_x"}')],
-      ['6 s of audio at once', 1008, (socket: WebSocket) => Array.from({ length: 30 }, () => socket.send(Buffer.alloc(6400)))],
+      ['32 s of audio at once', 1008, (socket: WebSocket) => Array.from({ length: 160 }, () => socket.send(Buffer.alloc(6400)))],
       ['a flood of text frames', 1008, (socket: WebSocket) => Array.from({ length: 10 }, () => socket.send('{"type":"text","text":"hi"}'))],
     ])('refuses %s with an error and close %d; the conversation goes on', async (_name, code, send) => {
       const started = await conversation();
@@ -480,9 +514,13 @@ describe('the voice socket: handshake, start, frames and close codes (contract s
       expect((await refusedHandshake(voiceUrl(started.conversationId), { Origin: PAGE })).status).toBe(403);
     });
 
-    it('answers 404 for an id that cannot be a conversation, as its HTTP routes do', async () => {
-      const http = (await context.http.get('/conversations/not-a-uuid').set(bearer('vac_x')).expect(404)).body;
-      expect(await refusedHandshake(voiceUrl('not-a-uuid'))).toMatchObject({ status: 404, body: http });
+    it('closes with 4404 after start for an id that cannot be a conversation, as for an unknown one', async () => {
+      const started = await conversation();
+      for (const id of ['not-a-uuid', '%F0%9F%98%80', 'x'.repeat(2_000)]) {
+        const client = await VoiceClient.connect(baseUrl, id);
+        client.send({ type: 'start', token: started.token });
+        expect((await client.closed).code).toBe(4404);
+      }
     });
 
     it('leaves other upgrade requests (h2c) to the REST API', async () => {

@@ -246,11 +246,12 @@ describe('TurnDetector (scripted decisions)', () => {
 
     const utterances = events.filter((event) => event.type === 'utterance');
     expect(utterances.map(({ cut, frame }) => [cut, frame])).toEqual([
-      [true, 20 + 1_500 - 1],
+      [true, 20 - PRE_ROLL + 1_500 - 1],
       [false, 20 + voiced + END - 1],
     ]);
-    expect(mostHeld).toBeLessThanOrEqual(1_500 + PRE_ROLL);
-    expect(utterances[0].type === 'utterance' && utterances[0].audio.length).toBe((1_500 + PRE_ROLL) * FRAME_SAMPLES);
+    // 30 s at most, the pre-roll included: what a speech-to-text provider is sent (Sarvam's takes at most 30 s).
+    expect(mostHeld).toBeLessThanOrEqual(1_500);
+    expect(utterances[0].type === 'utterance' && utterances[0].audio.length).toBe(1_500 * FRAME_SAMPLES);
     const kept = utterances.flatMap(({ audio }) => frameNumbers(audio));
     expect(kept).toEqual(range(20 - PRE_ROLL, 20 + voiced + TAIL));
     expect(events.filter((event) => event.type === 'speech-start')).toHaveLength(2);

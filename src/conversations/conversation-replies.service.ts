@@ -70,6 +70,15 @@ export class ConversationReplies implements BeforeApplicationShutdown {
     return work;
   }
 
+  /**
+   * The greeting as a spoken call said it: where it starts in the recording, and, cut off by the visitor, only what
+   * of it was heard (all of it is kept when nothing was: the text conversation showed it). Only the first time.
+   */
+  async recordGreeting(accountId: number, conversationId: string, said: Delivery): Promise<void> {
+    const heard = said.interrupted ? storable(said.text) : '';
+    await this.conversations.recordGreetingSpoken(accountId, conversationId, heard.trim() ? heard : null, said.startSeconds ?? 0);
+  }
+
   async beforeApplicationShutdown(): Promise<void> {
     await Promise.allSettled([...this.replying]);
   }

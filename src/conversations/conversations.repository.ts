@@ -228,6 +228,16 @@ export class ConversationsRepository {
     );
   }
 
+  /** The greeting's place in a spoken call's recording, and its text when it was cut off (null: unchanged); the first time only. */
+  @AccountQuery([1, EXAMPLE_ID, 'नमस्ते! मैं', 0])
+  async recordGreetingSpoken(accountId: number, id: string, heardText: string | null, startSeconds: number): Promise<void> {
+    await this.db.query(
+      `UPDATE conversation_messages SET text = coalesce($3, text), start_seconds = $4
+        WHERE account_id = $1 AND conversation_id = $2 AND seq = 0 AND speaker = 'agent' AND start_seconds IS NULL`,
+      [accountId, id, heardText, startSeconds],
+    );
+  }
+
   @UnscopedQuery('the bearer routes know only the conversation id and its token: this finds the account', [EXAMPLE_ID, EXAMPLE_HASH, 300])
   async findByToken(id: string, tokenHash: string, idleSeconds: number): Promise<ConversationAccess | undefined> {
     const [row] = await this.db.query<ConversationAccess>(

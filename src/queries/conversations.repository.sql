@@ -97,6 +97,18 @@ SELECT
 FROM
   first;
 
+-- ConversationsRepository.recordGreetingSpoken
+UPDATE conversation_messages
+SET
+  text = coalesce($3, text),
+  start_seconds = $4
+WHERE
+  account_id = $1
+  AND conversation_id = $2
+  AND seq = 0
+  AND speaker = 'agent'
+  AND start_seconds IS NULL;
+
 -- ConversationsRepository.findByToken
 -- unscoped: the bearer routes know only the conversation id and its token: this finds the account
 SELECT

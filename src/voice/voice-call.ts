@@ -17,7 +17,7 @@ export interface VoiceLink {
   sendAudio(frame: Int16Array): void;
   /** Bytes queued on the socket and not yet handed to the kernel (ws's bufferedAmount). */
   bufferedAmount(): number;
-  /** Ends the socket: after `ended` with 1000, or 4410 when the conversation was found ended. */
+  /** Ends the socket: 1000 after `ended`, 4404 when the conversation is gone. */
   close(code: number, reason: string): void;
 }
 
@@ -32,6 +32,8 @@ export interface VoiceCallContext {
 
 /** One socket's spoken conversation: the pipeline behind the protocol (src/voice/voice-pipeline). */
 export interface VoiceCall {
+  /** `ready` has been sent: the call begins (the greeting, on a conversation's first socket, is said first). */
+  begin(): void;
   /** The visitor's audio, already resampled to VOICE_SAMPLE_RATE: 16-bit mono PCM, 10-200 ms per call. */
   audio(pcm: Int16Array): void;
   /** An utterance recognised in the browser or typed (a `text` frame). */
@@ -42,9 +44,13 @@ export interface VoiceCall {
   close(): Promise<void>;
 }
 
-/** Opens the pipeline of a socket once `start` succeeded; `ready` has been sent by then. */
+/** Opens the pipeline of a socket once `start` succeeded; `ready` is sent once it is open. */
 export abstract class VoiceCalls {
   /** Whether the service transcribes the audio (`speech`) or the client sends text (`text`). */
   abstract readonly input: 'speech' | 'text';
-  abstract open(context: VoiceCallContext, link: VoiceLink): VoiceCall;
+  /**
+   * Sets up the socket's call (the agent's voice, the recording, the VAD), so that every frame after `ready` is
+   * heard and recorded; an HttpException (410) when the conversation ended or its agent was deleted meanwhile.
+   */
+  abstract open(context: VoiceCallContext, link: VoiceLink): Promise<VoiceCall>;
 }

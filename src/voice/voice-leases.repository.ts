@@ -6,25 +6,45 @@ import { AccountQuery } from '../database/query.decorator';
 const EXAMPLE_ID = '0b9c7f36-2f1e-4a52-9b7a-2f0d5f0c8a11';
 const EXAMPLE_LEASE = '6f1d2c3b-4a59-4e8f-9d0c-1b2a3c4d5e6f';
 
+/** What taking a conversation's voice lease found. */
+export type LeaseTaking = 'taken' | 'held' | 'closing';
+
 /**
  * The lease that makes a conversation's voice socket the only one, across every instance: taken when `start`
  * succeeds, renewed while the socket lives (which also tells the socket when the conversation ended elsewhere),
- * released when it closes; an instance that dies lets it run out.
+ * marked closing when the socket closes, released once its call is stored; an instance that dies lets it run out.
  */
 @Injectable()
 export class VoiceLeasesRepository {
   constructor(private readonly db: Database) {}
 
-  /** Takes the lease for `seconds`; false when another socket holds it. */
+  /**
+   * Takes the lease for `seconds`: `taken`, or, when another socket holds it, whether that socket has closed and
+   * its call is being stored (`closing`: the lease is free soon) or is live (`held`).
+   */
   @AccountQuery([1, EXAMPLE_ID, EXAMPLE_LEASE, 30])
-  async take(accountId: number, conversationId: string, leaseId: string, seconds: number): Promise<boolean> {
-    const rows = await this.db.query<{ taken: boolean }>(
-      `UPDATE conversations SET voice_lease_id = $3, voice_lease_until = now() + make_interval(secs => $4)
-        WHERE account_id = $1 AND id = $2 AND (voice_lease_until IS NULL OR voice_lease_until < now() OR voice_lease_id = $3)
-        RETURNING true AS taken`,
+  async take(accountId: number, conversationId: string, leaseId: string, seconds: number): Promise<LeaseTaking> {
+    const [row] = await this.db.query<{ taken: boolean; closing: boolean | null }>(
+      `WITH taken AS (
+         UPDATE conversations SET voice_lease_id = $3, voice_lease_until = now() + make_interval(secs => $4), voice_lease_closing = false
+          WHERE account_id = $1 AND id = $2 AND (voice_lease_until IS NULL OR voice_lease_until < now() OR voice_lease_id = $3)
+          RETURNING true
+       )
+       SELECT EXISTS (SELECT 1 FROM taken) AS taken,
+              (SELECT voice_lease_closing FROM conversations WHERE account_id = $1 AND id = $2) AS closing`,
       [accountId, conversationId, leaseId, seconds],
     );
-    return rows.length > 0;
+    return row.taken ? 'taken' : row.closing ? 'closing' : 'held';
+  }
+
+  /** The lease's socket has closed: its call is being stored, and a new socket may wait for the lease. */
+  @AccountQuery([1, EXAMPLE_ID, EXAMPLE_LEASE])
+  async markClosing(accountId: number, conversationId: string, leaseId: string): Promise<void> {
+    await this.db.query(`UPDATE conversations SET voice_lease_closing = true WHERE account_id = $1 AND id = $2 AND voice_lease_id = $3`, [
+      accountId,
+      conversationId,
+      leaseId,
+    ]);
   }
 
   /**
@@ -48,7 +68,8 @@ export class VoiceLeasesRepository {
   @AccountQuery([1, EXAMPLE_ID, EXAMPLE_LEASE])
   async release(accountId: number, conversationId: string, leaseId: string): Promise<void> {
     await this.db.query(
-      `UPDATE conversations SET voice_lease_id = NULL, voice_lease_until = NULL WHERE account_id = $1 AND id = $2 AND voice_lease_id = $3`,
+      `UPDATE conversations SET voice_lease_id = NULL, voice_lease_until = NULL, voice_lease_closing = false
+        WHERE account_id = $1 AND id = $2 AND voice_lease_id = $3`,
       [accountId, conversationId, leaseId],
     );
   }

@@ -1,6 +1,8 @@
 import { HttpException, Logger } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import WebSocket from 'ws';
+import { isUuid } from '../common/id.pipes';
 import { ConversationTalk } from '../conversations/conversation-talk.service';
 import { ConversationAccess } from '../conversations/conversations.repository';
 import { SendMessageDto } from '../conversations/dto/start-conversation.dto';
@@ -35,12 +37,17 @@ const MIN_FRAME_MS = 10;
 const MAX_FRAME_MS = 200;
 /** Audio may arrive at up to twice real time (a client catching up after a network hiccup)… */
 const AUDIO_SPEED_LIMIT = 2;
-/** …in bursts of at most this much: a token bucket, so that a long silence does not save up a flood. */
-const AUDIO_BURST_MS = 2_000;
+/**
+ * …beyond a burst of at most this much (a token bucket: a long silence does not save up a flood). The longest
+ * utterance, so that a client may send a recorded one at once.
+ */
+const AUDIO_BURST_MS = 30_000;
 /** Text frames (utterances, `end`) per second at most. */
 const TEXT_FRAMES_PER_SECOND = 5;
 /** Frames received between `start` and `ready`, kept for the call, at most. */
 const MAX_EARLY_FRAMES = 50;
+/** How often a socket waiting for the lease of one that has just closed tries it again. */
+const LEASE_POLL_MS = 50;
 
 export interface VoiceSessionServices {
   talk: ConversationTalk;
@@ -73,6 +80,8 @@ export class VoiceSession implements VoiceLink {
   private readonly leaseId = randomUUID();
   private access: ConversationAccess | undefined;
   private call: VoiceCall | undefined;
+  /** The `start` being proved, the lease taken and the call set up. */
+  private opening: Promise<void> = Promise.resolve();
   private resampler: Resampler | undefined;
   private sampleRate = VOICE_SAMPLE_RATE;
   private early: Frame[] = [];
@@ -141,27 +150,47 @@ export class VoiceSession implements VoiceLink {
     }
     this.state = 'opening';
     this.sampleRate = sampleRate;
-    void this.open(token).catch((error: unknown) => this.refuse(error));
+    this.opening = this.open(token).catch((error: unknown) => this.refuse(error));
   }
 
   private async open(token: string): Promise<void> {
-    const { talk, leases, calls } = this.services;
+    const { talk, calls } = this.services;
     const authorization = `Bearer ${token}`;
+    if (!isUuid(this.conversationId)) return this.close(4404, 'Unknown conversation');
     const access = await talk.authenticate(this.conversationId, authorization);
     if ((await talk.view(access)).status === 'ended') return this.close(4410, 'Conversation ended');
-    if (this.state !== 'opening') return; // the client went away meanwhile
-    if (!(await leases.take(access.accountId, access.id, this.leaseId, this.timings.leaseSeconds))) {
-      return this.close(4409, 'The conversation already has a voice socket');
+    if (!(await this.takeLease(access))) {
+      if (this.state === 'opening') this.close(4409, 'The conversation already has a voice socket');
+      return;
     }
     this.access = access;
-    if (this.state !== 'opening') return void this.release();
+    if (this.state !== 'opening') return; // the client went away meanwhile: closed() releases the lease
+    // Set up before `ready`, so that every frame the client sends after it is heard and recorded.
+    this.call = await calls.open({ access, authorization, address: this.address }, this);
+    if (this.state !== 'opening') return; // closed() closes the call
     this.resampler = new Resampler(this.sampleRate, VOICE_SAMPLE_RATE);
-    this.call = calls.open({ access, authorization, address: this.address }, this);
     this.state = 'open';
     this.audioCreditAt = performance.now();
     this.send({ type: 'ready', sampleRate: VOICE_SAMPLE_RATE, input: calls.input });
     this.watch();
+    this.call.begin();
     for (const frame of this.early.splice(0)) this.receive(frame);
+  }
+
+  /**
+   * The conversation's voice lease: false when another socket is live on it. A socket that has just closed
+   * (the client reconnecting) holds it until its call is stored, usually milliseconds: that is waited for, up to
+   * the lease's length (an instance that died meanwhile lets it run out).
+   */
+  private async takeLease(access: ConversationAccess): Promise<boolean> {
+    const { leases } = this.services;
+    const waitUntil = performance.now() + this.timings.leaseSeconds * 1000;
+    for (;;) {
+      const taking = await leases.take(access.accountId, access.id, this.leaseId, this.timings.leaseSeconds);
+      if (taking === 'taken') return true;
+      if (taking === 'held' || this.state !== 'opening' || performance.now() >= waitUntil) return false;
+      await sleep(LEASE_POLL_MS);
+    }
   }
 
   /** Pings, the unsent-bytes check and the lease's renewal, while the call is open. */
@@ -262,7 +291,11 @@ export class VoiceSession implements VoiceLink {
     this.state = 'closed';
     for (const timer of this.timers) clearTimeout(timer);
     this.early = [];
+    await this.opening; // an open under way ends first (leaving its call and lease, if it got them, to close here)
+    if (!this.access) return;
+    const { accountId, id } = this.access;
     try {
+      await this.services.leases.markClosing(accountId, id, this.leaseId).catch(() => undefined);
       await this.call?.close();
     } catch (error) {
       this.services.logger.error({ error: { name: (error as Error)?.name } }, 'A voice call failed to close');

@@ -86,12 +86,14 @@ export class VoiceGateway implements OnApplicationBootstrap, BeforeApplicationSh
     if (!match || request.headers.upgrade?.toLowerCase() !== 'websocket') return this.toExpress(request, socket);
     if (this.stopping) return refuse(socket, 503, 'The server is restarting; reconnect');
     const conversationId = match[1].toLowerCase();
-    if (!isUuid(conversationId)) return refuse(socket, 404, `Conversation ${conversationId.slice(0, 64)} not found`);
     const address = clientAddressKey({ ip: proxyAddr(request, this.trustProxy()) });
-    const retryAfter = await this.overRateLimit(conversationId, address);
-    if (retryAfter) return refuse(socket, 429, `Too many requests; retry in ${retryAfter} s`, { 'Retry-After': String(retryAfter) });
-    if (!(await this.originAllowed(conversationId, request.headers.origin))) {
-      return refuse(socket, 403, 'This page may not open this conversation');
+    // An id that cannot be a conversation's is an unknown conversation: upgraded, then closed with 4404 after `start`.
+    if (isUuid(conversationId)) {
+      const retryAfter = await this.overRateLimit(conversationId, address);
+      if (retryAfter) return refuse(socket, 429, `Too many requests; retry in ${retryAfter} s`, { 'Retry-After': String(retryAfter) });
+      if (!(await this.originAllowed(conversationId, request.headers.origin))) {
+        return refuse(socket, 403, 'This page may not open this conversation');
+      }
     }
     if (this.stopping) return refuse(socket, 503, 'The server is restarting; reconnect');
     this.sockets.handleUpgrade(request, socket, head, (webSocket) => {

@@ -24,6 +24,7 @@ import { ConversationSites1795700000000 } from './1795700000000-ConversationSite
 import { VoiceSockets1795800000000 } from './1795800000000-VoiceSockets';
 import { RecordingSegments1795800000001 } from './1795800000001-RecordingSegments';
 import { KnowledgeFiles1795900000000 } from './1795900000000-KnowledgeFiles';
+import { VoiceLeaseClosing1796000000000 } from './1796000000000-VoiceLeaseClosing';
 
 export const MIGRATIONS = [
   Initial1795327392008,
@@ -51,4 +52,5 @@ export const MIGRATIONS = [
   VoiceSockets1795800000000,
   RecordingSegments1795800000001,
   KnowledgeFiles1795900000000,
+  VoiceLeaseClosing1796000000000,
 ];

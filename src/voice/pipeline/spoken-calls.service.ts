@@ -44,8 +44,8 @@ export class SpokenCalls extends VoiceCalls {
     this.services = { talk, replies, ends, tts, stt, logger: new Logger('Voice') };
   }
 
-  open(context: VoiceCallContext, link: VoiceLink): VoiceCall {
-    return new VoicePipeline(context, link, this.services, this.setUp(context), (tick) => this.clock.subscribe(tick));
+  async open(context: VoiceCallContext, link: VoiceLink): Promise<VoiceCall> {
+    return new VoicePipeline(context, link, this.services, await this.setUp(context), (tick) => this.clock.subscribe(tick));
   }
 
   private async setUp({ access }: VoiceCallContext): Promise<CallSetup> {

@@ -97,17 +97,16 @@ export class SpokenReply {
     this.options.link.send({ type: 'clear' });
   }
 
-  /** Says a text that is not a reply of the answerer (the greeting, an apology); resolves once heard or cut off. */
-  async say(text: string): Promise<void> {
+  /** Says a text that is not a reply of the answerer (the greeting, an apology); resolves, once heard or cut off, with what was heard. */
+  async say(text: string): Promise<Delivery> {
     this.options.link.send({ type: 'reply', text });
     this.speak(text);
     await this.speaking;
     await this.options.voice.idle();
-    this.options.link.send({
-      type: 'reply.done',
-      text: this.interrupted ? this.options.voice.heard() : text,
-      interrupted: this.interrupted,
-    });
+    const interrupted = this.interrupted;
+    const heard = interrupted ? this.options.voice.heard() : text;
+    this.options.link.send({ type: 'reply.done', text: heard, interrupted });
+    return { text: heard, interrupted, startSeconds: this.startSeconds };
   }
 
   private speak(sentence: string): void {

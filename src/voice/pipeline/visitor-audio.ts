@@ -13,6 +13,11 @@ export class VisitorAudio {
   private offset = 0;
   private length = 0;
 
+  /** Samples received and not yet taken into the recording. */
+  get backlog(): number {
+    return this.length;
+  }
+
   push(pcm: Int16Array): void {
     this.chunks.push(pcm);
     this.length += pcm.length;

@@ -3,7 +3,7 @@ import { ReplyLanguage } from '../../agents/voices';
 import { APOLOGY } from '../../conversations/answering/answerer';
 import { logProviderFailure } from '../../conversations/answering/failure-log';
 import { ConversationEnds } from '../../conversations/conversation-ends.service';
-import { ConversationReplies } from '../../conversations/conversation-replies.service';
+import { ConversationReplies, Delivery } from '../../conversations/conversation-replies.service';
 import { ConversationTalk } from '../../conversations/conversation-talk.service';
 import { CallRecorder } from '../recording/call-recorder';
 import { SpeechToText } from '../stt/speech-to-text';
@@ -54,14 +54,13 @@ export class VoicePipeline implements VoiceCall {
   private readonly voice = new AgentVoice(MAX_QUEUED_FRAMES);
   private readonly visitor = new VisitorAudio();
   private readonly closing = new AbortController();
-  private setup: CallSetup | undefined;
   /** The visitor's audio not yet cut into 20 ms frames for the turn detector. */
   private readonly vadFrame = new Int16Array(FRAME_SAMPLES);
   private vadFill = 0;
   /** The reply being produced or spoken, if any. */
   private reply: SpokenReply | undefined;
-  /** The turns, one after the other, the first once the call is set up. */
-  private turns: Promise<void>;
+  /** The turns, one after the other, the greeting first. */
+  private turns: Promise<void> = Promise.resolve();
   private waitingTurns = 0;
   /** Of the utterance under way: whether the agent was speaking when it began, and whether it interrupted it. */
   private overAgent = false;
@@ -71,37 +70,25 @@ export class VoicePipeline implements VoiceCall {
   private visitorSpoke = false;
   /** The last utterance's way to the first frame of its reply (logged at debug level): the service's own latency. */
   private turnTiming: TurnTiming | undefined;
-  private readonly ready: Promise<void>;
-  private stopTicking: () => void = () => undefined;
+  private readonly stopTicking: () => void;
 
   constructor(
     private readonly context: VoiceCallContext,
     private readonly link: VoiceLink,
     private readonly services: VoiceServices,
-    setUp: Promise<CallSetup>,
+    private readonly setup: CallSetup,
     subscribe: (tick: () => void) => () => void,
   ) {
-    this.ready = setUp.then(
-      (setup) => {
-        this.setup = setup;
-        if (this.closing.signal.aborted) return;
-        this.stopTicking = subscribe(this.tick);
-      },
-      (error: unknown) => {
-        if (error instanceof HttpException) return this.failed(error);
-        services.logger.error({ error: { name: (error as Error)?.name } }, 'A spoken call could not be set up');
-        link.send({ type: 'error', message: 'The call could not be set up; please try again.' });
-        link.close(1011, 'Internal error');
-      },
-    );
-    // The greeting first, cut off at once when the visitor has already said something (a text frame with the socket).
-    this.turns = this.ready
-      .then(() => (this.setup?.greeting ? this.say(this.setup.greeting, this.visitorSpoke) : undefined))
-      .catch((error: unknown) => this.failed(error));
+    this.stopTicking = subscribe(this.tick);
+  }
+
+  begin(): void {
+    const { greeting } = this.setup;
+    // Said first, and cut off at once when the visitor has already said something (a text frame sent with `start`).
+    if (greeting) this.queueTurn(() => this.sayGreeting(greeting));
   }
 
   audio(pcm: Int16Array): void {
-    if (!this.setup) return; // the first milliseconds, while the call is set up
     this.visitor.push(pcm);
     let offset = 0;
     while (offset < pcm.length) {
@@ -111,7 +98,9 @@ export class VoicePipeline implements VoiceCall {
       offset += take;
       if (this.vadFill === FRAME_SAMPLES) {
         this.vadFill = 0;
-        for (const event of this.setup.detector.push(this.vadFrame)) this.onTurnEvent(event);
+        // Where this frame ends in the recording: what it holds, and the samples received after it not yet in it.
+        const frameEnd = () => this.recordingSeconds(this.visitor.backlog - (pcm.length - offset));
+        for (const event of this.setup.detector.push(this.vadFrame)) this.onTurnEvent(event, frameEnd);
       }
     }
   }
@@ -120,7 +109,8 @@ export class VoicePipeline implements VoiceCall {
     this.visitorSpoke = true;
     this.reply?.interrupt();
     this.link.send({ type: 'transcript', text, final: true });
-    this.take(text, this.recordingSeconds());
+    // Recognised in the browser, the utterance began where the VAD heard speech begin, before its text came.
+    this.take(text, this.takeUtteranceStart());
   }
 
   async end(): Promise<void> {
@@ -134,20 +124,17 @@ export class VoicePipeline implements VoiceCall {
   async close(): Promise<void> {
     this.closing.abort();
     this.reply?.interrupt();
-    await this.ready;
     this.stopTicking();
     await this.turns;
-    if (this.setup) {
-      this.setup.release();
-      await this.setup.recorder.close();
-    }
+    this.setup.release();
+    await this.setup.recorder.close();
   }
 
   private readonly tick = (): void => {
     const agent = this.voice.tick((frame) => this.sendAudio(frame)) ?? SILENCE;
     this.reply?.played();
     const visitor = this.visitor.take();
-    this.setup!.recorder.write(visitor, visitor.length === agent.length ? agent : padded(agent, visitor.length));
+    this.setup.recorder.write(visitor, visitor.length === agent.length ? agent : padded(agent, visitor.length));
   };
 
   private sendAudio(frame: Int16Array): boolean {
@@ -160,13 +147,13 @@ export class VoicePipeline implements VoiceCall {
     return true;
   }
 
-  private onTurnEvent(event: TurnEvent): void {
+  private onTurnEvent(event: TurnEvent, frameEnd: () => number): void {
     switch (event.type) {
       case 'speech-start':
         this.visitorSpoke = true;
         this.overAgent = this.reply !== undefined;
         this.interruptedAgent = false;
-        this.utteranceStart = this.recordingSeconds();
+        this.utteranceStart = Math.max(0, frameEnd() - this.setup.detector.startDelayMs / 1000);
         break;
       case 'barge-in':
         if (this.reply) {
@@ -179,14 +166,14 @@ export class VoicePipeline implements VoiceCall {
         if (this.overAgent && !this.interruptedAgent) return;
         if (!this.services.stt) return;
         this.turnTiming = new TurnTiming();
-        this.hear(event.audio, this.utteranceStart);
+        this.hear(event.audio, this.takeUtteranceStart());
         break;
     }
   }
 
   /** Transcribes an utterance and takes it as the visitor's message; a failed transcription gets the spoken apology. */
   private hear(audio: Int16Array, startSeconds: number | undefined): void {
-    const language = this.setup!.speaker.language;
+    const language = this.setup.speaker.language;
     // Transcribed at once, answered in turn: the turn awaits it, which may be after it failed (hence the catch now).
     const heard = this.services.stt!.transcribe({ audio, language, signal: this.closing.signal });
     heard.catch(() => undefined);
@@ -198,7 +185,7 @@ export class VoicePipeline implements VoiceCall {
       } catch (error) {
         if (this.closing.signal.aborted) return;
         logProviderFailure(this.services.logger, error, 'The visitor was not heard; they got the apology');
-        return this.say(APOLOGY);
+        return void (await this.say(APOLOGY));
       }
       if (!text) return;
       this.link.send({ type: 'transcript', text, final: true });
@@ -218,7 +205,7 @@ export class VoicePipeline implements VoiceCall {
     }
     this.waitingTurns++;
     this.turns = this.turns
-      .then(() => (this.closing.signal.aborted || !this.setup ? undefined : turn()))
+      .then(() => (this.closing.signal.aborted ? undefined : turn()))
       .catch((error: unknown) => this.failed(error))
       .finally(() => this.waitingTurns--);
   }
@@ -237,14 +224,21 @@ export class VoicePipeline implements VoiceCall {
   }
 
   /** Says a text that is not a reply to a message (the greeting, the apology when the visitor was not heard). */
-  private async say(text: string, interrupted = false): Promise<void> {
+  private async say(text: string, interrupted = false): Promise<Delivery> {
     const reply = this.newReply();
     if (interrupted) reply.interrupt();
     try {
-      await reply.say(text);
+      return await reply.say(text);
     } finally {
       if (this.reply === reply) this.reply = undefined;
     }
+  }
+
+  /** The greeting, spoken: its transcript entry gets where it starts in the recording, and only what was heard of it if cut off. */
+  private async sayGreeting(greeting: string): Promise<void> {
+    const said = await this.say(greeting, this.visitorSpoke);
+    const { accountId, id } = this.context.access;
+    await this.services.replies.recordGreeting(accountId, id, { ...said, startSeconds: said.startSeconds ?? this.recordingSeconds() });
   }
 
   private newReply(): SpokenReply {
@@ -252,7 +246,7 @@ export class VoicePipeline implements VoiceCall {
       link: this.link,
       voice: this.voice,
       tts: this.services.tts,
-      speaker: this.setup!.speaker,
+      speaker: this.setup.speaker,
       recordingSeconds: () => this.recordingSeconds(),
       sendAhead: () => this.voice.sendAhead((frame) => this.sendAudio(frame)),
       mark: (stage) => this.turnTiming?.mark(stage),
@@ -268,7 +262,7 @@ export class VoicePipeline implements VoiceCall {
       if (status === 404) return this.link.close(4404, 'Unknown conversation');
       if (status === 410) {
         this.link.send({ type: 'ended' });
-        return this.link.close(4410, 'Conversation ended');
+        return this.link.close(1000, 'Conversation ended');
       }
       return this.link.send({ type: 'error', message: error.message });
     }
@@ -276,8 +270,16 @@ export class VoicePipeline implements VoiceCall {
     this.link.send({ type: 'error', message: 'Something went wrong; please say that again.' });
   }
 
-  private recordingSeconds(): number {
-    return Math.round((this.setup?.recorder.seconds ?? 0) * 1000) / 1000;
+  /** Where the visitor's latest utterance began in the recording (now, if none was heard since the last), once. */
+  private takeUtteranceStart(): number {
+    const start = this.utteranceStart ?? this.recordingSeconds();
+    this.utteranceStart = undefined;
+    return start;
+  }
+
+  /** The recording's clock now, in seconds, or `aheadSamples` of the visitor's audio later. */
+  private recordingSeconds(aheadSamples = 0): number {
+    return Math.round((this.setup.recorder.seconds + aheadSamples / VOICE_SAMPLE_RATE) * 1000) / 1000;
   }
 }
 

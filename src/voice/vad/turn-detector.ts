@@ -6,7 +6,7 @@ export type TurnEvent =
   | { type: 'speech-start' }
   /** The utterance under way has had `bargeInMs` of speech: enough to interrupt the agent. Once per utterance. */
   | { type: 'barge-in' }
-  /** An utterance ended (`endOfTurnMs` of silence), or was cut at `maxUtteranceMs` (`cut`): its audio, pre-roll included. */
+  /** An utterance ended (`endOfTurnMs` of silence), or was cut at `maxUtteranceMs` of audio, pre-roll included (`cut`): its audio. */
   | { type: 'utterance'; audio: Int16Array; cut: boolean };
 
 export interface TurnDetectorOptions {
@@ -55,6 +55,11 @@ export class TurnDetector {
     this.tailFrames = Math.round((options.tailMs ?? 100) / FRAME_MS);
   }
 
+  /** How long the speech had lasted when `speech-start` is told (it began that long before the frame that tells it). */
+  get startDelayMs(): number {
+    return this.startFrames * FRAME_MS;
+  }
+
   /** Frames held now (the pre-roll while quiet, the utterance while speaking). */
   get heldFrames(): number {
     return this.frames.length;
@@ -100,7 +105,7 @@ export class TurnDetector {
       this.bargedIn = true;
       events.push({ type: 'barge-in' });
     }
-    if (this.frames.length >= this.maxFrames + this.preRollFrames) events.push(this.finish(true));
+    if (this.frames.length >= this.maxFrames) events.push(this.finish(true)); // pre-roll included: what is transcribed
     return events;
   }
 
