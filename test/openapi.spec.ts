@@ -60,6 +60,35 @@ describe('OpenAPI document', () => {
     expect(document.paths['/health'].get?.responses['200']).not.toHaveProperty('headers.RateLimit');
   });
 
+  it('documents the voice socket: no key, its handshake answers (101, 403, 426 with Upgrade, 429) and its protocol', async () => {
+    const document = await generateOpenApiDocument(loadConfig({}));
+    const socket = document.paths['/conversations/{conversationId}/voice'].get!;
+    expect(socket.security).toEqual([]);
+    expect(Object.keys(socket.responses)).toEqual(expect.arrayContaining(['101', '403', '426', '429']));
+    expect(socket.responses['426']).toMatchObject({
+      content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorResponse' } } },
+      headers: { Upgrade: { schema: { enum: ['websocket'] } }, Connection: {} },
+    });
+    const protocol = [
+      ...['"type":"start"', '"token":"vac_…"', '"sampleRate":16000', '8000 to 48000', 'default 16000', '"type":"ready"'],
+      ...['"type":"text"', '"type":"end"', '"type":"transcript"', '"type":"reply"', '"type":"reply.done"', '"type":"clear"'],
+      ...['"type":"error"', '"type":"ended"', '256 KiB', 'Origin', 'CORS_ORIGINS'],
+      ...['4404', '4408', '4409', '4410', '1007', '1008', '1009', '1011', '1001', '1000'].map((code) => ` ${code} `),
+    ];
+    const description = ` ${socket.description} `.replace(/\s+/g, ' ');
+    expect(protocol.filter((fragment) => !description.includes(fragment))).toEqual([]);
+  });
+
+  it('documents the voice preview as audio/mpeg, and its errors as JSON in the error shape', async () => {
+    const document = await generateOpenApiDocument(loadConfig({}));
+    const responses = document.paths['/voices/{voiceId}/preview'].get!.responses as Record<string, { content?: object }>;
+    expect(responses['200'].content).toEqual({ 'audio/mpeg': { schema: { type: 'string', format: 'binary' } } });
+    const errors = Object.entries(responses).filter(([status]) => Number(status) >= 400);
+    expect(errors.map(([status]) => status)).toEqual(expect.arrayContaining(['400', '403', '404', '503']));
+    for (const [, response] of errors)
+      expect(response.content).toEqual({ 'application/json': { schema: { $ref: '#/components/schemas/ErrorResponse' } } });
+  });
+
   it('is served at /openapi.json and Swagger UI at /docs without a key', async () => {
     const context = await createTestContext();
     try {

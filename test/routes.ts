@@ -30,6 +30,8 @@ export const PUBLIC_ROUTES = [
   'OPTIONS /conversations/:conversationId',
   'OPTIONS /conversations/:conversationId/messages',
   'OPTIONS /conversations/:conversationId/end',
+  // The voice socket: its token comes in the first frame; a plain GET is a 426 that looks nothing up
+  'GET /conversations/:conversationId/voice',
   // Recording playback through a signed, expiring URL (local storage driver): the URL is the credential
   'GET /recordings/:token',
 ];

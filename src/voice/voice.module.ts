@@ -14,6 +14,7 @@ import { speechProviders } from './speech-providers';
 import { VoiceCalls } from './voice-call';
 import { VOICE_SESSION_TIMINGS, VoiceGateway } from './voice.gateway';
 import { VoiceLeasesRepository } from './voice-leases.repository';
+import { VoiceSocketController } from './voice-socket.controller';
 import { DEFAULT_TIMINGS } from './voice-session';
 
 /**
@@ -23,7 +24,7 @@ import { DEFAULT_TIMINGS } from './voice-session';
  */
 @Module({
   imports: [ConversationsModule, AgentsModule, RecordingsModule],
-  controllers: [VoicePreviewController],
+  controllers: [VoicePreviewController, VoiceSocketController],
   providers: [
     VoiceGateway,
     VoiceLeasesRepository,

@@ -254,6 +254,66 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/conversations/{conversationId}/voice": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The voice socket: speak the conversation (a WebSocket; a plain GET is a 426)
+         * @description A WebSocket (RFC 6455): open it with `ws://` or `wss://` at this path, as the API's base
+         *     address is http or https. No API key, and no token in the URL: the conversation's token travels in the first frame.
+         *     This operation is documented for the socket; a request without `Upgrade: websocket` gets a 426 (the same for any
+         *     conversation id: nothing is looked up).
+         *
+         *     **Handshake** (answered before the upgrade, in the error shape): 429 over the widget rate limit of the conversation's
+         *     routes (`WIDGET_RATE_LIMIT`, per conversation and client address, with `Retry-After`); 403 for an `Origin` the
+         *     conversation's routes refuse (a widget conversation: the pages of its site's allowed domain; an API conversation:
+         *     `CORS_ORIGINS` or no `Origin`); 503 while the instance stops. An unknown conversation is not revealed before the
+         *     upgrade: its socket closes with 4404 after `start`.
+         *
+         *     **Start**: within 10 s, the client's first frame is text: `{"type":"start","token":"vac_…","sampleRate":16000}`
+         *     (`sampleRate`: the rate of the audio it will send, a whole number from 8000 to 48000; default 16000). The service
+         *     answers `{"type":"ready","sampleRate":16000,"input":"speech"|"text"}`: the rate of the audio it sends, and
+         *     `speech` when it transcribes the audio itself (`STT_PROVIDER`), `text` when the client sends what the browser
+         *     recognised as text frames (the audio is still recorded). The greeting, when there is one, is spoken first (on the
+         *     conversation's first socket, cut off when the visitor speaks first).
+         *
+         *     **Client → service**: binary frames of 16-bit little-endian mono PCM at `sampleRate`, 10–200 ms each (a burst of up
+         *     to 30 s, then at most twice real time); `{"type":"text","text":"…"}` (an utterance recognised in the browser or
+         *     typed, with the rules of a message: one that breaks them gets an `error` and the socket stays open);
+         *     `{"type":"end"}` (ends the conversation, as `POST …/end`). At most 5 text frames a second.
+         *
+         *     **Service → client**: `{"type":"transcript","text":"…","final":false|true}` (the visitor's speech as heard, one
+         *     final per utterance); `{"type":"reply","text":"…"}` (pieces of the agent's reply as produced);
+         *     `{"type":"reply.done","text":"<what the agent said>","interrupted":false|true}`; binary frames of 16-bit
+         *     little-endian mono PCM at the `ready` rate (the agent's voice, sent at the pace it plays); `{"type":"clear"}`
+         *     (drop the agent audio not yet played: the visitor interrupted); `{"type":"error","message":"…"}`;
+         *     `{"type":"ended"}`, then close 1000. The service pings every 15 s; a client that answers no ping, or does not read
+         *     what it is sent, is dropped.
+         *
+         *     **Close codes**: 4404 a wrong token or an unknown conversation; 4408 no `start` within 10 s; 4409 the conversation
+         *     already has a live socket (the first keeps going; one still closing is waited for), or another socket took it over;
+         *     4410 the conversation had ended by `start`; 1007 a frame that is not what it claims (malformed JSON or not an
+         *     object, an odd byte count, invalid UTF-8); 1008 a frame against the rules (audio before `start`, a first message
+         *     that is not `start`, a bad `token` or `sampleRate`, over 50 frames before `ready`, audio outside 10–200 ms or
+         *     faster than twice real time after a 30 s burst, over 5 text frames a second, an unknown `type`); 1009 a frame over
+         *     256 KiB (the WebSocket library's "message too big"); 1011 a fault of the service's (reconnect); 1001 the instance is
+         *     stopping (reconnect: another instance continues); 1000 after `ended`. The service's own 1007, 1008 and 1011 follow
+         *     an `error` message. A socket that closes does not end the conversation (`end`, `POST …/end` or the idle rule
+         *     do): a new socket may continue it.
+         */
+        get: operations["VoiceSocketController_voice"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/health": {
         parameters: {
             query?: never;
@@ -4254,6 +4314,71 @@ export interface operations {
             };
         };
     };
+    VoiceSocketController_voice: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The `conversationId` the conversation was started with */
+                conversationId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Switching Protocols: the WebSocket is open; send `start` within 10 s */
+            101: {
+                headers: {
+                    Connection?: "Upgrade";
+                    /** @description RFC 6455 section 4.2.2 */
+                    "Sec-WebSocket-Accept"?: string;
+                    Upgrade?: "websocket";
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description This page may not open this conversation: an `Origin` the conversation's routes refuse (before the upgrade) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Upgrade Required: a request without `Upgrade: websocket`. The same answer whatever the id (nothing is looked up), without any credential */
+            426: {
+                headers: {
+                    /** @description `Upgrade` (with `close` when the connection closes) */
+                    Connection?: string;
+                    /** @description The protocol to upgrade to */
+                    Upgrade?: "websocket";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Too many requests from this address for this conversation (the widget rate limit of the conversation routes, before the upgrade); see `Retry-After` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The instance is stopping (before the upgrade): connect again */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
     HealthController_check: {
         parameters: {
             query?: never;
@@ -5475,7 +5600,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "audio/mpeg": components["schemas"]["ErrorResponse"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description Missing, unknown, revoked or expired API key */
@@ -5497,7 +5622,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "audio/mpeg": components["schemas"]["ErrorResponse"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description No such voice */
@@ -5508,7 +5633,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "audio/mpeg": components["schemas"]["ErrorResponse"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description Over the rate limit of this account (all its keys together), or too many requests without a valid key from this address; see `Retry-After` */
@@ -5531,7 +5656,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "audio/mpeg": components["schemas"]["ErrorResponse"];
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
         };

@@ -1,5 +1,5 @@
 import { Controller, Get, Param, Query, Res } from '@nestjs/common';
-import { ApiOperation, ApiParam, ApiProduces, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { ApiOperation, ApiParam, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { CallerAccount } from '../../auth/caller-account';
 import { CurrentAccount } from '../../auth/current-account.decorator';
@@ -20,7 +20,6 @@ export class VoicePreviewController {
     description: 'The same voice and language answer the same sample (kept by the service). `language` defaults to `hi-IN`.',
   })
   @ApiParam({ name: 'voiceId', description: 'A voice id of `GET /voices`', example: 'shubh' })
-  @ApiProduces('audio/mpeg')
   @ApiResponse({ status: 200, description: 'The sample, MP3', content: { 'audio/mpeg': { schema: { type: 'string', format: 'binary' } } } })
   @ApiErrors(
     400,
