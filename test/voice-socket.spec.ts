@@ -514,6 +514,22 @@ describe('the voice socket: handshake, start, frames and close codes (contract s
       expect((await refusedHandshake(voiceUrl(started.conversationId), { Origin: PAGE })).status).toBe(403);
     });
 
+    it('takes the path as Express routes do: any case, a trailing slash', async () => {
+      const started = await conversation();
+      const url = `${baseUrl}/Conversations/${started.conversationId.toUpperCase()}/VOICE/`.replace('http', 'ws');
+      const client = await new Promise<WebSocket>((resolve, reject) => {
+        const socket = new WebSocket(url);
+        socket.once('open', () => resolve(socket));
+        socket.once('error', reject);
+      });
+      client.send(JSON.stringify({ type: 'start', token: started.token }));
+      const [ready] = await once(client, 'message');
+      expect(JSON.parse(String(ready))).toMatchObject({ type: 'ready' });
+      client.close();
+      await calls.get(started.conversationId)!.whenClosed();
+      await released(started);
+    });
+
     it('closes with 4404 after start for an id that cannot be a conversation, as for an unknown one', async () => {
       const started = await conversation();
       for (const id of ['not-a-uuid', '%F0%9F%98%80', 'x'.repeat(2_000)]) {

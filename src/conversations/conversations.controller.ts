@@ -7,7 +7,6 @@ import {
   ApiNoContentResponse,
   ApiOkResponse,
   ApiOperation,
-  ApiProduces,
   ApiTags,
   getSchemaPath,
 } from '@nestjs/swagger';
@@ -74,7 +73,6 @@ export class ConversationsController {
   @ApiBearerAuth(CONVERSATION_TOKEN_SCHEME)
   @ApiOperation({ summary: "Send the visitor's message and get the agent's reply, whole (JSON) or streamed (Server-Sent Events)" })
   @WritesOwnResponse()
-  @ApiProduces('application/json', 'text/event-stream')
   @ApiExtraModels(MessageReplyResponse)
   @ApiOkResponse({
     description: STREAM_DESCRIPTION,

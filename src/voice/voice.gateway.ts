@@ -16,7 +16,7 @@ import { VoiceCalls } from './voice-call';
 import { VoiceLeasesRepository } from './voice-leases.repository';
 import { VoiceSession, VoiceSessionTimings } from './voice-session';
 
-const VOICE_PATH = /^\/conversations\/([^/?#]+)\/voice(?:\?.*)?$/;
+const VOICE_PATH = /^\/conversations\/([^/?#]+)\/voice\/?(?:\?.*)?$/i;
 /** Above every legal frame (200 ms at 48 kHz is 19,200 bytes): `ws` closes with 1009 beyond it. */
 const MAX_PAYLOAD = 256 * 1024;
 

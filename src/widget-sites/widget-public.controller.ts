@@ -1,5 +1,5 @@
 import { Controller, Get, Headers, HttpCode, Options, Param, Req, Res } from '@nestjs/common';
-import { ApiHeader, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiProduces, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { ApiHeader, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { Public } from '../auth/public.decorator';
 import { ApiErrors } from '../common/api-errors.decorator';
@@ -33,8 +33,7 @@ export class WidgetPublicController {
   @Get('embed.js')
   @WritesOwnResponse()
   @ApiOperation({ summary: 'The widget script the embed snippet loads (public, cacheable, versioned)' })
-  @ApiProduces('application/javascript')
-  @ApiOkResponse({ description: 'JavaScript', schema: { type: 'string' } })
+  @ApiOkResponse({ description: 'JavaScript', content: { 'application/javascript': { schema: { type: 'string' } } } })
   @ApiResponse({
     status: 304,
     description: "Not modified: the `If-None-Match` names the script's `ETag` (weak or strong, alone or in a list, or `*`)",

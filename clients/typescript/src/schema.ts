@@ -4174,7 +4174,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorResponse"];
-                    "text/event-stream": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description No such conversation, or a token that is not this conversation's */
@@ -4184,7 +4183,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorResponse"];
-                    "text/event-stream": components["schemas"]["ErrorResponse"];
                 };
             };
             /**
@@ -4197,7 +4195,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorResponse"];
-                    "text/event-stream": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description The conversation has ended */
@@ -4207,7 +4204,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorResponse"];
-                    "text/event-stream": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description Request body too large */
@@ -4217,7 +4213,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorResponse"];
-                    "text/event-stream": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description Body is not application/json, or is compressed (a Content-Encoding other than identity) */
@@ -4227,7 +4222,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorResponse"];
-                    "text/event-stream": components["schemas"]["ErrorResponse"];
                 };
             };
             /**
@@ -4241,7 +4235,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorResponse"];
-                    "text/event-stream": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description The database (or recording storage) is unavailable; try again shortly */
