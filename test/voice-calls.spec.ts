@@ -57,6 +57,9 @@ describe('a spoken conversation with the built-in voice', () => {
       { speaker: 'agent', text: KNOWLEDGE.delivery, startSeconds: expect.any(Number) },
     ]);
     const [visitorAt, agentAt] = call.transcript.map((entry: { startSeconds: number }) => entry.startSeconds);
+    // The question starts where its speech does (the VAD's), not where its text came (after the speech).
+    expect(visitorAt).toBeGreaterThanOrEqual(0);
+    expect(visitorAt).toBeLessThan(spoken.length / 16_000 / 2); // its speech begins at 0.3 s, its text comes after 2.4 s
     expect(agentAt).toBeGreaterThan(visitorAt);
 
     const download = await context.as(owner).get(`/calls/${started.conversationId}/recording/download`).buffer(true).parse(binaryBody);

@@ -98,9 +98,7 @@ export class VoicePipeline implements VoiceCall {
       offset += take;
       if (this.vadFill === FRAME_SAMPLES) {
         this.vadFill = 0;
-        // Where this frame ends in the recording: what it holds, and the samples received after it not yet in it.
-        const frameEnd = () => this.recordingSeconds(this.visitor.backlog - (pcm.length - offset));
-        for (const event of this.setup.detector.push(this.vadFrame)) this.onTurnEvent(event, frameEnd);
+        for (const event of this.setup.detector.push(this.vadFrame)) this.onTurnEvent(event, pcm.length - offset);
       }
     }
   }
@@ -147,14 +145,18 @@ export class VoicePipeline implements VoiceCall {
     return true;
   }
 
-  private onTurnEvent(event: TurnEvent, frameEnd: () => number): void {
+  /** A turn event of the VAD frame that `samplesAfter` samples of the visitor's audio received since follow. */
+  private onTurnEvent(event: TurnEvent, samplesAfter: number): void {
     switch (event.type) {
-      case 'speech-start':
+      case 'speech-start': {
         this.visitorSpoke = true;
         this.overAgent = this.reply !== undefined;
         this.interruptedAgent = false;
-        this.utteranceStart = Math.max(0, frameEnd() - this.setup.detector.startDelayMs / 1000);
+        // Where the frame ends in the recording: what it holds, and the backlog not yet in it but for what follows.
+        const frameEnd = this.recordingSeconds(this.visitor.backlog - samplesAfter);
+        this.utteranceStart = Math.max(0, frameEnd - this.setup.detector.startDelayMs / 1000);
         break;
+      }
       case 'barge-in':
         if (this.reply) {
           this.reply.interrupt();
