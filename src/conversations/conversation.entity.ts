@@ -97,6 +97,10 @@ export class Conversation {
 
   @Column({ type: 'timestamptz', nullable: true })
   voiceLeaseUntil: Date | null;
+
+  /** The lease's socket has closed and its call is being stored: a new socket waits for the lease (no 4409). */
+  @Column({ default: false })
+  voiceLeaseClosing: boolean;
 }
 
 /** One message of a conversation, in order (`seq`). */
