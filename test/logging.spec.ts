@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
 import * as http from 'node:http';
 import { AddressInfo } from 'node:net';
 import * as path from 'node:path';
@@ -339,14 +339,19 @@ describe('logs without customer data', () => {
   ])('finds no storage key, path or marker when storage fails (%s)', async (_, driver) => {
     const storage = driver === 'local' ? await localTestStorage() : await s3TestStorage();
     const captured = capturedLogger('debug');
-    const config = { ...loadConfig({ ...process.env, RATE_LIMIT: '0' }), logLevel: 'debug' as const, ...storage.config };
+    // A job queue of its own: a job another app of this worker's database queued (a spoken call's recording to
+    // assemble) must not be run here, writing into this storage (once, on Node 24, `.incoming` was found a directory).
+    const jobQueueSchema = `jobs_${randomUUID().replace(/-/g, '').slice(0, 12)}`;
+    const config = { ...loadConfig({ ...process.env, RATE_LIMIT: '0' }), logLevel: 'debug' as const, jobQueueSchema, ...storage.config };
     // Port 9 (discard), which nothing serves here; a free ephemeral port could be taken meanwhile by another test file.
     if (driver === 's3') config.storage = { ...config.storage, s3: { ...config.storage.s3!, endpoint: 'http://127.0.0.1:9' } };
     const storageApp = await createApp(config, process.env.DATABASE_URL!, captured.logger);
     try {
       if (driver === 'local') {
-        await mkdir(path.join(config.dataDir, 'recordings'), { recursive: true });
-        await writeFile(path.join(config.dataDir, 'recordings', '.incoming'), 'not a directory');
+        const incoming = path.join(config.dataDir, 'recordings', '.incoming');
+        await mkdir(path.dirname(incoming), { recursive: true });
+        await rm(incoming, { recursive: true, force: true });
+        await writeFile(incoming, 'not a directory');
       }
       const key = (await storageApp.get(AccountsService).create('Storage')).key.apiKey;
       const callId = (await request(storageApp.getHttpServer()).post('/calls').set('X-Api-Key', key).send(call('Storage')).expect(201)).body
