@@ -42,6 +42,8 @@ export class SpokenReply {
   private speaking: Promise<void> = Promise.resolve();
   private voiceFailed = false;
   private startSeconds: number | undefined;
+  /** `reply.done` has been sent: all of it was heard or it was cut off, and nothing is left to interrupt. */
+  private done = false;
 
   constructor(private readonly options: SpokenReplyOptions) {
     options.voice.reset();
@@ -80,6 +82,7 @@ export class SpokenReply {
     }
     const interrupted = this.interrupted;
     const text = interrupted ? this.options.voice.heard() : produced;
+    this.done = true;
     this.options.link.send({ type: 'reply.done', text, interrupted });
     return { text, interrupted, startSeconds: this.startSeconds };
   };
@@ -91,7 +94,7 @@ export class SpokenReply {
 
   /** The visitor interrupted: everything stops, the client drops what it has not played. */
   interrupt(): void {
-    if (this.interrupted) return;
+    if (this.interrupted || this.done) return;
     this.controller.abort();
     this.options.voice.clear();
     this.options.link.send({ type: 'clear' });
@@ -105,6 +108,7 @@ export class SpokenReply {
     await this.options.voice.idle();
     const interrupted = this.interrupted;
     const heard = interrupted ? this.options.voice.heard() : text;
+    this.done = true;
     this.options.link.send({ type: 'reply.done', text: heard, interrupted });
     return { text: heard, interrupted, startSeconds: this.startSeconds };
   }
