@@ -74,9 +74,9 @@ export class ConversationReplies implements BeforeApplicationShutdown {
    * The greeting as a spoken call said it: where it starts in the recording, and, cut off by the visitor, only what
    * of it was heard (all of it is kept when nothing was: the text conversation showed it). Only the first time.
    */
-  async recordGreeting(accountId: number, conversationId: string, said: Delivery): Promise<void> {
+  async recordGreeting(accountId: number, conversationId: string, said: Delivery, startSeconds: number): Promise<void> {
     const heard = said.interrupted ? storable(said.text) : '';
-    await this.conversations.recordGreetingSpoken(accountId, conversationId, heard.trim() ? heard : null, said.startSeconds ?? 0);
+    await this.conversations.recordGreetingSpoken(accountId, conversationId, heard.trim() ? heard : null, startSeconds);
   }
 
   async beforeApplicationShutdown(): Promise<void> {

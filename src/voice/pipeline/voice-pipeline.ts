@@ -240,7 +240,8 @@ export class VoicePipeline implements VoiceCall {
   private async sayGreeting(greeting: string): Promise<void> {
     const said = await this.say(greeting, this.visitorSpoke);
     const { accountId, id } = this.context.access;
-    await this.services.replies.recordGreeting(accountId, id, { ...said, startSeconds: said.startSeconds ?? this.recordingSeconds() });
+    // Cut off before a frame of it played: where it was cut.
+    await this.services.replies.recordGreeting(accountId, id, said, said.startSeconds ?? this.recordingSeconds());
   }
 
   private newReply(): SpokenReply {
