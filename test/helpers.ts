@@ -10,6 +10,7 @@ import type { Logger } from 'pino';
 import { Client as PgClient, type Pool } from 'pg';
 import { Database } from '../src/database/database';
 import { freePort, retryWhenPortTaken } from '../scripts/throwaway-postgres';
+import type { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver';
 
 export interface TestAccount {
   id: number;
@@ -130,6 +131,17 @@ export async function eventually<T>(check: () => Promise<T | undefined>, timeout
     if (Date.now() > deadline) throw new Error('timed out waiting');
     await sleep(25);
   }
+}
+
+/**
+ * Watches the SQL the application sends through its pool (every repository's query outside a transaction): the
+ * statements' texts so far, and `restore` to stop watching.
+ */
+export function watchQueries(app: INestApplication): { texts: () => string[]; restore: () => void } {
+  const pool = (app.get(DataSource).driver as PostgresDriver).master as Pool;
+  const spy = jest.spyOn(pool, 'query');
+  const text = (query: unknown) => (typeof query === 'string' ? query : String((query as { text?: unknown } | null)?.text));
+  return { texts: () => spy.mock.calls.map(([query]) => text(query)), restore: () => spy.mockRestore() };
 }
 
 /** The pool of Database.stream (private: only tests that watch a stream's client have a use for it). */

@@ -6,7 +6,6 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { INestApplication } from '@nestjs/common';
 import Redis from 'ioredis';
 import request from 'supertest';
-import { DataSource } from 'typeorm';
 import { createApp } from '../src/app';
 import { generateApiKey } from '../src/auth/api-key-token';
 import { AccountsService } from '../src/auth/accounts.service';
@@ -15,7 +14,11 @@ import { createLogger } from '../src/common/logger';
 import { loadConfig } from '../src/config/config';
 import { freePort } from '../scripts/throwaway-postgres';
 import { RATE_LIMIT_STORAGE } from '../src/rate-limit/rate-limit-storage';
-import { createTestContext, TestAccount, TestContext } from './helpers';
+import { VerifiedKeys } from '../src/auth/verified-keys';
+import { createTestContext, eventually, queryOnce, TestAccount, TestContext, watchQueries } from './helpers';
+
+/** The API-key guard's lookup of a key by its hash. */
+const isKeyLookup = (sql: string) => sql.includes('key.key_hash = $1');
 
 const TOO_MANY = { statusCode: 429, error: 'Too Many Requests', message: expect.stringMatching(/^Too many requests; retry in \d+ s$/) };
 
@@ -193,16 +196,16 @@ describe('requests without a valid key, per client IP', () => {
   });
 
   it('refuses a malformed key without touching the database', async () => {
-    const query = jest.spyOn(context.app.get(DataSource).manager, 'query');
+    const queries = watchQueries(context.app);
     try {
       await context.http.get('/agents').set('X-Api-Key', 'vak_short').expect(401);
       await context.http
         .get('/agents')
         .set('X-Api-Key', `vak_${'a'.repeat(5000)}`)
         .expect(401);
-      expect(query).not.toHaveBeenCalled();
+      expect(queries.texts()).toEqual([]);
     } finally {
-      query.mockRestore();
+      queries.restore();
     }
   });
 
@@ -215,22 +218,90 @@ describe('requests without a valid key, per client IP', () => {
       await fresh.http.get('/agents').expect(401); // no key
       await fresh.http.get('/agents').set('X-Api-Key', 'not-a-key').expect(401); // malformed
       await fresh.http.get('/agents').set('X-Api-Key', generateApiKey().apiKey).expect(401); // unknown
-      const query = jest.spyOn(fresh.app.get(DataSource).manager, 'query');
+      const queries = watchQueries(fresh.app);
       try {
-        for (const key of [undefined, 'not-a-key', generateApiKey().apiKey, uncached.apiKey]) {
+        for (const key of [undefined, 'not-a-key', generateApiKey().apiKey]) {
           const attempt = fresh.http.get('/agents');
           const limited = await (key ? attempt.set('X-Api-Key', key) : attempt).expect(429);
           expect(limited.body).toEqual(TOO_MANY);
           expect(Number(limited.headers['retry-after'])).toBeGreaterThanOrEqual(1);
         }
-        expect(query).not.toHaveBeenCalled(); // not even for the well-formed keys
+        expect(queries.texts()).toEqual([]); // not even for the well-formed key
         await fresh.as(account).get('/agents').expect(200); // answered from the cache of verified keys
+        expect(queries.texts().filter(isKeyLookup)).toEqual([]);
+        await fresh.http.get('/agents').set('X-Api-Key', uncached.apiKey).expect(200); // a valid key is looked up
+        expect(queries.texts().filter(isKeyLookup)).toHaveLength(1);
       } finally {
-        query.mockRestore();
+        queries.restore();
       }
     } finally {
       await fresh.close();
     }
+  });
+
+  describe('an address blocked for the bad keys of one client (a shared NAT, a proxy)', () => {
+    let shared: TestContext;
+    let account: TestAccount;
+    beforeAll(async () => {
+      shared = await createTestContext({ rateLimit: 0, unauthenticatedRateLimit: 60, rateLimitWindowSeconds: 60 });
+      account = await shared.createAccount();
+    });
+    afterAll(() => shared.close());
+
+    /** The key lookups (by hash) made while `run` runs. */
+    async function keyLookups(run: () => Promise<unknown>): Promise<number> {
+      const queries = watchQueries(shared.app);
+      try {
+        await run();
+        return queries.texts().filter(isKeyLookup).length;
+      } finally {
+        queries.restore();
+      }
+    }
+    const withKey = (apiKey: string) => shared.http.get('/agents').set('X-Api-Key', apiKey);
+
+    beforeAll(async () => {
+      const statuses: number[] = [];
+      for (let i = 0; i < 70; i++) statuses.push((await withKey(generateApiKey().apiKey)).status);
+      expect(statuses.slice(0, 59).every((status) => status === 401)).toBe(true);
+      expect(statuses.slice(60)).toEqual(Array(10).fill(429));
+    });
+
+    it('still refuses a made-up key with a 429 and no database work', async () => {
+      expect(await keyLookups(() => withKey(generateApiKey().apiKey).expect(429))).toBe(0);
+    });
+
+    it('serves a valid key not verified recently (not in the cache), with one key lookup', async () => {
+      const idle = await shared.app.get(ApiKeysService).create(account.id); // made before the bad keys, never used
+      await withKey(account.apiKey).expect(200);
+      shared.app.get(VerifiedKeys).invalidate(); // its cache entry gone, as 10 s after its last use
+      expect(await keyLookups(() => withKey(account.apiKey).expect(200))).toBe(1);
+      expect(await keyLookups(() => withKey(idle.apiKey).expect(200))).toBe(1);
+    });
+
+    it('serves a key just made through the API, and one made by another server (its NOTIFY)', async () => {
+      const made = await shared.as(account).post('/api-keys').send({ name: 'new' }).expect(201);
+      expect(await keyLookups(() => withKey(made.body.apiKey as string).expect(200))).toBe(1);
+      const elsewhere = generateApiKey();
+      await queryOnce(
+        process.env.DATABASE_URL!,
+        `INSERT INTO api_keys (account_id, name, scopes, prefix, key_hash) VALUES ($1, 'other', '{read}', $2, $3)`,
+        [account.id, elsewhere.prefix, elsewhere.keyHash],
+      );
+      await eventually(async () => shared.app.get(VerifiedKeys).mayExist(elsewhere.apiKey) || undefined);
+      expect(await keyLookups(() => withKey(elsewhere.apiKey).expect(200))).toBe(1);
+    });
+
+    it("refuses a wrong key that shares a valid key's prefix after its one lookup, and counts it", async () => {
+      const wrong = account.apiKey.slice(0, 12) + generateApiKey().apiKey.slice(12);
+      expect(await keyLookups(() => withKey(wrong).expect(429))).toBe(1);
+    });
+
+    it('gives a revoked key no way through', async () => {
+      const revoked = await shared.app.get(ApiKeysService).create(account.id);
+      await shared.as(account).delete(`/api-keys/${revoked.key.id}`).expect(204);
+      await withKey(revoked.apiKey).expect(429);
+    });
   });
 });
 

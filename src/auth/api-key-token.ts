@@ -19,7 +19,12 @@ export function hashApiKey(apiKey: string): string {
 
 export function generateApiKey(): GeneratedApiKey {
   const apiKey = API_KEY_PREFIX + randomBytes(SECRET_BYTES).toString('base64url');
-  return { apiKey, prefix: apiKey.slice(0, DISPLAY_PREFIX_LENGTH), keyHash: hashApiKey(apiKey) };
+  return { apiKey, prefix: apiKeyPrefix(apiKey), keyHash: hashApiKey(apiKey) };
+}
+
+/** The part of a key that is stored, shown in listings and known to every server (VerifiedKeys). */
+export function apiKeyPrefix(apiKey: string): string {
+  return apiKey.slice(0, DISPLAY_PREFIX_LENGTH);
 }
 
 /** Cheap shape check before any database work; a malformed key is treated exactly like an unknown one. */

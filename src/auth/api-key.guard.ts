@@ -10,8 +10,9 @@ export const API_KEY_HEADER = 'x-api-key';
 
 /**
  * Registered once as APP_GUARD: every route needs a valid X-Api-Key unless marked @Public(). A request without
- * a valid key counts against its client IP (UnauthenticatedLimit): over the limit it is a 429, and a blocked IP
- * gets its 429 before its key is looked up in the database.
+ * a valid key counts against its client IP (UnauthenticatedLimit): over the limit it is a 429. A blocked IP gets
+ * its 429 before its key is looked up in the database, unless the key has the prefix of a key that exists: that
+ * key is looked up and, valid, served, so that one client's bad keys never lock valid keys out of a shared address.
  */
 @Injectable()
 export class ApiKeyGuard implements CanActivate {

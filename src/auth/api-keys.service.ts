@@ -82,7 +82,9 @@ export class ApiKeysService {
       keyHash,
     };
     try {
-      return { key: await this.keys.insert(accountId, fields, sql), apiKey };
+      const key = await this.keys.insert(accountId, fields, sql);
+      this.verified?.rememberPrefix(prefix);
+      return { key, apiKey };
     } catch (error) {
       if ((error as { code?: unknown } | null)?.code === FOREIGN_KEY_VIOLATION)
         throw new NotFoundException(`Account ${accountId} not found`);
@@ -119,14 +121,15 @@ export class ApiKeysService {
    * in the application. A key verified in the last few seconds is answered from the server's cache (see
    * VerifiedKeys: revocation empties it at once, and an entry never outlives its key). Each use is recorded
    * (KeyUsage: at most one write a minute per key, not awaited).
-   * @param beforeLookup runs before the database is asked (not for a malformed or cached key); may throw
+   * @param beforeLookup runs before the database is asked for a key that no key made has the prefix of (so not for
+   *   a malformed key, a cached one, or one that may exist: see VerifiedKeys); may throw
    */
   async authenticate(apiKey: string, beforeLookup?: () => Promise<void>): Promise<CallerAccount | null> {
     if (!isWellFormedApiKey(apiKey)) return null;
     const keyHash = hashApiKey(apiKey);
     let account = this.verified?.get(keyHash);
     if (!account) {
-      await beforeLookup?.();
+      if (!this.verified?.mayExist(apiKey)) await beforeLookup?.();
       const lookup = this.verified?.startLookup() ?? 0;
       const row = await this.keys.findActiveByHash(keyHash);
       if (!row) return null;

@@ -133,6 +133,15 @@ export class ApiKeysRepository {
     return row;
   }
 
+  /** The prefixes of the active keys: every server knows them (VerifiedKeys), to tell a guess from a key. */
+  @UnscopedQuery('every server knows the prefixes of all the active keys, to tell a guessed key from a real one', [])
+  async listPrefixes(): Promise<string[]> {
+    const rows = await this.db.query<{ prefix: string }>(
+      `SELECT prefix FROM api_keys WHERE revoked_at IS NULL AND (expires_at IS NULL OR expires_at > now())`,
+    );
+    return rows.map((row) => row.prefix);
+  }
+
   /** The CLI's `key:revoke --key-id N`: the operator names a key by its id alone. Keeps the first revocation time. */
   @UnscopedQuery("the operator's CLI revokes a key by its id alone (key:revoke --key-id)", [3])
   async revokeById(keyId: number): Promise<RevokedKeyRow | undefined> {

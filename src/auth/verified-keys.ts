@@ -1,6 +1,8 @@
 import { Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import { Client, QueryConfig } from 'pg';
 import { DataSource } from 'typeorm';
+import { apiKeyPrefix } from './api-key-token';
+import { ApiKeysRepository } from './auth.repository';
 import { CallerAccount } from './caller-account';
 
 /**
@@ -8,6 +10,8 @@ import { CallerAccount } from './caller-account';
  * (migrations ApiKeysNotifyRevocation, ApiKeysThroughTheApi); every server LISTENs to it.
  */
 export const API_KEY_REVOKED_CHANNEL = 'api_key_revoked';
+/** A trigger on api_keys sends this, with the key's prefix, when a key is made (migration ApiKeysNotifyCreation). */
+export const API_KEY_CREATED_CHANNEL = 'api_key_created';
 
 /** How long a verified key is trusted without asking the database again (revocation clears it at once). */
 const TTL_MS = 10_000;
@@ -25,7 +29,10 @@ const TRUST_MS = 2 * HEARTBEAT_MS + HEARTBEAT_TIMEOUT_MS;
 const KEEPALIVE_MS = 5_000;
 
 /**
- * A short-lived cache of verified API keys (SHA-256 of the key → its account), so that a request does not
+ * What this server knows of the API keys without asking the database: a short-lived cache of verified keys, and
+ * the prefixes of the keys that exist.
+ *
+ * The cache of verified keys: a short-lived cache (SHA-256 of the key → its account), so that a request does not
  * pay a database round trip for its key. Revocation still takes effect at once:
  * - revoking or deleting a key (the CLI, the API, or an operator's SQL) fires a trigger that sends
  *   `NOTIFY api_key_revoked` in the same transaction, and this server LISTENs on a connection of its own: the
@@ -35,11 +42,21 @@ const KEEPALIVE_MS = 5_000;
  *   a `SELECT 1` that must answer within 1 s (and has TCP keepalive), so a connection killed or silently cut is
  *   noticed within about 3 s, and the cache is not trusted once a check is overdue. Entries also expire after
  *   10 s whatever happens, and at the key's own expiry if that comes first.
+ *
+ * The prefixes (the key's first 12 characters, 48 bits of its secret) of every key made: loaded when listening
+ * starts (after LISTEN, so nothing made in between is missed), and each key made since arrives on
+ * `NOTIFY api_key_created`, from any server, the CLI and an operator's SQL included. An address blocked for its bad
+ * keys still has a key with a known prefix looked up (one indexed lookup), so that one client's guesses never lock
+ * a valid key out of a shared address; a guess has one chance in 2^48 per key of a known prefix, so guessing from a
+ * blocked address still costs no database work. A key revoked or expired while the server runs keeps its prefix
+ * here (its request costs its one lookup); a server starting loads only the active keys' prefixes. While listening is down, keys made elsewhere are not heard of:
+ * they are refused from a blocked address, as every key was before.
  */
 @Injectable()
 export class VerifiedKeys implements OnModuleInit, OnApplicationShutdown {
   private readonly logger = new Logger(VerifiedKeys.name);
   private readonly entries = new Map<string, { account: CallerAccount; expiresAt: number }>();
+  private readonly prefixes = new Set<string>();
   private generation = 0;
   private listener: Client | null = null;
   private listening = false;
@@ -51,7 +68,20 @@ export class VerifiedKeys implements OnModuleInit, OnApplicationShutdown {
   /** A failure to listen was logged; the next is not, until listening works again. */
   private warned = false;
 
-  constructor(private readonly dataSource: DataSource) {}
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly keys: ApiKeysRepository,
+  ) {}
+
+  /** Whether a key with this key's prefix was made (false: the key is certainly not valid). */
+  mayExist(apiKey: string): boolean {
+    return this.prefixes.has(apiKeyPrefix(apiKey));
+  }
+
+  /** A key made by this server: known at once, before its notification arrives. */
+  rememberPrefix(prefix: string): void {
+    this.prefixes.add(prefix);
+  }
 
   /**
    * The cached account of a key hash, if verified within the TTL and before the key's expiry, nothing was revoked
@@ -117,14 +147,20 @@ export class VerifiedKeys implements OnModuleInit, OnApplicationShutdown {
       keepAlive: true,
       keepAliveInitialDelayMillis: KEEPALIVE_MS,
     });
-    client.on('notification', () => this.invalidate());
+    client.on('notification', ({ channel, payload }) => {
+      if (channel === API_KEY_CREATED_CHANNEL) {
+        if (payload) this.prefixes.add(payload);
+      } else this.invalidate();
+    });
     client.on('error', () => this.lost(client));
     client.on('end', () => this.lost(client));
     this.listener = client;
     try {
       await client.connect();
-      await client.query(`LISTEN ${API_KEY_REVOKED_CHANNEL}`);
+      await client.query(`LISTEN ${API_KEY_REVOKED_CHANNEL}; LISTEN ${API_KEY_CREATED_CHANNEL}`);
+      const prefixes = await this.keys.listPrefixes();
       if (this.stopped || this.listener !== client) return;
+      for (const prefix of prefixes) this.prefixes.add(prefix);
       this.invalidate(); // anything revoked while not listening
       this.listening = true;
       this.confirmedAt = Date.now();

@@ -100,6 +100,19 @@ WHERE
     OR key.expires_at > now()
   );
 
+-- ApiKeysRepository.listPrefixes
+-- unscoped: every server knows the prefixes of all the active keys, to tell a guessed key from a real one
+SELECT
+  prefix
+FROM
+  api_keys
+WHERE
+  revoked_at IS NULL
+  AND (
+    expires_at IS NULL
+    OR expires_at > now()
+  );
+
 -- ApiKeysRepository.revokeById
 -- unscoped: the operator's CLI revokes a key by its id alone (key:revoke --key-id)
 UPDATE api_keys

@@ -18,8 +18,9 @@ type ClientRequest = IncomingMessage & { ip?: string };
 
 /**
  * Requests without a valid API key, limited per client IP (UNAUTHENTICATED_RATE_LIMIT per RATE_LIMIT_WINDOW_SECONDS)
- * before any database work: the API-key guard asks `check` before it looks a key up, and `count`s every request
- * it refuses. Requests with a valid key never count here. The public widget routes' credentials (a site key, a
+ * before any database work: the API-key guard asks `check` before it looks up a key that cannot be valid (no key
+ * made has its prefix), and `count`s every request it refuses. Requests with a valid key never count here, and are
+ * never refused by it. The public widget routes' credentials (a site key, a
  * conversation's token) are counted the same way, apart (WidgetCredentialLimit).
  */
 @Injectable()

@@ -25,6 +25,7 @@ import { VoiceSockets1795800000000 } from './1795800000000-VoiceSockets';
 import { RecordingSegments1795800000001 } from './1795800000001-RecordingSegments';
 import { KnowledgeFiles1795900000000 } from './1795900000000-KnowledgeFiles';
 import { VoiceLeaseClosing1796000000000 } from './1796000000000-VoiceLeaseClosing';
+import { ApiKeysNotifyCreation1796100000000 } from './1796100000000-ApiKeysNotifyCreation';
 
 export const MIGRATIONS = [
   Initial1795327392008,
@@ -53,4 +54,5 @@ export const MIGRATIONS = [
   RecordingSegments1795800000001,
   KnowledgeFiles1795900000000,
   VoiceLeaseClosing1796000000000,
+  ApiKeysNotifyCreation1796100000000,
 ];
