@@ -268,6 +268,35 @@ describe('a spoken conversation through speech providers (their local stand-ins)
     client.close();
   });
 
+  it('takes a short sound over the agent ("mm", a cough) for no turn: neither transcribed nor answered, the reply goes on', async () => {
+    providers.setTranscript((wav) => `heard ${wav.samples.length} samples`);
+    const started = await startConversation(context, owner, agentId);
+    const client = await VoiceClient.connect(baseUrl, started.conversationId);
+    await client.start(started.token);
+    const from = providers.requests.length;
+    const transcribed = () =>
+      providers.requests.slice(from).flatMap((request) => (request.path === '/v1/audio/transcriptions' ? [request.file!.samples] : []));
+    client.send({ type: 'text', text: 'Hello?' });
+    await client.until(() => client.audioSeconds() > 0.3);
+    // 200 ms of speech: long enough to be speech (100 ms), too short to interrupt (300 ms); then the turn's end.
+    await client.stream(fixture('en-question').subarray(0.6 * 16_000, 0.8 * 16_000));
+    await client.stream(silence(1));
+    expect(await client.next('reply.done')).toEqual({ type: 'reply.done', text: QUESTION_NOTED, interrupted: false });
+    // The fence: a real question afterwards is transcribed; the short sound's utterance, had it been a turn, was
+    // sent to speech-to-text as it ended, before the reply was done.
+    await client.stream(fixture('hi-question'));
+    const question = () => transcribed().find((samples) => samples > 1.5 * 16_000);
+    await client.stream(silence(5), 16_000, () => question() !== undefined);
+    const samples = await client.until(question);
+    expect(transcribed()).toEqual([samples]);
+    const transcript = await client.until(() => client.messages.find((message) => message.text === `heard ${samples} samples`));
+    expect(client.messages.filter((message) => message.type === 'transcript')).toEqual([
+      { type: 'transcript', text: 'Hello?', final: true },
+      transcript,
+    ]);
+    client.close();
+  });
+
   it('speaks the apology when speech-to-text stalls past STT_TIMEOUT_MS, and keeps the socket', async () => {
     const hurried = await listening(1_000);
     try {
