@@ -146,7 +146,7 @@ async function main(): Promise<void> {
       node: process.version,
       // Other work on the machine inflates the timings: its load when the run started.
       machine: { cpus: os.cpus().length, model: os.cpus()[0]?.model, loadAverage: os.loadavg().map((load) => round(load, 2)) },
-      package: 'wasm-media-encoders (LAME), one worker thread',
+      package: `wasm-media-encoders (LAME), ${mp3.threadCount} worker thread(s)`,
       format: `MP3, stereo, 16 kHz, 64 kbit/s CBR, ${(BLOCK_SAMPLES / VOICE_SAMPLE_RATE) * 1000} ms blocks`,
       realTime: live,
       throughput: fast,

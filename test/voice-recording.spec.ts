@@ -1,12 +1,21 @@
+import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { closeSync, constants, createReadStream, mkdtempSync, openSync, rmSync, writeSync } from 'node:fs';
 import { readdir, stat } from 'node:fs/promises';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { DataSource } from 'typeorm';
 import { VOICE_SAMPLE_RATE } from '../src/voice/voice-format';
 import { VoiceLeasesRepository } from '../src/voice/voice-leases.repository';
 import { BLOCK_SAMPLES, CallRecorder, CallRecordings, SpooledRecorder } from '../src/voice/recording/call-recorder';
-import { Mp3Encoding, MP3_BYTES_PER_SECOND } from '../src/voice/recording/mp3-encoding';
+import {
+  MAX_BLOCKS_IN_FLIGHT,
+  MAX_BLOCKS_PER_SPOOL,
+  Mp3Encoding,
+  MP3_BYTES_PER_SECOND,
+  SPOOLS_PER_THREAD,
+} from '../src/voice/recording/mp3-encoding';
 import { JOB_ASSEMBLE } from '../src/voice/recording/recording-assembly';
 import { bearer, capturedLogger, startConversation } from './conversation-helpers';
 import { binaryBody, createTestContext, eventually, TestAccount, TestContext } from './helpers';
@@ -299,7 +308,7 @@ describe('the spoken call recording', () => {
     const recorder = await context.app.get(CallRecordings).open({ accountId: owner.id, conversationId: started.conversationId });
     expect(recorder).toBeInstanceOf(SpooledRecorder);
     const spooled = recorder as SpooledRecorder;
-    const block = 2 * BLOCK_SAMPLES * Float32Array.BYTES_PER_ELEMENT;
+    const block = 2 * BLOCK_SAMPLES * Int16Array.BYTES_PER_ELEMENT;
     expect(spooled.heldBytes).toBe(block);
     const [spoolFile] = await spools(context);
     const frame = new Int16Array(FRAME);
@@ -340,6 +349,139 @@ describe('the spoken call recording', () => {
         `RSS every 5 min (MiB): ${rss.map(mib).join(' ')}; array buffers, most per 10 min (MiB): ${arrayBuffers.map(mib).join(' ')}\n`,
     );
   }, 180_000);
+
+  describe('with the encoder held up', () => {
+    /**
+     * Spool files that are one FIFO nobody reads, filled beforehand: the encoder thread's first write of MP3 blocks
+     * in it, as a thread far behind would be, until the test reads the FIFO.
+     */
+    let directory: string;
+    let fifo: string;
+    let filler: number;
+    let writer: number;
+    let junk: number;
+    let mp3: Mp3Encoding;
+
+    beforeEach(() => {
+      directory = mkdtempSync(path.join(os.tmpdir(), 'voice-held-encoder-'));
+      fifo = path.join(directory, 'spool');
+      execFileSync('mkfifo', [fifo]);
+      // Read-write, so that opening it does not wait for a reader; non-blocking, to fill the pipe to the brim.
+      filler = openSync(fifo, constants.O_RDWR | constants.O_NONBLOCK);
+      junk = 0;
+      for (;;) {
+        try {
+          junk += writeSync(filler, Buffer.alloc(4096));
+        } catch (error) {
+          if ((error as NodeJS.ErrnoException).code === 'EAGAIN') break;
+          throw error;
+        }
+      }
+      writer = openSync(fifo, constants.O_WRONLY); // blocking: the encoder's writes wait for room
+      mp3 = new Mp3Encoding();
+    });
+    afterEach(async () => {
+      await mp3.onApplicationShutdown();
+      rmSync(directory, { recursive: true, force: true });
+    });
+
+    /** Reads the FIFO to its end (every writer closed): the junk, then the MP3 the encoder could write at last. */
+    const drain = (): Promise<Buffer> =>
+      new Promise((resolve, reject) => {
+        const parts: Buffer[] = [];
+        createReadStream(fifo)
+          .on('data', (part) => parts.push(part as Buffer))
+          .on('end', () => resolve(Buffer.concat(parts)))
+          .on('error', reject);
+      });
+
+    /** A recorder on the held spool, as CallRecordings makes one; its part as it closed. */
+    function heldRecorder() {
+      let part: { seconds: number; bytes: number; droppedSeconds: number } | undefined;
+      const recorder = new SpooledRecorder(mp3.open(writer), 0, Number.POSITIVE_INFINITY, async (closing) => {
+        part = await closing;
+      });
+      return { recorder, part: () => part };
+    }
+
+    it('keeps at most MAX_BLOCKS_PER_SPOOL of a recording waiting; beyond, drops both sides, counted, the part being what was kept', async () => {
+      const { recorder, part } = heldRecorder();
+      const seconds = 40; // longer than the bound (32 s)
+      const left = tone(440, seconds);
+      const right = tone(1000, seconds);
+      let mostBacklog = 0;
+      for (let offset = 0; offset < left.length; offset += FRAME) {
+        recorder.write(left.subarray(offset, offset + FRAME), right.subarray(offset, offset + FRAME));
+        mostBacklog = Math.max(mostBacklog, recorder.spool.backlog);
+        // The event loop turns now and then, so that a block the encoder gave back would be seen.
+        if (offset % (50 * FRAME) === 0) await new Promise((resolve) => setImmediate(resolve));
+      }
+      expect(mostBacklog).toBe(MAX_BLOCKS_PER_SPOOL);
+      expect(mp3.blocksInFlight).toBe(MAX_BLOCKS_PER_SPOOL);
+      // The recorder holds its block and spares only: what waits is the encoder's, and bounded.
+      expect(recorder.heldBytes).toBeLessThanOrEqual(3 * 2 * BLOCK_SAMPLES * Int16Array.BYTES_PER_ELEMENT);
+      // Kept: the bound's 32 s (a block or two more if the encoder gave some back before it was held); the rest dropped.
+      const kept = recorder.seconds;
+      expect(kept).toBeGreaterThanOrEqual(32);
+      expect(kept).toBeLessThanOrEqual(32.5);
+      expect(kept + recorder.droppedSeconds).toBe(seconds);
+
+      const reading = drain();
+      await recorder.close();
+      closeSync(writer);
+      closeSync(filler);
+      const written = (await reading).subarray(junk);
+      expect(part()).toEqual({ seconds: kept, bytes: written.length, droppedSeconds: seconds - kept });
+      expect(mp3.blocksInFlight).toBe(0);
+      // The part is the audio kept, both sides in step: as long as its clock says, the tones where they were.
+      const decoded = await decodeMp3(written);
+      expect(decoded.seconds).toBeGreaterThanOrEqual(kept);
+      expect(decoded.seconds).toBeLessThanOrEqual(kept + PART_PADDING);
+      expect(level(decoded, 0, 0.2, kept - 0.2)).toBeGreaterThan(LOUD);
+      expect(level(decoded, 1, 0.2, kept - 0.2)).toBeGreaterThan(LOUD);
+    }, 60_000);
+
+    it('keeps at most MAX_BLOCKS_IN_FLIGHT waiting for the whole instance: a recording past it drops what it is given', async () => {
+      const recorders = Array.from({ length: MAX_BLOCKS_IN_FLIGHT / MAX_BLOCKS_PER_SPOOL + 1 }, () => heldRecorder());
+      const frame = tone(440, 0.02);
+      let mostInFlight = 0;
+      // Each recording in turn gets 40 s, more than its own bound; the last finds the instance's bound reached.
+      for (const { recorder } of recorders) {
+        for (let write = 0; write < 40 * 50; write++) {
+          recorder.write(frame, frame);
+          mostInFlight = Math.max(mostInFlight, mp3.blocksInFlight);
+        }
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+      expect(mostInFlight).toBe(MAX_BLOCKS_IN_FLIGHT);
+      const last = recorders.at(-1)!.recorder;
+      expect(last.seconds).toBeLessThanOrEqual(0.5);
+      expect(last.droppedSeconds).toBeGreaterThanOrEqual(39.5);
+
+      const reading = drain();
+      await Promise.all(recorders.map(({ recorder }) => recorder.close()));
+      closeSync(writer);
+      closeSync(filler);
+      await reading;
+      expect(mp3.blocksInFlight).toBe(0);
+      expect(recorders.map(({ part }) => part()!.seconds + part()!.droppedSeconds)).toEqual(recorders.map(() => 40));
+    }, 120_000);
+  });
+
+  it('starts another encoder thread past SPOOLS_PER_THREAD recordings, up to one per core', async () => {
+    const mp3 = new Mp3Encoding();
+    const nowhere = openSync('/dev/null', 'w');
+    try {
+      const spools = Array.from({ length: SPOOLS_PER_THREAD }, () => mp3.open(nowhere));
+      expect(mp3.threadCount).toBe(1);
+      spools.push(mp3.open(nowhere));
+      expect(mp3.threadCount).toBe(Math.min(2, os.availableParallelism()));
+      await Promise.all(spools.map((spool) => spool.close()));
+    } finally {
+      closeSync(nowhere);
+      await mp3.onApplicationShutdown();
+    }
+  });
 
   describe('RECORDING_MAX_BYTES', () => {
     const MAX = 40_000; // 5 s at 64 kbit/s

@@ -7,14 +7,14 @@ import { AppConfig } from '../../config/config';
 import { InjectConfig } from '../../config/config.module';
 import { newRecordingKey, RecordingStorage } from '../../recordings/recording-storage';
 import { VOICE_SAMPLE_RATE } from '../voice-format';
-import { Mp3Encoding, MP3_BYTES_PER_SECOND, Mp3Spool } from './mp3-encoding';
+import { Mp3Encoding, MP3_BYTES_PER_SECOND, Mp3Spool, StereoBlock } from './mp3-encoding';
 import { RecordingAssembly } from './recording-assembly';
 import { RecordingSegmentsRepository } from './recording-segments.repository';
 
 /**
  * Stereo blocks handed to the encoder: a quarter of a second. Larger blocks mean fewer messages, but LAME's heap
- * in WebAssembly grows with the largest block it was given, and the main thread holds two blocks per socket: the
- * memory per recording is 0.65 MiB at a quarter second, 0.79 MiB at half a second (bench/voice-recording.ts).
+ * in WebAssembly grows with the largest block it was given, and the main thread holds a block or three per socket:
+ * the memory per recording is 0.65 MiB at a quarter second, 0.79 MiB at half a second (bench/voice-recording.ts).
  */
 export const BLOCK_SAMPLES = VOICE_SAMPLE_RATE / 4;
 /** Room kept below RECORDING_MAX_BYTES for the frames the encoder adds at the end (its delay and padding). */
@@ -37,16 +37,18 @@ interface ConversationRef {
   conversationId: string;
 }
 
-/** A part as its encoding ended: how long, how many bytes of MP3. */
+/** A part as its encoding ended: how long, how many bytes of MP3, how much audio was dropped (the encoder behind). */
 interface SpooledPart {
   seconds: number;
   bytes: number;
+  droppedSeconds: number;
 }
 
 /**
  * The recording of spoken conversations (contract section 15): each socket writes its part of the timeline as
- * it goes, encoded to MP3 by the encoder's worker into a spool file under DATA_DIR (so memory per call stays a
- * few half-second blocks whatever its length); when the socket closes the part is stored like an upload and listed.
+ * it goes, encoded to MP3 by an encoder thread into a spool file under DATA_DIR (so memory per call stays a few
+ * quarter-second blocks whatever its length, and what waits for the encoder is bounded: SpooledRecorder); when the
+ * socket closes the part is stored like an upload and listed.
  * The call's recording is the parts joined (RecordingAssembly), at most RECORDING_MAX_BYTES in all.
  */
 @Injectable()
@@ -87,6 +89,10 @@ export class CallRecordings implements OnModuleInit {
     let listed = false;
     try {
       const part = await closing.finally(() => handle.close());
+      if (part.droppedSeconds > 0) {
+        const dropped = { droppedSeconds: Math.round(part.droppedSeconds * 100) / 100, keptSeconds: part.seconds };
+        this.logger.warn({ recording: dropped }, 'The MP3 encoder was behind: audio was dropped from a recording');
+      }
       listed = await this.store(conversation, file, part);
     } catch (error) {
       this.logger.error({ error: { name: (error as Error)?.name } }, "A voice socket's part of the recording was lost");
@@ -120,15 +126,21 @@ export class CallRecordings implements OnModuleInit {
 }
 
 /**
- * One socket's recorder: 20 ms writes gathered into a preallocated half-second block, which is handed (its
- * buffers transferred) to the encoder's worker and comes back to be filled again; the only audio it holds is
- * that block and a spare or two.
+ * One socket's recorder: 20 ms writes gathered into a preallocated quarter-second block (both sides, interleaved),
+ * which is handed (its buffer transferred) to the encoder's worker and comes back to be filled again; the audio
+ * it holds is that block and a spare or two, plus what waits for the encoder (MAX_BLOCKS_PER_SPOOL at most).
+ *
+ * When the encoder is that far behind (this recording's bound or the instance's, MAX_BLOCKS_IN_FLIGHT), the audio
+ * written meanwhile is dropped, both sides together, until a block comes back: the part is shorter by what was
+ * dropped (`droppedSeconds`, logged when the part is stored), and its clock (`seconds`, where the transcript's
+ * `startSeconds` point) counts only what was kept, so that they still point into the recording where the audio is.
  */
 export class SpooledRecorder implements CallRecorder {
-  private left = new Float32Array(BLOCK_SAMPLES);
-  private right = new Float32Array(BLOCK_SAMPLES);
+  private block: StereoBlock = new Int16Array(2 * BLOCK_SAMPLES);
+  /** Samples of each side in the block. */
   private filled = 0;
   private written = 0;
+  private dropped = 0;
   private closing: Promise<void> | undefined;
 
   constructor(
@@ -143,19 +155,30 @@ export class SpooledRecorder implements CallRecorder {
     return this.offsetSeconds + this.written / VOICE_SAMPLE_RATE;
   }
 
+  /** Seconds of audio dropped because the encoder was behind. */
+  get droppedSeconds(): number {
+    return this.dropped / VOICE_SAMPLE_RATE;
+  }
+
   /** Bytes of audio this recorder holds (the block it fills and its spool's spare ones), whatever the call's length. */
   get heldBytes(): number {
-    return this.left.byteLength + this.right.byteLength + this.spool.spareBytes;
+    return this.block.byteLength + this.spool.spareBytes;
   }
 
   write(left: Int16Array, right: Int16Array): void {
     if (this.closing) return;
     const length = Math.min(left.length, this.maxSamples - this.written);
     for (let offset = 0; offset < length;) {
+      // A block is begun only with room for it at the encoder; without, the rest of this stretch is dropped.
+      if (this.filled === 0 && !this.spool.reserve()) {
+        this.dropped += length - offset;
+        return;
+      }
       const take = Math.min(BLOCK_SAMPLES - this.filled, length - offset);
-      for (let index = 0; index < take; index++) {
-        this.left[this.filled + index] = left[offset + index] / 32768;
-        this.right[this.filled + index] = right[offset + index] / 32768;
+      const block = this.block;
+      for (let index = 0, at = 2 * this.filled; index < take; index++, at += 2) {
+        block[at] = left[offset + index];
+        block[at + 1] = right[offset + index];
       }
       this.filled += take;
       this.written += take;
@@ -172,18 +195,15 @@ export class SpooledRecorder implements CallRecorder {
   private end(): Promise<void> {
     if (this.filled > 0) this.flush();
     const seconds = this.written / VOICE_SAMPLE_RATE;
-    return this.finish(this.spool.close().then((bytes) => ({ seconds, bytes })));
+    const droppedSeconds = this.droppedSeconds;
+    return this.finish(this.spool.close().then((bytes) => ({ seconds, bytes, droppedSeconds })));
   }
 
-  /** Hands the block to the encoder (its buffers go with it) and takes the next: one the worker gave back, or a new one. */
+  /** Hands the block to the encoder (its buffer goes with it) and takes the next: one the worker gave back, or a new one. */
   private flush(): void {
     const whole = this.filled === BLOCK_SAMPLES;
-    this.spool.write(whole ? this.left : this.left.slice(0, this.filled), whole ? this.right : this.right.slice(0, this.filled));
-    if (whole) {
-      const next = this.spool.reuse();
-      this.left = next?.left ?? new Float32Array(BLOCK_SAMPLES);
-      this.right = next?.right ?? new Float32Array(BLOCK_SAMPLES);
-    }
+    this.spool.write(whole ? this.block : this.block.slice(0, 2 * this.filled));
+    if (whole) this.block = this.spool.reuse() ?? new Int16Array(2 * BLOCK_SAMPLES);
     this.filled = 0;
   }
 }

@@ -1,4 +1,5 @@
 import { Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
+import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { VOICE_SAMPLE_RATE } from '../voice-format';
 import { MP3_WORKER_SOURCE } from './mp3-worker-source';
@@ -10,29 +11,62 @@ export const MP3_BYTES_PER_SECOND = (BITRATE * 1000) / 8;
 
 /** Blocks kept for reuse per spool: one being encoded while the next fills, one spare. */
 const SPARE_BLOCKS = 2;
+/**
+ * Stereo blocks (a quarter of a second each) one recording may have waiting for its encoder, the one it fills
+ * included: 32 s, so that a visitor's whole burst (30 s at most, taken into the recording at once) is kept.
+ */
+export const MAX_BLOCKS_PER_SPOOL = 128;
+/**
+ * Blocks every recording of the instance may have waiting, at most: 512 s of audio, 32 MiB. Beyond either bound
+ * (the encoders are behind: more calls than their threads keep up with, or the cores are busy elsewhere) a
+ * recording drops what it is given until blocks come back: see SpooledRecorder.
+ */
+export const MAX_BLOCKS_IN_FLIGHT = 2_048;
+/** Recordings a thread takes before another is started (one thread keeps up with about 130 at real time). */
+export const SPOOLS_PER_THREAD = 100;
+/** Encoder threads at most: one per core. */
+const MAX_THREADS = Math.max(1, availableParallelism());
 
 type Reply = {
   id: number;
   bytes?: number;
-  left?: Float32Array<ArrayBuffer>;
-  right?: Float32Array<ArrayBuffer>;
+  block?: Int16Array<ArrayBuffer>;
   closed?: true;
   mp3?: Uint8Array;
   error?: string;
 };
 
-/** A stereo block of samples (as floats, for the encoder). */
-export interface StereoBlock {
-  left: Float32Array<ArrayBuffer>;
-  right: Float32Array<ArrayBuffer>;
-}
+/** A stereo block of 16-bit samples, interleaved (left, right, left, …): what the recorder fills and the worker encodes. */
+export type StereoBlock = Int16Array<ArrayBuffer>;
 /** Handles the worker's replies about one id; true when that id is done with. */
 type Listener = (reply: Reply) => boolean;
 
-/** One MP3 spool file being written by the worker. */
+/** The blocks of every recording waiting for the encoders: one count for the instance, with its bound. */
+class BlockBudget {
+  inFlight = 0;
+
+  constructor(readonly max: number) {}
+
+  take(): boolean {
+    if (this.inFlight >= this.max) return false;
+    this.inFlight++;
+    return true;
+  }
+
+  give(blocks: number): void {
+    this.inFlight -= blocks;
+  }
+}
+
+/** One MP3 spool file being written by an encoder thread. */
 export interface Mp3Spool {
-  /** Encodes and appends a stereo block (the buffers are transferred: the caller gives them up). */
-  write(left: Float32Array, right: Float32Array): void;
+  /**
+   * Room for one more block: true when this spool and the instance are under their bounds (the room is then held
+   * for the next `write`), false when the encoder is that far behind (the caller drops audio meanwhile).
+   */
+  reserve(): boolean;
+  /** Encodes and appends a stereo block, after `reserve` (the buffer is transferred: the caller gives it up). */
+  write(block: StereoBlock): void;
   /** A block the worker has encoded and handed back, to be filled again (so that a call allocates no more). */
   reuse(): StereoBlock | undefined;
   /** Bytes of the blocks kept for reuse. */
@@ -51,6 +85,7 @@ export interface Mp3Spool {
 class WorkerSpool implements Mp3Spool {
   bytes = 0;
   backlog = 0;
+  private reserved = false;
   private failure: Error | undefined;
   private closing: { resolve(bytes: number): void; reject(error: Error): void } | undefined;
   private waiters: (() => void)[] = [];
@@ -59,12 +94,22 @@ class WorkerSpool implements Mp3Spool {
   constructor(
     private readonly id: number,
     private readonly post: (message: object, transfer?: ArrayBuffer[]) => void,
+    private readonly budget: BlockBudget,
   ) {}
 
-  write(left: Float32Array, right: Float32Array): void {
-    if (this.failure || this.closing) return;
+  reserve(): boolean {
+    if (this.reserved) return true;
+    if (this.failure || this.closing || this.backlog >= MAX_BLOCKS_PER_SPOOL || !this.budget.take()) return false;
+    this.reserved = true;
+    return true;
+  }
+
+  write(block: StereoBlock): void {
+    if (!this.reserved) throw new Error('An MP3 block written without room reserved');
+    this.reserved = false;
+    if (this.failure || this.closing) return this.budget.give(1);
     this.backlog++;
-    this.post({ op: 'write', id: this.id, left, right }, [left.buffer as ArrayBuffer, right.buffer as ArrayBuffer]);
+    this.post({ op: 'write', id: this.id, block }, [block.buffer]);
   }
 
   reuse(): StereoBlock | undefined {
@@ -72,7 +117,7 @@ class WorkerSpool implements Mp3Spool {
   }
 
   get spareBytes(): number {
-    return this.spare.reduce((sum, block) => sum + block.left.byteLength + block.right.byteLength, 0);
+    return this.spare.reduce((sum, block) => sum + block.byteLength, 0);
   }
 
   caughtUp(): Promise<void> {
@@ -81,6 +126,7 @@ class WorkerSpool implements Mp3Spool {
   }
 
   close(): Promise<number> {
+    this.release();
     if (this.failure) return Promise.reject(this.failure);
     return new Promise((resolve, reject) => {
       this.closing = { resolve, reject };
@@ -91,6 +137,9 @@ class WorkerSpool implements Mp3Spool {
   readonly receive: Listener = (reply) => {
     if (reply.error !== undefined) {
       this.failure = new Error(`MP3 encoding failed (${reply.error})`);
+      this.budget.give(this.backlog);
+      this.backlog = 0;
+      this.release();
       this.closing?.reject(this.failure);
       this.wake();
       return true;
@@ -100,41 +149,68 @@ class WorkerSpool implements Mp3Spool {
       this.closing?.resolve(this.bytes);
       return true;
     }
-    if (reply.left && reply.right && this.spare.length < SPARE_BLOCKS) this.spare.push({ left: reply.left, right: reply.right });
+    if (reply.block && this.spare.length < SPARE_BLOCKS) this.spare.push(reply.block);
     this.backlog--;
+    this.budget.give(1);
     if (this.backlog === 0) this.wake();
     return false;
   };
+
+  /** The room reserved for a block that will not come. */
+  private release(): void {
+    if (this.reserved) this.budget.give(1);
+    this.reserved = false;
+  }
 
   private wake(): void {
     for (const waiter of this.waiters.splice(0)) waiter();
   }
 }
 
-/** The worker and the replies it owes: its ids are failed together when it exits. */
+/** A worker and the replies it owes (its ids are failed together when it exits); `spools` open on it. */
 interface EncoderThread {
   worker: Worker;
   listeners: Map<number, Listener>;
+  spools: number;
 }
 
 /**
- * MP3 encoding off the event loop: one worker thread for the instance, hosting every spoken call's encoder and
- * writing their spool files, and encoding the short voice previews. If the worker dies, the recordings it was
- * writing fail (their calls keep no audio of that socket) and the next recording starts a new worker.
+ * MP3 encoding off the event loop: a small pool of worker threads (one, then one more per SPOOLS_PER_THREAD
+ * recordings, up to one per core), each hosting the encoders of the recordings given to it and writing their
+ * spool files, and encoding the short voice previews. A recording stays on its thread (its encoder's state lives
+ * there). The blocks waiting for the threads are bounded per recording and for the instance (BlockBudget). If a
+ * worker dies, the recordings it was writing fail (their calls keep no audio of that socket) and the next
+ * recording starts a new one.
  */
 @Injectable()
 export class Mp3Encoding implements OnApplicationShutdown {
   private readonly logger = new Logger('Voice');
-  private thread: EncoderThread | undefined;
+  private readonly threads: EncoderThread[] = [];
+  private readonly budget = new BlockBudget(MAX_BLOCKS_IN_FLIGHT);
   private nextId = 1;
+
+  /** Blocks of every recording waiting for the encoders (at most MAX_BLOCKS_IN_FLIGHT). */
+  get blocksInFlight(): number {
+    return this.budget.inFlight;
+  }
+
+  /** Encoder threads running. */
+  get threadCount(): number {
+    return this.threads.length;
+  }
 
   /** Starts encoding into the file open as `fd` (the caller's until `close` settles: it closes it then). */
   open(fd: number): Mp3Spool {
     const id = this.nextId++;
-    const { worker, listeners } = this.started();
-    const spool = new WorkerSpool(id, (message, transfer) => worker.postMessage(message, transfer));
-    listeners.set(id, spool.receive);
-    worker.postMessage({ op: 'open', id, fd });
+    const thread = this.threadFor(SPOOLS_PER_THREAD);
+    const spool = new WorkerSpool(id, (message, transfer) => thread.worker.postMessage(message, transfer), this.budget);
+    thread.spools++;
+    thread.listeners.set(id, (reply) => {
+      const done = spool.receive(reply);
+      if (done) thread.spools--;
+      return done;
+    });
+    thread.worker.postMessage({ op: 'open', id, fd });
     return spool;
   }
 
@@ -142,7 +218,7 @@ export class Mp3Encoding implements OnApplicationShutdown {
   encodeMono(pcm: Int16Array): Promise<Buffer> {
     const id = this.nextId++;
     const floats = Float32Array.from(pcm, (sample) => sample / 32768);
-    const { worker, listeners } = this.started();
+    const { worker, listeners } = this.threadFor(Number.POSITIVE_INFINITY);
     return new Promise((resolve, reject) => {
       listeners.set(id, (reply) => {
         if (reply.mp3) resolve(Buffer.from(reply.mp3.buffer, reply.mp3.byteOffset, reply.mp3.byteLength));
@@ -153,15 +229,23 @@ export class Mp3Encoding implements OnApplicationShutdown {
     });
   }
 
-  /** Stops the worker; the recordings it was writing fail. */
+  /** Stops the workers; the recordings they were writing fail. */
   async onApplicationShutdown(): Promise<void> {
-    const worker = this.thread?.worker;
-    this.thread = undefined;
-    await worker?.terminate();
+    const workers = this.threads.splice(0).map((thread) => thread.worker);
+    await Promise.all(workers.map((worker) => worker.terminate()));
   }
 
-  private started(): EncoderThread {
-    if (this.thread) return this.thread;
+  /** The thread with the fewest recordings; a new one when each has `full` and the pool is not at its bound. */
+  private threadFor(full: number): EncoderThread {
+    const least = this.threads.reduce<EncoderThread | undefined>(
+      (best, thread) => (best && best.spools <= thread.spools ? best : thread),
+      undefined,
+    );
+    if (least && (least.spools < full || this.threads.length >= MAX_THREADS)) return least;
+    return this.start();
+  }
+
+  private start(): EncoderThread {
     const worker = new Worker(MP3_WORKER_SOURCE, {
       eval: true,
       workerData: {
@@ -171,7 +255,7 @@ export class Mp3Encoding implements OnApplicationShutdown {
         bitrate: BITRATE,
       },
     });
-    const thread: EncoderThread = { worker, listeners: new Map() };
+    const thread: EncoderThread = { worker, listeners: new Map(), spools: 0 };
     // An idle encoder must not keep a process alive (the CLI, a test); a recording in flight has its socket for that.
     worker.unref();
     worker.on('message', (reply: Reply) => {
@@ -179,12 +263,13 @@ export class Mp3Encoding implements OnApplicationShutdown {
     });
     worker.on('error', (error) => this.logger.error({ error: { name: error.name } }, 'The MP3 encoder stopped'));
     worker.on('exit', () => {
-      if (this.thread === thread) this.thread = undefined;
+      const index = this.threads.indexOf(thread);
+      if (index >= 0) this.threads.splice(index, 1);
       const orphaned = [...thread.listeners.entries()];
       thread.listeners.clear();
       for (const [id, listener] of orphaned) listener({ id, error: 'worker exited' });
     });
-    this.thread = thread;
+    this.threads.push(thread);
     return thread;
   }
 }

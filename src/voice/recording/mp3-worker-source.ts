@@ -1,13 +1,13 @@
 /**
  * The MP3 encoder's worker thread, as plain JavaScript (`new Worker(source, { eval: true })`, which Jest runs
  * too): LAME compiled to WebAssembly (wasm-media-encoders), its module compiled once, one encoder per recording.
- * A recording's stereo blocks arrive as transferred buffers and go back the same way once encoded (the recorder
- * fills them again); the MP3 is appended to the recording's spool file (a descriptor the main thread opened and
+ * A recording's stereo blocks (16-bit, interleaved) arrive as transferred buffers and go back the same way once
+ * encoded (the recorder fills them again); the MP3 is appended to the recording's spool file (a descriptor the main thread opened and
  * closes), so that no audio stays in memory.
  *
- * In:  { op: 'open', id, fd } | { op: 'write', id, left, right } (Float32Array) | { op: 'close', id }
+ * In:  { op: 'open', id, fd } | { op: 'write', id, block } (Int16Array, left and right interleaved) | { op: 'close', id }
  *      | { op: 'mono', id, pcm } (Float32Array, one short sample: the MP3 comes back)
- * Out: { id, bytes, left, right } after each write (the file's size, the block back), { id, bytes, closed: true }, { id, mp3 }, { id, error }
+ * Out: { id, bytes, block } after each write (the file's size, the block back), { id, bytes, closed: true }, { id, mp3 }, { id, error }
  */
 export const MP3_WORKER_SOURCE = String.raw`
 const { parentPort, workerData } = require('node:worker_threads');
@@ -15,6 +15,22 @@ const fs = require('node:fs');
 const { createEncoder } = require(workerData.encodersPath);
 const wasm = new WebAssembly.Module(fs.readFileSync(workerData.wasmPath));
 const recordings = new Map();
+// The encoder takes a float array per channel: one pair for the thread, grown to the largest block.
+let left = new Float32Array(0);
+let right = new Float32Array(0);
+
+function planar(block) {
+  const length = block.length >> 1;
+  if (left.length < length) {
+    left = new Float32Array(length);
+    right = new Float32Array(length);
+  }
+  for (let index = 0; index < length; index++) {
+    left[index] = block[2 * index] / 32768;
+    right[index] = block[2 * index + 1] / 32768;
+  }
+  return [left.subarray(0, length), right.subarray(0, length)];
+}
 
 async function encoder(channels) {
   const created = await createEncoder('audio/mpeg', wasm);
@@ -31,10 +47,10 @@ const operations = {
   async open({ id, fd }) {
     recordings.set(id, { fd, bytes: 0, encoder: await encoder(2) });
   },
-  write({ id, left, right }) {
+  write({ id, block }) {
     const recording = recordings.get(id);
-    append(recording, recording.encoder.encode([left, right]));
-    parentPort.postMessage({ id, bytes: recording.bytes, left, right }, [left.buffer, right.buffer]);
+    append(recording, recording.encoder.encode(planar(block)));
+    parentPort.postMessage({ id, bytes: recording.bytes, block }, [block.buffer]);
   },
   close({ id }) {
     const recording = recordings.get(id);
