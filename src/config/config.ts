@@ -446,6 +446,8 @@ export interface VoiceConfig {
   ttsWorkers: number;
   /** Silence that ends the visitor's utterance. */
   endOfTurnMs: number;
+  /** Spoken calls this instance serves at once (VoiceCapacity); the next is refused (503, or 1013 after `start`). */
+  maxCalls: number;
 }
 
 function readVoiceConfig(env: Env): VoiceConfig {
@@ -472,6 +474,8 @@ function readVoiceConfig(env: Env): VoiceConfig {
     sttTimeoutMs: readInt(env, 'STT_TIMEOUT_MS', 10_000, 100, 600_000),
     ttsWorkers: readInt(env, 'TTS_WORKERS', 1, 1, 64),
     endOfTurnMs: readInt(env, 'VOICE_END_OF_TURN_MS', 700, 100, 10_000),
+    // 100: the capacity measured on 2 cores (docs/benchmarks.md); 0 serves no voice socket (an API-only instance).
+    maxCalls: readInt(env, 'VOICE_MAX_CALLS', 100, 0, 10_000),
   };
 }
 
