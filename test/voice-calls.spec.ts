@@ -6,6 +6,12 @@ import { bearer, capturedLogger, startConversation } from './conversation-helper
 import { FAKE_SPEECH_KEY, FakeSpeechProviders, PROVIDER_SECRET, startFakeSpeechProviders } from './fake-speech-providers';
 import { decodeMp3, fixture, levelDbfs } from './support/voice-audio';
 import { silence, VoiceClient } from './support/voice-client';
+import { concatPcm } from '../src/voice/audio/pcm';
+import { TURN_MS } from '../src/voice/pipeline/audio-work';
+import { SpokenCalls } from '../src/voice/pipeline/spoken-calls.service';
+import { VoiceActivity } from '../src/voice/vad/fvad';
+import { TurnDetector } from '../src/voice/vad/turn-detector';
+import { VoiceCalls } from '../src/voice/voice-call';
 
 /**
  * Spoken conversations end to end (contract section 15), offline: the built-in voice for real, the browser's
@@ -294,6 +300,37 @@ describe('a spoken conversation through speech providers (their local stand-ins)
       { type: 'transcript', text: 'Hello?', final: true },
       transcript,
     ]);
+    client.close();
+  });
+
+  it('works a burst (seconds of audio sent at once) through a slice at a time, in order: its utterance is heard whole', async () => {
+    providers.setTranscript((wav) => `heard ${wav.samples.length} samples`);
+    const frame = 0.2 * 16_000; // 200 ms, the longest frame a client may send
+    const speech = concatPcm([silence(6), fixture('hi-question'), silence(1.5)]);
+    const audio = concatPcm([speech, new Int16Array((frame - (speech.length % frame)) % frame)]);
+    // The utterance the turn detector finds in it, 20 ms at a time, as in a call streamed at real time.
+    const vad = await VoiceActivity.create();
+    const detector = new TurnDetector(vad, { endOfTurnMs: loadConfig({}).voice.endOfTurnMs });
+    const utterances: number[] = [];
+    for (let offset = 0; offset + 320 <= audio.length; offset += 320) {
+      for (const event of detector.push(audio.subarray(offset, offset + 320)))
+        if (event.type === 'utterance') utterances.push(event.audio.length);
+    }
+    vad.free();
+    expect(utterances).toHaveLength(1);
+
+    const work = context.app.get<VoiceCalls, SpokenCalls>(VoiceCalls).audioWork;
+    const started = await startConversation(context, owner, agentId);
+    const client = await VoiceClient.connect(baseUrl, started.conversationId);
+    await client.start(started.token);
+    const turnsBefore = work.turns;
+    work.largestTurnMs = 0;
+    for (let offset = 0; offset < audio.length; offset += frame) client.socket.send(Buffer.from(audio.buffer, offset * 2, frame * 2));
+    const transcript = await client.next('transcript');
+    expect(transcript.text).toBe(`heard ${utterances[0]} samples`);
+    // Worked through in turns of the event loop of TURN_MS of audio at most, not as the frames arrived.
+    expect(work.largestTurnMs).toBeLessThanOrEqual(TURN_MS);
+    expect(work.turns - turnsBefore).toBeGreaterThanOrEqual(Math.ceil(audio.length / 16 / TURN_MS));
     client.close();
   });
 

@@ -28,15 +28,23 @@ export interface VoiceCallContext {
   authorization: string;
   /** The client's address (the reply caps count it). */
   address: string;
+  /**
+   * The rate of the PCM that `audio` gets, when it is the client's own (the call resamples it, a slice at a time
+   * with the rest of its work on the audio); absent, the audio comes already at VOICE_SAMPLE_RATE.
+   */
+  inputSampleRate?: number;
 }
 
-/** One socket's spoken conversation: the pipeline behind the protocol (src/voice/voice-pipeline). */
+/** One socket's spoken conversation: the pipeline behind the protocol (VoicePipeline, src/voice/pipeline/voice-pipeline.ts). */
 export interface VoiceCall {
   /** `ready` has been sent: the call begins (the greeting, on a conversation's first socket, is said first). */
   begin(): void;
-  /** The visitor's audio, already resampled to VOICE_SAMPLE_RATE: 16-bit mono PCM, 10-200 ms per call. */
+  /**
+   * The visitor's audio: 16-bit mono PCM at VOICE_SAMPLE_RATE (or the context's `inputSampleRate`), 10-200 ms per
+   * call, the buffer given up. Only queued here: the call works through it a slice at a time, in order.
+   */
   audio(pcm: Int16Array): void;
-  /** An utterance recognised in the browser or typed (a `text` frame). */
+  /** An utterance recognised in the browser or typed (a `text` frame): taken after the audio that came before it. */
   text(text: string): void;
   /** The visitor ended the conversation (an `end` frame): answered with `ended` and close 1000. */
   end(): Promise<void>;

@@ -14,6 +14,7 @@ import { VoiceActivity } from '../vad/fvad';
 import { TurnDetector } from '../vad/turn-detector';
 import { VoiceCall, VoiceCallContext, VoiceCalls, VoiceLink } from '../voice-call';
 import { CallSetup, VoicePipeline, VoiceServices } from './voice-pipeline';
+import { AudioWorkQueue } from './audio-work';
 import { VoiceClock } from './voice-clock';
 
 /**
@@ -24,6 +25,8 @@ import { VoiceClock } from './voice-clock';
 @Injectable()
 export class SpokenCalls extends VoiceCalls {
   readonly input: 'speech' | 'text';
+  /** The calls' audio, worked through a slice at a time: one queue for the instance. */
+  readonly audioWork = new AudioWorkQueue();
   private readonly services: VoiceServices;
   private readonly endOfTurnMs: number;
 
@@ -41,7 +44,7 @@ export class SpokenCalls extends VoiceCalls {
     super();
     this.input = stt ? 'speech' : 'text';
     this.endOfTurnMs = config.voice.endOfTurnMs;
-    this.services = { talk, replies, ends, tts, stt, logger: new Logger('Voice') };
+    this.services = { talk, replies, ends, tts, stt, audioWork: this.audioWork, logger: new Logger('Voice') };
   }
 
   async open(context: VoiceCallContext, link: VoiceLink): Promise<VoiceCall> {

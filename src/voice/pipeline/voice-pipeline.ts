@@ -5,6 +5,7 @@ import { logProviderFailure } from '../../conversations/answering/failure-log';
 import { ConversationEnds } from '../../conversations/conversation-ends.service';
 import { ConversationReplies, Delivery } from '../../conversations/conversation-replies.service';
 import { ConversationTalk } from '../../conversations/conversation-talk.service';
+import { Resampler } from '../audio/resample';
 import { CallRecorder } from '../recording/call-recorder';
 import { SpeechToText } from '../stt/speech-to-text';
 import { TextToSpeech } from '../tts/text-to-speech';
@@ -12,6 +13,7 @@ import { TurnDetector, TurnEvent } from '../vad/turn-detector';
 import type { VoiceCall, VoiceCallContext, VoiceLink } from '../voice-call';
 import { FRAME_SAMPLES, VOICE_SAMPLE_RATE } from '../voice-format';
 import { AgentVoice } from './agent-voice';
+import { AudioIntake, AudioWorkQueue } from './audio-work';
 import { SpokenReply, TurnStage } from './spoken-reply';
 import { VisitorAudio } from './visitor-audio';
 
@@ -30,6 +32,8 @@ export interface VoiceServices {
   ends: ConversationEnds;
   tts: TextToSpeech | null;
   stt: SpeechToText | null;
+  /** Where the calls' audio waits to be worked through, a slice at a time. */
+  audioWork: AudioWorkQueue;
   logger: Logger;
 }
 
@@ -45,15 +49,20 @@ export interface CallSetup {
 }
 
 /**
- * One socket's spoken conversation (contract section 15): the visitor's audio goes to the recording and the
- * turn detector; an utterance (or a text frame) becomes a message through the same path as section 10's,
- * answered and spoken by SpokenReply; the visitor's speech over the agent's interrupts it. Each tick of the
+ * One socket's spoken conversation (contract section 15): the visitor's audio, queued as it arrives and worked
+ * through a slice at a time (AudioWorkQueue: a burst never holds the event loop in one piece), is resampled and
+ * goes to the recording and the turn detector; an utterance (or a text frame) becomes a message through the same
+ * path as section 10's, answered and spoken by SpokenReply; the visitor's speech over the agent's interrupts it. Each tick of the
  * voice clock plays one frame of the agent's voice and writes 20 ms of both sides to the recording.
  */
 export class VoicePipeline implements VoiceCall {
   private readonly voice = new AgentVoice(MAX_QUEUED_FRAMES);
   private readonly visitor = new VisitorAudio();
   private readonly closing = new AbortController();
+  /** The visitor's audio waiting to be resampled, recorded and heard. */
+  private readonly intake: AudioIntake;
+  private readonly resampler: Resampler;
+  private droppedAudio = false;
   /** The visitor's audio not yet cut into 20 ms frames for the turn detector. */
   private readonly vadFrame = new Int16Array(FRAME_SAMPLES);
   private vadFill = 0;
@@ -80,6 +89,9 @@ export class VoicePipeline implements VoiceCall {
     subscribe: (tick: () => void) => () => void,
   ) {
     this.stopTicking = subscribe(this.tick);
+    const rate = context.inputSampleRate ?? VOICE_SAMPLE_RATE;
+    this.resampler = new Resampler(rate, VOICE_SAMPLE_RATE);
+    this.intake = new AudioIntake(rate, services.audioWork, (pcm) => this.hearAudio(this.resampler.process(pcm)), this.broke);
   }
 
   begin(): void {
@@ -89,6 +101,14 @@ export class VoicePipeline implements VoiceCall {
   }
 
   audio(pcm: Int16Array): void {
+    if (this.intake.push(pcm) || this.droppedAudio) return;
+    // The instance is far behind: what comes is dropped until the audio waiting has been worked through. Said once.
+    this.droppedAudio = true;
+    this.services.logger.warn("The visitor's audio came faster than it was worked through: some was dropped");
+  }
+
+  /** The visitor's audio, at VOICE_SAMPLE_RATE: into the recording's timeline and, in 20 ms frames, the turn detector. */
+  private hearAudio(pcm: Int16Array): void {
     this.visitor.push(pcm);
     let offset = 0;
     while (offset < pcm.length) {
@@ -104,6 +124,11 @@ export class VoicePipeline implements VoiceCall {
   }
 
   text(text: string): void {
+    // After the audio that came before it (where the VAD heard its speech begin).
+    this.intake.after(() => this.takeText(text));
+  }
+
+  private takeText(text: string): void {
     this.visitorSpoke = true;
     this.reply?.interrupt();
     this.link.send({ type: 'transcript', text, final: true });
@@ -112,6 +137,7 @@ export class VoicePipeline implements VoiceCall {
   }
 
   async end(): Promise<void> {
+    await new Promise<void>((resolve) => this.intake.after(resolve));
     this.reply?.interrupt();
     await this.turns;
     await this.services.ends.endNow(this.context.access.accountId, this.context.access.id);
@@ -121,6 +147,7 @@ export class VoicePipeline implements VoiceCall {
 
   async close(): Promise<void> {
     this.closing.abort();
+    this.intake.cancel();
     this.reply?.interrupt();
     this.stopTicking();
     await this.turns;
@@ -257,6 +284,13 @@ export class VoicePipeline implements VoiceCall {
     });
     return this.reply;
   }
+
+  /** The visitor's audio could not be worked through (a fault of the service's): the socket closes with 1011. */
+  private readonly broke = (error: unknown): void => {
+    this.services.logger.error({ error: { name: (error as Error)?.name } }, "A spoken call's audio failed");
+    this.link.send({ type: 'error', message: 'The call failed; please reconnect.' });
+    this.link.close(1011, 'Internal error');
+  };
 
   /** A refused message maps to the socket as section 15 says; anything else is logged without the visitor's data. */
   private failed(error: unknown): void {
