@@ -21,6 +21,7 @@ const ROWS: AgentRow[] = Array.from({ length: Number(process.env.ROWS ?? 3) }, (
   language: 'hi-IN',
   systemPrompt: '',
   knowledgeBaseIds: [3, 7],
+  toolIds: [],
   createdAt: new Date(),
   updatedAt: new Date(),
 }));

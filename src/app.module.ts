@@ -22,6 +22,7 @@ import { CallsModule } from './calls/calls.module';
 import { RecordingsModule } from './recordings/recordings.module';
 import { ConversationsModule } from './conversations/conversations.module';
 import { UsageModule } from './usage/usage.module';
+import { ToolsModule } from './tools/tools.module';
 import { WebhooksModule } from './webhooks/webhooks.module';
 import { VoiceModule } from './voice/voice.module';
 
@@ -34,6 +35,7 @@ const DOMAIN_MODULES = [
   RecordingsModule,
   WidgetSitesModule,
   WebhooksModule,
+  ToolsModule,
   UsageModule,
   ConversationsModule,
   VoiceModule,

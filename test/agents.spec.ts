@@ -31,6 +31,7 @@ describe('agents', () => {
         language: 'hi-IN',
         systemPrompt: '',
         knowledgeBaseIds: [],
+        toolIds: [],
         createdAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
         updatedAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
       });

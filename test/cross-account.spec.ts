@@ -130,6 +130,36 @@ const webhookFixture: FixtureFactory = async (context, owner, marker) => {
   };
 };
 
+/** A webhook tool of A's, on an agent of A's (B's requests must change neither). */
+const toolFixture: FixtureFactory = async (context, owner, marker) => {
+  const tool = (
+    await context
+      .as(owner)
+      .post('/tools')
+      .send({
+        type: 'webhook',
+        name: `tool_${marker.replace(/-/g, '_').slice(-50)}`,
+        description: marker,
+        url: `https://${marker}.invalid/tool`,
+      })
+      .expect(201)
+  ).body;
+  const agent = (
+    await context
+      .as(owner)
+      .post('/agents')
+      .send({ name: marker, toolIds: [tool.id] })
+      .expect(201)
+  ).body;
+  return {
+    params: { toolId: String(tool.id) },
+    snapshot: async () => [
+      await body(context.as(owner).get(`/tools/${tool.id}`)),
+      await body(context.as(owner).get(`/agents/${agent.id}`)),
+    ],
+  };
+};
+
 /** A second key of A's; the snapshot leaves out lastUsedAt, which A's own reads may write (once a minute). */
 const apiKeyFixture: FixtureFactory = async (context, owner, marker) => {
   const key = (await context.as(owner).post('/api-keys').send({ name: marker }).expect(201)).body;
@@ -188,6 +218,8 @@ export const FIXTURES: Record<string, FixtureFactory> = {
   '/webhooks/:webhookId/deliveries': webhookFixture,
   '/webhooks/:webhookId/deliveries/:deliveryId/retry': webhookFixture,
   '/api-keys/:keyId': apiKeyFixture,
+  '/tools/:toolId': toolFixture,
+  '/tools/:toolId/rotate-secret': toolFixture,
 };
 
 /** The filters of GET /calls and GET /calls/export, built from A's resources. */
@@ -237,7 +269,7 @@ const ROUTE_QUERIES: Record<string, (marker: string) => string> = {
 };
 
 /** The path parameters that hold integer ids (the others are UUIDs). */
-const INTEGER_ID_PARAMS = ['agentId', 'kbId', 'sourceId', 'siteId', 'webhookId', 'keyId'];
+const INTEGER_ID_PARAMS = ['agentId', 'kbId', 'sourceId', 'siteId', 'webhookId', 'keyId', 'toolId'];
 
 /** Texts that JavaScript reads as the number `id` but that are not its decimal spelling: each names no resource. */
 const otherSpellings = (id: number) => [

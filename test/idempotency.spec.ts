@@ -370,6 +370,20 @@ const POST_ROUTES: Record<string, (context: TestContext, account: TestAccount) =
     const delivery = (await context.as(account).post(`/webhooks/${id}/test`).expect(202)).body;
     return { path: `/webhooks/${id}/deliveries/${delivery.id}/retry` };
   },
+  'POST /tools': async () => ({
+    path: '/tools',
+    body: { type: 'webhook', name: 'walked', description: 'Walks.', url: 'https://walk.invalid/tool' },
+  }),
+  'POST /tools/:toolId/rotate-secret': async (context, account) => {
+    const tool = (
+      await context
+        .as(account)
+        .post('/tools')
+        .send({ type: 'webhook', name: 'rotated', description: 'Rotates.', url: 'https://walk.invalid/tool' })
+        .expect(201)
+    ).body;
+    return { path: `/tools/${tool.id}/rotate-secret` };
+  },
   // The dashboard's test call: a retry gets the same conversation and token, not a second conversation.
   'POST /agents/:agentId/conversations': async (context, account) => {
     const agent = (await context.as(account).post('/agents').send({ name: 'Talker' }).expect(201)).body;

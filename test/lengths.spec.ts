@@ -127,6 +127,8 @@ const answeringSiteKey = (context: TestContext, account: TestAccount) => {
   return siteKeys.get(account.id)!;
 };
 
+let toolSerial = 0;
+
 const TARGETS: Record<string, Target> = {
   CreateAgentDto: {
     write: (context, account, field, value) =>
@@ -264,6 +266,30 @@ const TARGETS: Record<string, Target> = {
         .body;
       return (messages as { speaker: string; text: string }[]).filter((message) => message.speaker === 'user').at(-1)![field as 'text'];
     },
+  },
+  // A webhook tool of a name of its own each time (names are unique within the account), or of the name written: that
+  // one is deleted once read, so that UpdateToolDto can give its tool the same name.
+  CreateToolDto: {
+    write: (context, account, field, value) =>
+      context
+        .as(account)
+        .post('/tools')
+        .send({ type: 'webhook', name: `limit_${++toolSerial}`, description: 'Limits.', url: 'https://8.8.8.8/tool', [field]: value }),
+    read: async (context, account, written, field) => {
+      const stored = (await context.as(account).get(`/tools/${written.body.id}`).expect(200)).body[field];
+      if (field === 'name') await context.as(account).delete(`/tools/${written.body.id}`).expect(204);
+      return stored;
+    },
+  },
+  UpdateToolDto: {
+    write: async (context, account, field, value) =>
+      context
+        .as(account)
+        .patch(
+          `/tools/${await parent(context, account, '/tools', { type: 'webhook', name: 'patched', description: 'Limits.', url: 'https://8.8.8.8/tool' })}`,
+        )
+        .send({ [field]: value }),
+    read: async (context, account, written, field) => (await context.as(account).get(`/tools/${written.body.id}`).expect(200)).body[field],
   },
   UpdateWebhookDto: {
     write: async (context, account, field, value) =>

@@ -13,6 +13,8 @@ export interface AgentRow {
   systemPrompt: string;
   /** Its knowledge bases' ids, ascending. */
   knowledgeBaseIds: number[];
+  /** Its tools' ids, ascending. */
+  toolIds: number[];
   createdAt: Date;
   updatedAt: Date;
 }
@@ -24,10 +26,12 @@ const AGENT_COLUMNS = `id, name, description, model, voice, language, system_pro
 /** An agent's knowledge bases, ascending, through the primary key of agent_knowledge_bases (account, agent, knowledge base). */
 const KNOWLEDGE_BASE_ID_ARRAY = `array(SELECT l.knowledge_base_id FROM agent_knowledge_bases l WHERE l.account_id = agents.account_id AND l.agent_id = agents.id ORDER BY l.knowledge_base_id)`;
 const KNOWLEDGE_BASE_IDS = `${KNOWLEDGE_BASE_ID_ARRAY} AS "knowledgeBaseIds"`;
-const COLUMNS = `${AGENT_COLUMNS}, ${KNOWLEDGE_BASE_IDS}`;
+/** An agent's tools, ascending, through the primary key of agent_tools (account, agent, tool). */
+const TOOL_ID_ARRAY = `array(SELECT l.tool_id FROM agent_tools l WHERE l.account_id = agents.account_id AND l.agent_id = agents.id ORDER BY l.tool_id)`;
+const COLUMNS = `${AGENT_COLUMNS}, ${KNOWLEDGE_BASE_IDS}, ${TOOL_ID_ARRAY} AS "toolIds"`;
 
 /** What answering a visitor needs of an agent. */
-export type AnsweringAgent = Pick<AgentRow, 'model' | 'language' | 'systemPrompt' | 'knowledgeBaseIds'>;
+export type AnsweringAgent = Pick<AgentRow, 'model' | 'language' | 'systemPrompt' | 'knowledgeBaseIds' | 'toolIds'>;
 
 /**
  * SQL of a JSON value: the agent `agentId` of account `accountId` as an AnsweringAgent, or null when there is
@@ -37,7 +41,7 @@ export type AnsweringAgent = Pick<AgentRow, 'model' | 'language' | 'systemPrompt
  */
 export function answeringAgentJson(accountId: string, agentId: string): string {
   return `(SELECT json_build_object('model', agents.model, 'language', agents.language, 'systemPrompt', agents.system_prompt,
-                                   'knowledgeBaseIds', ${KNOWLEDGE_BASE_ID_ARRAY})
+                                   'knowledgeBaseIds', ${KNOWLEDGE_BASE_ID_ARRAY}, 'toolIds', ${TOOL_ID_ARRAY})
              FROM agents WHERE agents.account_id = ${accountId} AND agents.id = ${agentId})`;
 }
 
@@ -66,12 +70,12 @@ export class AgentsRepository {
     return agent;
   }
 
-  /** A new agent has no knowledge bases yet (linkKnowledgeBases gives it some, in the same transaction). */
+  /** A new agent has no knowledge bases or tools yet (the service links them, in the same transaction). */
   @AccountQuery([1, EXAMPLE_FIELDS])
   async insert(accountId: number, fields: AgentFields, sql: Sql = this.db): Promise<AgentRow> {
     const [agent] = await sql.query<AgentRow>(
       `INSERT INTO agents (account_id, name, description, model, voice, language, system_prompt)
-       VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING ${AGENT_COLUMNS}, '{}'::int[] AS "knowledgeBaseIds"`,
+       VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING ${AGENT_COLUMNS}, '{}'::int[] AS "knowledgeBaseIds", '{}'::int[] AS "toolIds"`,
       [accountId, fields.name, fields.description, fields.model, fields.voice, fields.language, fields.systemPrompt],
     );
     return agent;
@@ -105,6 +109,22 @@ export class AgentsRepository {
        SELECT $1, $2, kb.id FROM knowledge_bases kb WHERE kb.account_id = $1 AND kb.id = ANY($3::int[])
        RETURNING knowledge_base_id AS id`,
       [accountId, agentId, knowledgeBaseIds],
+    );
+    return linked.map(({ id }) => id).sort((a, b) => a - b);
+  }
+
+  /**
+   * Makes these (distinct) tools the agent's, replacing those it had; the ids linked, ascending. Only tools of the
+   * account are linked (the caller refuses the others), and the foreign keys lock them as replaceKnowledgeBases's do.
+   */
+  @AccountQuery([1, 2, [3, 4]])
+  async replaceTools(accountId: number, agentId: number, toolIds: number[], sql: Sql = this.db): Promise<number[]> {
+    await sql.query(`DELETE FROM agent_tools WHERE account_id = $1 AND agent_id = $2`, [accountId, agentId]);
+    const linked = await sql.query<{ id: number }>(
+      `INSERT INTO agent_tools (account_id, agent_id, tool_id)
+       SELECT $1, $2, tool.id FROM tools tool WHERE tool.account_id = $1 AND tool.id = ANY($3::int[])
+       RETURNING tool_id AS id`,
+      [accountId, agentId, toolIds],
     );
     return linked.map(({ id }) => id).sort((a, b) => a - b);
   }

@@ -13,7 +13,7 @@ const notFound = (id: number) => new NotFoundException(`Agent ${id} not found`);
 /** PostgreSQL's foreign_key_violation. */
 const FOREIGN_KEY_VIOLATION = '23503';
 
-/** The agents' rules (the voice tiers, knowledge bases of the same account, 404s); the SQL is AgentsRepository's. */
+/** The agents' rules (the voice tiers, knowledge bases and tools of the same account, 404s); the SQL is AgentsRepository's. */
 @Injectable()
 export class AgentsService {
   constructor(
@@ -42,27 +42,34 @@ export class AgentsService {
     return (await this.agents.get(accountId, agentId)) ?? Promise.reject(unknownAgentField(agentId));
   }
 
-  /** With knowledge bases, the agent and its links are written in one transaction (without, one INSERT). */
+  /** With knowledge bases or tools, the agent and its links are written in one transaction (without, one INSERT). */
   create(account: CallerAccount, dto: CreateAgentDto): Promise<AgentRow> {
-    const { knowledgeBaseIds, ...fields } = dto;
+    const { knowledgeBaseIds, toolIds, ...fields } = dto;
     this.checkVoice(account, fields.voice);
-    if (!knowledgeBaseIds?.length) return this.agents.insert(account.id, fields as AgentFields);
-    return this.withKnowledgeBases(async (sql) => {
+    const lists = {
+      knowledgeBaseIds: knowledgeBaseIds?.length ? knowledgeBaseIds : undefined,
+      toolIds: toolIds?.length ? toolIds : undefined,
+    };
+    if (!lists.knowledgeBaseIds && !lists.toolIds) return this.agents.insert(account.id, fields as AgentFields);
+    return this.withLinks(async (sql) => {
       const agent = await this.agents.insert(account.id, fields as AgentFields, sql);
-      return { ...agent, knowledgeBaseIds: await this.linkKnowledgeBases(account.id, agent.id, knowledgeBaseIds, sql) };
+      return { ...agent, ...(await this.link(account.id, agent.id, lists, sql)) };
     });
   }
 
-  /** `knowledgeBaseIds`, when given, replaces the agent's knowledge bases (and touches updatedAt like any change). */
+  /** `knowledgeBaseIds` and `toolIds`, when given, replace the agent's lists (and touch updatedAt like any change). */
   async update(account: CallerAccount, id: number, dto: UpdateAgentDto): Promise<AgentRow> {
-    const { knowledgeBaseIds, ...fields } = definedFields(dto);
-    if (Object.keys(fields).length === 0 && knowledgeBaseIds === undefined) return this.get(account.id, id);
+    const { knowledgeBaseIds, toolIds, ...fields } = definedFields(dto);
+    const lists = { knowledgeBaseIds, toolIds };
+    if (Object.keys(fields).length === 0 && knowledgeBaseIds === undefined && toolIds === undefined) return this.get(account.id, id);
     this.checkVoice(account, fields.voice);
-    if (knowledgeBaseIds === undefined) return (await this.agents.update(account.id, id, fields)) ?? Promise.reject(notFound(id));
-    return this.withKnowledgeBases(async (sql) => {
+    if (knowledgeBaseIds === undefined && toolIds === undefined) {
+      return (await this.agents.update(account.id, id, fields)) ?? Promise.reject(notFound(id));
+    }
+    return this.withLinks(async (sql) => {
       const agent = await this.agents.update(account.id, id, fields, sql);
       if (!agent) throw notFound(id);
-      return { ...agent, knowledgeBaseIds: await this.linkKnowledgeBases(account.id, id, knowledgeBaseIds, sql) };
+      return { ...agent, ...(await this.link(account.id, id, lists, sql)) };
     });
   }
 
@@ -71,26 +78,40 @@ export class AgentsService {
   }
 
   /**
-   * Links the agent to these knowledge bases (duplicates collapse), which must all be the account's: otherwise a
-   * 400 naming the others, and the transaction rolls back.
+   * Links the agent to the knowledge bases and tools of the lists given (duplicates collapse), which must all be
+   * the account's: otherwise a 400 naming the others, and the transaction rolls back. The lists linked, ascending.
    */
-  private async linkKnowledgeBases(accountId: number, agentId: number, knowledgeBaseIds: number[], sql: Sql): Promise<number[]> {
-    const wanted = [...new Set(knowledgeBaseIds)];
-    const linked = await this.agents.replaceKnowledgeBases(accountId, agentId, wanted, sql);
-    const unknown = wanted.filter((id) => !linked.includes(id));
-    if (unknown.length) throw unknownKnowledgeBases(unknown);
+  private async link(
+    accountId: number,
+    agentId: number,
+    lists: Partial<Record<LinkField, number[]>>,
+    sql: Sql,
+  ): Promise<Partial<AgentRow>> {
+    const linked: Partial<Record<LinkField, number[]>> = {};
+    for (const field of LINK_FIELDS) {
+      const ids = lists[field];
+      if (ids === undefined) continue;
+      const wanted = [...new Set(ids)];
+      linked[field] =
+        field === 'toolIds'
+          ? await this.agents.replaceTools(accountId, agentId, wanted, sql)
+          : await this.agents.replaceKnowledgeBases(accountId, agentId, wanted, sql);
+      const unknown = wanted.filter((id) => !linked[field]!.includes(id));
+      if (unknown.length) throw unknownLinks(field, unknown);
+    }
     return linked;
   }
 
   /**
-   * Runs `work` in a transaction; a knowledge base deleted between the moment the links were chosen and the
+   * Runs `work` in a transaction; a knowledge base or tool deleted between the moment the links were chosen and the
    * moment they were written (the foreign key then refuses the link) is the same 400 as one that never existed.
    */
-  private async withKnowledgeBases(work: (sql: Sql) => Promise<AgentRow>): Promise<AgentRow> {
+  private async withLinks(work: (sql: Sql) => Promise<AgentRow>): Promise<AgentRow> {
     try {
       return await this.database.transaction(work);
     } catch (error) {
-      if ((error as { code?: unknown }).code === FOREIGN_KEY_VIOLATION) throw unknownKnowledgeBases();
+      const { code, table } = error as { code?: unknown; table?: unknown };
+      if (code === FOREIGN_KEY_VIOLATION) throw unknownLinks(table === 'agent_tools' ? 'toolIds' : 'knowledgeBaseIds');
       throw error;
     }
   }
@@ -102,15 +123,25 @@ export class AgentsService {
   }
 }
 
-const unknownKnowledgeBases = (ids?: number[]) =>
-  new RequestValidationException([
+/** The lists of an agent's links, and what each names. */
+const LINK_FIELDS = ['knowledgeBaseIds', 'toolIds'] as const;
+type LinkField = (typeof LINK_FIELDS)[number];
+const LINKED: Record<LinkField, [string, string]> = {
+  knowledgeBaseIds: ['a knowledge base', 'knowledge bases'],
+  toolIds: ['a tool', 'tools'],
+};
+
+const unknownLinks = (field: LinkField, ids?: number[]) => {
+  const [one, many] = LINKED[field];
+  return new RequestValidationException([
     {
-      field: 'knowledgeBaseIds',
+      field,
       message: ids
-        ? `knowledgeBaseIds ${ids.join(', ')} ${ids.length === 1 ? 'is not a knowledge base' : 'are not knowledge bases'} of this account`
-        : 'knowledgeBaseIds names a knowledge base that was just deleted',
+        ? `${field} ${ids.join(', ')} ${ids.length === 1 ? `is not ${one}` : `are not ${many}`} of this account`
+        : `${field} names ${one} that was just deleted`,
     },
   ]);
+};
 
 export const unknownAgentField = (agentId: number) =>
   new RequestValidationException([{ field: 'agentId', message: `agentId ${agentId} is not an agent of this account` }]);

@@ -5,6 +5,8 @@ import { KnowledgePassage } from '../knowledge-bases/knowledge-passage.entity';
 import { KnowledgeCorpus, KnowledgeTokenStat } from '../knowledge-bases/knowledge-stats.entity';
 import { KnowledgeFileChunk } from '../knowledge-bases/knowledge-file-chunk.entity';
 import { AgentKnowledgeBase } from '../agents/agent-knowledge-base.entity';
+import { AgentTool } from '../agents/agent-tool.entity';
+import { Tool } from '../tools/tool.entity';
 import { Account } from '../auth/account.entity';
 import { Call } from '../calls/call.entity';
 import { ApiKey } from '../auth/api-key.entity';
@@ -39,4 +41,6 @@ export const ENTITIES = [
   Conversation,
   ConversationMessage,
   RecordingSegment,
+  Tool,
+  AgentTool,
 ];

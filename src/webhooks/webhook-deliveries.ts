@@ -4,7 +4,7 @@ import { InjectConfig } from '../config/config.module';
 import { Database, TransactionSql } from '../database/database';
 import { Job, Jobs } from '../jobs/jobs.service';
 import { publicEventId } from './webhook-payload';
-import { signatureHeader } from './webhook-signature';
+import { signedHeaders } from './webhook-signature';
 import { AttemptResult, WebhookTargets } from './webhook-targets';
 import {
   AttemptOutcome,
@@ -123,13 +123,7 @@ export class WebhookDeliveries implements OnModuleInit {
 
   private async attempt(delivery: ClaimedDelivery): Promise<AttemptResult | 'erased'> {
     if (delivery.body === null) return 'erased';
-    const id = publicEventId(delivery.eventId);
-    const timestamp = Math.floor(Date.now() / 1000);
-    const headers = {
-      'webhook-id': id,
-      'webhook-timestamp': String(timestamp),
-      'webhook-signature': signatureHeader(delivery.secrets, id, timestamp, delivery.body),
-    };
+    const headers = signedHeaders(delivery.secrets, publicEventId(delivery.eventId), delivery.body);
     try {
       return await this.targets.post(delivery.url, headers, delivery.body);
     } catch (error) {

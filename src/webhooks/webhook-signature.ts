@@ -22,3 +22,16 @@ function sign(secret: string, id: string, timestamp: number, body: string): stri
 export function signatureHeader(secrets: readonly string[], id: string, timestamp: number, body: string): string {
   return secrets.map((secret) => sign(secret, id, timestamp, body)).join(' ');
 }
+
+/**
+ * The three Standard Webhooks headers of one request: `webhook-id` (the message's id, which receivers deduplicate
+ * on), `webhook-timestamp` (now, in seconds) and `webhook-signature` over the exact `body` sent.
+ */
+export function signedHeaders(secrets: readonly string[], id: string, body: string): Record<string, string> {
+  const timestamp = Math.floor(Date.now() / 1000);
+  return {
+    'webhook-id': id,
+    'webhook-timestamp': String(timestamp),
+    'webhook-signature': signatureHeader(secrets, id, timestamp, body),
+  };
+}

@@ -5,7 +5,7 @@ import { RequestValidationException } from '../common/validation';
 import { AppConfig } from '../config/config';
 import { InjectConfig } from '../config/config.module';
 import { AddressPolicy, refusalReason } from '../outbound/address-policy';
-import { OutboundError, outboundRequest, PinnedAgents, Resolver } from '../outbound/outbound-http';
+import { OutboundError, OutboundErrorCode, outboundRequest, PinnedAgents, Resolver } from '../outbound/outbound-http';
 
 export const MAX_WEBHOOK_URL_LENGTH = 2000;
 
@@ -14,8 +14,15 @@ const RESPONSE_BYTES_READ = 1024;
 /** A name looked up when a webhook is saved: a slow resolver must not hold the request (delivery checks again anyway). */
 const SAVE_LOOKUP_TIMEOUT_MS = 2_000;
 
-/** What a receiver answered to one attempt, or why there was no answer. */
-export type AttemptResult = { statusCode: number; body: Buffer } | { error: string };
+/** What a receiver answered to one attempt, or why there was no answer (in words, and as the outbound error's code). */
+export type AttemptResult = { statusCode: number; body: Buffer } | { error: string; code?: OutboundErrorCode };
+
+/** What bounds one POST: the time for the whole exchange, and how much of the answer is read (and what happens past it). */
+export interface PostLimits {
+  timeoutMs: number;
+  maxBodyBytes: number;
+  overflow: 'fail' | 'truncate';
+}
 
 /**
  * Where webhooks may point, and the one way requests go there (src/outbound: every address a name resolves
@@ -69,8 +76,16 @@ export class WebhookTargets implements OnApplicationShutdown {
     return url.href;
   }
 
-  /** POSTs one signed delivery: the status and the first bytes of the answer, or a short reason for no answer. */
-  async post(url: string, headers: Record<string, string>, body: string): Promise<AttemptResult> {
+  /**
+   * POSTs one signed request (a delivery, by default within WEBHOOK_TIMEOUT_MS keeping the answer's first KiB):
+   * the status and the bytes of the answer read, or a short reason for no answer. A redirect is an answer, never followed.
+   */
+  async post(url: string, headers: Record<string, string>, body: string, limits?: PostLimits): Promise<AttemptResult> {
+    const { timeoutMs, maxBodyBytes, overflow } = limits ?? {
+      timeoutMs: this.config.webhooks.timeoutMs,
+      maxBodyBytes: RESPONSE_BYTES_READ,
+      overflow: 'truncate',
+    };
     try {
       const response = await outboundRequest(url, {
         method: 'POST',
@@ -78,9 +93,9 @@ export class WebhookTargets implements OnApplicationShutdown {
         body,
         policy: this.policy,
         httpsOnly: this.httpsOnly,
-        timeoutMs: this.config.webhooks.timeoutMs,
-        maxBodyBytes: RESPONSE_BYTES_READ,
-        overflow: 'truncate',
+        timeoutMs,
+        maxBodyBytes,
+        overflow,
         // A redirect is a failure (Standard Webhooks): the customer should fix the URL instead.
         maxRedirects: 0,
         resolver: this.resolver,
@@ -88,7 +103,7 @@ export class WebhookTargets implements OnApplicationShutdown {
       });
       return { statusCode: response.status, body: response.body };
     } catch (error) {
-      if (error instanceof OutboundError) return { error: error.message };
+      if (error instanceof OutboundError) return { error: error.message, code: error.code };
       throw error;
     }
   }

@@ -8,10 +8,13 @@ import { WebhooksController } from './webhooks.controller';
 import { WebhooksRepository } from './webhooks.repository';
 import { WebhooksService } from './webhooks.service';
 
-/** Webhooks: the management API, the event outbox other modules write to (WebhookEvents), its relay, delivery, and retention. */
+/**
+ * Webhooks: the management API, the event outbox other modules write to (WebhookEvents), its relay, delivery, and
+ * retention; and WebhookTargets, the one way signed requests reach a customer's URL (tools send theirs through it).
+ */
 @Module({
   controllers: [WebhooksController],
   providers: [WebhooksService, WebhooksRepository, WebhookTargets, WebhookDeliveries, WebhookRelay, WebhookEvents, WebhookRetention],
-  exports: [WebhookEvents],
+  exports: [WebhookEvents, WebhookTargets],
 })
 export class WebhooksModule {}

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { Database, Sql } from '../database/database';
 import { AccountQuery, UnscopedQuery } from '../database/query.decorator';
+import { activeSecrets, rotatedSecretColumns } from './signing-secrets';
 import { DeliveredEventType, DeliveryStatus, MAX_WEBHOOKS_PER_ACCOUNT, WebhookEventType } from './webhook-event-types';
 
 /** A webhook as the API shows it (never its secrets). */
@@ -232,7 +233,7 @@ export class WebhooksRepository {
   @AccountQuery([1, 2, EXAMPLE_SECRET, 24])
   async rotateSecret(accountId: number, id: number, secret: string, overlapHours: number): Promise<boolean> {
     const rotated = await this.db.query(
-      `UPDATE webhooks SET previous_secret = secret, previous_secret_expires_at = now() + make_interval(hours => $4), secret = $3, updated_at = now()
+      `UPDATE webhooks SET ${rotatedSecretColumns('$3', '$4')}, updated_at = now()
         WHERE account_id = $1 AND id = $2 RETURNING id`,
       [accountId, id, secret, overlapHours],
     );
@@ -406,7 +407,7 @@ export class WebhooksRepository {
             AND (d.locked_until IS NULL OR d.locked_until < now())
             AND w.account_id = d.account_id AND w.id = d.webhook_id AND e.account_id = d.account_id AND e.id = d.event_id
           RETURNING d.id, d.webhook_id AS "webhookId", d.attempts, e.id AS "eventId", e.body, w.url,
-                    CASE WHEN w.previous_secret_expires_at > now() THEN ARRAY[w.secret, w.previous_secret] ELSE ARRAY[w.secret] END AS secrets,
+                    ${activeSecrets('w')} AS secrets,
                     NULL::timestamptz AS "lockedUntil"
        )
        SELECT * FROM claimed

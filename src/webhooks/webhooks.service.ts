@@ -7,11 +7,9 @@ import { WebhookDeliveries } from './webhook-deliveries';
 import { MAX_WEBHOOKS_PER_ACCOUNT, PING_EVENT, WEBHOOK_EVENT_TYPES, WebhookEventType } from './webhook-event-types';
 import { newEvent } from './webhook-payload';
 import { generateWebhookSecret } from './webhook-signature';
+import { SECRET_OVERLAP_HOURS } from './signing-secrets';
 import { WebhookTargets } from './webhook-targets';
 import { DeliveryRow, WebhookFields, WebhookRow, WebhooksRepository } from './webhooks.repository';
-
-/** How long the previous secret still signs deliveries after a rotation. */
-const SECRET_OVERLAP_HOURS = 24;
 
 const notFound = (id: number) => new NotFoundException(`Webhook ${id} not found`);
 const deliveryNotFound = (id: string) => new NotFoundException(`Delivery ${id} not found`);

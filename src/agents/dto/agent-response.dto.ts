@@ -21,6 +21,9 @@ export class AgentResponse {
   /** The knowledge bases it answers from, by id ascending. @example [3, 7] */
   @ApiProperty({ type: 'integer', isArray: true })
   knowledgeBaseIds: number[];
+  /** The tools the model may call, by id ascending. @example [5] */
+  @ApiProperty({ type: 'integer', isArray: true })
+  toolIds: number[];
   /** @example "2026-11-22T09:15:02.123Z" */
   @ApiDateTime()
   createdAt: string;
@@ -39,6 +42,7 @@ export function toAgentResponse(agent: AgentRow): AgentResponse {
     language: agent.language,
     systemPrompt: agent.systemPrompt,
     knowledgeBaseIds: agent.knowledgeBaseIds,
+    toolIds: agent.toolIds,
     createdAt: agent.createdAt.toISOString(),
     updatedAt: agent.updatedAt.toISOString(),
   };

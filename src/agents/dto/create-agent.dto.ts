@@ -18,4 +18,6 @@ export class CreateAgentDto extends UpdateAgentDto {
   systemPrompt?: string = '';
 
   knowledgeBaseIds?: number[] = [];
+
+  toolIds?: number[] = [];
 }

@@ -2,6 +2,7 @@ import { ApiProperty } from '@nestjs/swagger';
 import { ArrayMaxSize, IsArray, IsInt, IsString, Max, Min } from 'class-validator';
 import { MAX_INT_ID } from '../../common/id.pipes';
 import { CodePointLength, IsOmittable, IsOneOf, MaxCodePointLength, Trim } from '../../common/validators';
+import { MAX_TOOLS_PER_AGENT } from '../../tools/tool-rules';
 import { REPLY_LANGUAGES, VOICE_IDS } from '../voices';
 
 export const MAX_KNOWLEDGE_BASES = 50;
@@ -58,4 +59,18 @@ export class UpdateAgentDto {
   @Min(1, { each: true })
   @Max(MAX_INT_ID, { each: true })
   knowledgeBaseIds?: number[];
+
+  /**
+   * The tools the model may call in its conversations (`GET /tools`): ids of tools of this account (400 otherwise),
+   * at most 20; duplicates count once. Replaces the agent's list. Returned ascending; a deleted tool leaves every
+   * agent's list. @example [5]
+   */
+  @ApiProperty({ type: 'integer', isArray: true, required: false, maxItems: MAX_TOOLS_PER_AGENT, minimum: 1, maximum: MAX_INT_ID })
+  @IsOmittable()
+  @IsArray()
+  @ArrayMaxSize(MAX_TOOLS_PER_AGENT)
+  @IsInt({ each: true })
+  @Min(1, { each: true })
+  @Max(MAX_INT_ID, { each: true })
+  toolIds?: number[];
 }

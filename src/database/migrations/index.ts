@@ -26,6 +26,7 @@ import { RecordingSegments1795800000001 } from './1795800000001-RecordingSegment
 import { KnowledgeFiles1795900000000 } from './1795900000000-KnowledgeFiles';
 import { VoiceLeaseClosing1796000000000 } from './1796000000000-VoiceLeaseClosing';
 import { ApiKeysNotifyCreation1796100000000 } from './1796100000000-ApiKeysNotifyCreation';
+import { Tools1796243000000 } from './1796243000000-Tools';
 
 export const MIGRATIONS = [
   Initial1795327392008,
@@ -55,4 +56,5 @@ export const MIGRATIONS = [
   KnowledgeFiles1795900000000,
   VoiceLeaseClosing1796000000000,
   ApiKeysNotifyCreation1796100000000,
+  Tools1796243000000,
 ];
