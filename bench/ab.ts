@@ -4,14 +4,17 @@
  *     --only get-by-id,agents-list,agents-create-patch [--rounds 4] [--seconds 5] [--connections 16] [--profile DIR]
  * Both run at once against the bench database (seeded by `npm run bench`), loaded in turn, alternating which
  * goes first; per scenario the median of the rounds is printed, with each server's RSS peak under that load.
- * With --profile DIR each server writes a V8 CPU profile into DIR/a and DIR/b when it stops.
+ * With --profile DIR each server writes a V8 CPU profile into DIR/a and DIR/b when it stops, and DIR/windows.json
+ * holds the measured windows (for bench/profile-summary.ts: CPU per response by package and function).
  */
+import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { Client } from 'pg';
 import { defaultDataDir, openBenchDatabase } from './bench-database';
 import { runLoad } from './load';
 import { BENCH_AGENT_PREFIX, loadSamples, readScenarios, WRITE_SCENARIO } from './scenarios';
+import type { MeasuredWindow } from './profile-summary';
 import { RunningServer, startService } from './servers';
 import { median } from './stats';
 
@@ -35,6 +38,8 @@ async function main(): Promise<void> {
   const { hotAccountId, hotApiKey } = database.manifest;
   const cleanUp = () => client.query('DELETE FROM agents WHERE account_id = $1 AND name = $2', [hotAccountId, BENCH_AGENT_PREFIX]);
   const servers: RunningServer[] = [];
+  const windows: MeasuredWindow[] = [];
+  const monotonicUs = () => Number(process.hrtime.bigint() / 1000n); // the clock of V8's CPU profiles
   try {
     await cleanUp();
     const samples = await loadSamples(client, hotAccountId);
@@ -59,14 +64,20 @@ async function main(): Promise<void> {
         for (const server of round % 2 === 0 ? servers : [...servers].reverse()) {
           let start = 0;
           let used = 0;
+          let startUs = 0;
+          let endUs = 0;
           const rssSampler = setInterval(() => (rssPeak[server.name] = Math.max(rssPeak[server.name], server.rssMiB())), 200);
           const sample = await runLoad({ baseUrl: server.baseUrl, apiKey: hotApiKey }, scenario, {
             connections,
             warmupSeconds: 2,
             seconds,
             agentPrefix: BENCH_AGENT_PREFIX,
-            onMeasure: (phase) => (phase === 'start' ? (start = server.cpuSeconds()) : (used = server.cpuSeconds() - start)),
+            onMeasure: (phase) => {
+              if (phase === 'start') [start, startUs] = [server.cpuSeconds(), monotonicUs()];
+              else [used, endUs] = [server.cpuSeconds() - start, monotonicUs()];
+            },
           });
+          windows.push({ scenario: scenario.name, server: server.name, startUs, endUs, requests: sample.latencies.length });
           clearInterval(rssSampler);
           if (!scenario.read) await cleanUp();
           cpu[server.name].push((used * 1000) / sample.latencies.length);
@@ -80,6 +91,7 @@ async function main(): Promise<void> {
     }
   } finally {
     for (const server of servers) await server.stop();
+    if (profileDir) fs.writeFileSync(path.resolve(profileDir, 'windows.json'), JSON.stringify(windows, null, 1));
     await cleanUp().catch(() => undefined);
     await client.end();
     await database.stop();
