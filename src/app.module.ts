@@ -1,12 +1,12 @@
 import { DynamicModule, MiddlewareConsumer, Module, NestModule, RequestMethod } from '@nestjs/common';
-import { APP_FILTER, APP_INTERCEPTOR, APP_PIPE } from '@nestjs/core';
+import { APP_FILTER, APP_PIPE } from '@nestjs/core';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AgentsModule } from './agents/agents.module';
 import { AuthModule } from './auth/auth.module';
 import { ScopeModule } from './auth/scope.guard';
 import { AllExceptionsFilter } from './common/all-exceptions.filter';
 import { JsonBodyMiddleware, JsonBodyModule } from './common/json-body.middleware';
-import { ResponseMapping } from './common/responds';
+import { ResponseMappingModule } from './common/responds';
 import { createValidationPipe } from './common/validation';
 import { AppConfig } from './config/config';
 import { ConfigModule } from './config/config.module';
@@ -59,20 +59,19 @@ export class AppModule implements NestModule {
         DatabaseModule,
         JobsModule,
         // The global guards run in the order of these modules: the API key (401), the rate limit (429, and the
-        // rate-limit headers from here on), the key's scope (403), the JSON body (413, 415, 400), then the
-        // Idempotency-Key of a POST.
+        // rate-limit headers from here on), the key's scope (403), the JSON body (413, 415, 400), the
+        // Idempotency-Key of a POST, then the route's declared response (ResponseMapping: its mapper, or a 500).
         AuthModule,
         RateLimitModule,
         ScopeModule,
         JsonBodyModule,
         IdempotencyModule,
+        ResponseMappingModule,
         ...DOMAIN_MODULES,
       ],
       providers: [
         { provide: APP_PIPE, useFactory: createValidationPipe },
         { provide: APP_FILTER, useClass: AllExceptionsFilter },
-        // The one interceptor: every route's result through the mapper it declares (@Responds), or refused.
-        { provide: APP_INTERCEPTOR, useClass: ResponseMapping },
       ],
     };
   }

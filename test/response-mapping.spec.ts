@@ -1,6 +1,18 @@
-import { Controller, Delete, Get, INestApplication, LoggerService, Module, RequestMethod, Res, Type } from '@nestjs/common';
+import {
+  Controller,
+  Delete,
+  Get,
+  INestApplication,
+  LoggerService,
+  Module,
+  NotFoundException,
+  RequestMethod,
+  Res,
+  Type,
+} from '@nestjs/common';
 import { METHOD_METADATA, PATH_METADATA } from '@nestjs/common/constants';
-import { APP_FILTER, APP_INTERCEPTOR, ModulesContainer, NestFactory } from '@nestjs/core';
+import { APP_FILTER, APP_GUARD, ModulesContainer, NestFactory } from '@nestjs/core';
+import { ExpressAdapter } from '@nestjs/platform-express';
 import type { Response } from 'express';
 import request from 'supertest';
 import { AllExceptionsFilter } from '../src/common/all-exceptions.filter';
@@ -43,7 +55,7 @@ function nestRoutes(app: INestApplication): NestRoute[] {
   return routes;
 }
 
-/** Served by Swagger's own Express handlers, which no Nest interceptor sees (a document of the API, not a row). */
+/** Served by Swagger's own Express handlers, which no Nest guard sees (a document of the API, not a row). */
 const isSwaggerRoute = (route: string) => / \/(docs(\/|$)|openapi\.json$)/.test(route);
 
 describe('response mapping: every route of the application', () => {
@@ -103,6 +115,18 @@ class ProbeController {
     return row(1);
   }
 
+  @Get('not-a-list')
+  @Responds([ProbeResponse], toProbeResponse)
+  notAList(): ProbeRow[] {
+    return row(1) as unknown as ProbeRow[];
+  }
+
+  @Get('missing')
+  @Responds(ProbeResponse, toProbeResponse)
+  missing(): ProbeRow {
+    throw new NotFoundException(`Probe not found (${SECRET.length})`);
+  }
+
   @Get('undeclared')
   @ApiErrors(404) // documentation alone declares nothing about the body
   undeclared(): ProbeRow {
@@ -131,7 +155,7 @@ class ProbeController {
   controllers: [ProbeController],
   providers: [
     { provide: APP_CONFIG, useValue: { publicBaseUrl: 'https://api.example.com' } },
-    { provide: APP_INTERCEPTOR, useClass: ResponseMapping },
+    { provide: APP_GUARD, useClass: ResponseMapping },
     { provide: APP_FILTER, useClass: AllExceptionsFilter },
   ],
 })
@@ -151,7 +175,7 @@ class CapturedLogs implements LoggerService {
   warn = this.record;
 }
 
-describe('ResponseMapping, the global interceptor', () => {
+describe('ResponseMapping, the global guard', () => {
   let app: INestApplication;
   let logs: CapturedLogs;
   beforeAll(async () => {
@@ -199,5 +223,28 @@ describe('ResponseMapping, the global interceptor', () => {
   it('answers a route without a body with its 204, and leaves a response the handler writes alone', async () => {
     await request(app.getHttpServer()).delete('/probe/no-body-empty').expect(204, '');
     await request(app.getHttpServer()).get('/probe/own').expect(200, 'written by the handler');
+  });
+
+  it('refuses a list route that returns something else than an array, without sending or logging it', async () => {
+    const before = logs.lines.length;
+    const response = await request(app.getHttpServer()).get('/probe/not-a-list').expect(500);
+    expect(JSON.stringify(response.body)).not.toContain(SECRET);
+    const logged = logs.lines.slice(before).join('\n');
+    expect(logged).toContain('ProbeController.notAList is a list route that returned something else');
+    expect(logged).not.toContain(SECRET);
+  });
+
+  it("answers a mapped route's error in the error shape, not through its mapper", async () => {
+    const response = await request(app.getHttpServer()).get('/probe/missing').expect(404);
+    expect(response.body).toEqual({ statusCode: 404, error: 'Not Found', message: `Probe not found (${SECRET.length})` });
+  });
+
+  it('refuses to start on an HTTP adapter that would send the rows as they are (not ApiExpressAdapter)', async () => {
+    const plain = await NestFactory.create(ProbeModule, new ExpressAdapter(), { logger: false });
+    try {
+      await expect(plain.init()).rejects.toThrow(/rows would be sent unmapped/);
+    } finally {
+      await plain.close();
+    }
   });
 });

@@ -2,6 +2,7 @@ import * as http from 'node:http';
 import { NestApplicationOptions } from '@nestjs/common';
 import { ExpressAdapter } from '@nestjs/platform-express';
 import type { Express } from 'express';
+import { mappedReply, SENDS_MAPPED_REPLIES } from './responds';
 
 /**
  * A constructor for Node's HTTP server whose instances are made with `prototype` from the start.
@@ -27,9 +28,12 @@ function constructorWithPrototype<T>(nodeConstructor: T, prototype: object): T {
 /**
  * Express, with its requests and responses made with their final prototypes (see constructorWithPrototype): the
  * one reach into the framework, kept because it earns far more than such a reach must (docs/experiments.md).
- * test/http-server.spec.ts fails if an upgrade of Express or Nest breaks it.
+ * test/http-server.spec.ts fails if an upgrade of Express or Nest breaks it. Its reply sends what a route's mapper
+ * makes of the handler's result (ResponseMapping).
  */
 export class ApiExpressAdapter extends ExpressAdapter {
+  readonly [SENDS_MAPPED_REPLIES] = true;
+
   /**
    * Nest's own, except for the request and response constructors given to the server. The options this
    * service does not use are refused rather than silently ignored: TLS ends in front of it, and shutdown is
@@ -46,5 +50,10 @@ export class ApiExpressAdapter extends ExpressAdapter {
       },
       app,
     );
+  }
+
+  /** Nest's own, for the body its route's mapper makes of a handler's result (ResponseMapping, mappedReply). */
+  override reply(response: unknown, body: unknown, statusCode?: number): unknown {
+    return super.reply(response, mappedReply(response as object, body), statusCode);
   }
 }

@@ -1,20 +1,30 @@
 /**
- * What a route answers, declared once on the handler; one global interceptor (ResponseMapping) applies it.
+ * What a route answers, declared once on the handler; one global guard (ResponseMapping) applies it.
  *
  *   @Get() @Responds([AgentResponse], toAgentResponse)                 // 200, a list: each element mapped
  *   @Post() @Responds(AgentResponse, toAgentResponse, { status: 201 }) // 201 (HttpCode and OpenAPI both)
  *   @Delete(':id') @NoContent()                                        // 204: the handler returns nothing
  *   @Get('export') @WritesOwnResponse()                                // the handler writes through @Res()
  *
- * The handler returns what the mapper takes (a row, a service result; `tsc` refuses anything else), and the
- * interceptor sends what the mapper makes of it, so that no row leaves without its `toXResponse()`. A route
- * that declares none of these is refused (a logged 500) before its handler runs; a 204 or own-response route
- * that returns a value anyway, or a list route that returns something else than an array, is refused too.
+ * The handler returns what the mapper takes (a row, a service result; `tsc` refuses anything else), and what
+ * is sent is what the mapper makes of it, so that no row leaves without its `toXResponse()`. A route that
+ * declares none of these is refused (a logged 500) before its handler runs; a 204 or own-response route that
+ * returns a value anyway, or a list route that returns something else than an array, is refused too.
  */
-import { applyDecorators, CallHandler, ExecutionContext, HttpCode, Injectable, NestInterceptor, SetMetadata, Type } from '@nestjs/common';
+import {
+  applyDecorators,
+  CanActivate,
+  ExecutionContext,
+  HttpCode,
+  Injectable,
+  Module,
+  OnModuleInit,
+  SetMetadata,
+  Type,
+} from '@nestjs/common';
 import { HTTP_CODE_METADATA } from '@nestjs/common/constants';
+import { APP_GUARD, HttpAdapterHost } from '@nestjs/core';
 import { ApiExtraModels, ApiResponse, ApiResponseOptions, getSchemaPath } from '@nestjs/swagger';
-import { map, Observable, OperatorFunction, throwError } from 'rxjs';
 import { AppConfig } from '../config/config';
 import { InjectConfig } from '../config/config.module';
 
@@ -40,7 +50,7 @@ export interface RespondsOptions {
   headers?: ApiResponseOptions['headers'];
 }
 
-/** How the interceptor treats a route's result, read once per handler. */
+/** How ResponseMapping treats a route's result, read once per handler. */
 export type ResponseDeclaration =
   | { kind: 'one'; map: ResponseMapper<unknown, unknown> }
   | { kind: 'list'; map: ResponseMapper<unknown, unknown> }
@@ -70,8 +80,12 @@ export function Responds(
   return applyDecorators(HttpCode(status), SetMetadata(RESPONSE_DECLARATION, declaration), ...documentation(type, status, options));
 }
 
-/** The handler writes the response itself (`@Res()`: a stream, a file, a script) and returns nothing. */
-export const WritesOwnResponse = () => SetMetadata(RESPONSE_DECLARATION, { kind: 'own response' } satisfies ResponseDeclaration);
+/**
+ * The handler writes the response itself (`@Res()`: a stream, a file, a script) and returns nothing (`tsc` refuses
+ * a handler that returns a value: Nest would drop it unseen).
+ */
+export const WritesOwnResponse = (): HandlerDecorator<void> =>
+  SetMetadata(RESPONSE_DECLARATION, { kind: 'own response' } satisfies ResponseDeclaration);
 
 /** A list's element classes, or undefined for one object (Array.isArray alone would type them as any). */
 const listOf = (type: Type<unknown> | readonly Type<unknown>[]): readonly Type<unknown>[] | undefined =>
@@ -94,7 +108,7 @@ function documentation(type: Type<unknown> | readonly Type<unknown>[], status: n
 
 /**
  * What a route declares: `@Responds`, or no body (a 204: `@NoContent()`, `@HttpCode(204)`), or
- * `@WritesOwnResponse()`; undefined when it declares none (the interceptor refuses it, test/response-mapping.spec.ts lists it).
+ * `@WritesOwnResponse()`; undefined when it declares none (ResponseMapping refuses it, test/response-mapping.spec.ts lists it).
  */
 export function responseDeclaration(handler: object): ResponseDeclaration | undefined {
   const declared = Reflect.getMetadata(RESPONSE_DECLARATION, handler) as ResponseDeclaration | undefined;
@@ -110,57 +124,96 @@ export class UnmappedResponseError extends Error {
   }
 }
 
-/** What the interceptor does with a route's result; built once per handler. */
-type Plan = (result: Observable<unknown>) => Observable<unknown>;
+/** What is sent for a route's result: the mapper's response, or a refusal (thrown); made once per handler. */
+type Plan = (result: unknown) => unknown;
+
+/** Where ResponseMapping leaves the plan of the route a request reached, for the reply (mappedReply). */
+const PLAN = Symbol('responsePlan');
+type PlannedResponse = object & { [PLAN]?: Plan };
 
 /**
- * Maps what each handler returns through the mapper its route declares (each element, for a list), and refuses
- * what a route returns without one. The declaration is read on a handler's first request and kept: per request
- * the work is one map lookup, one rxjs `map` and the mapper's own call.
+ * The body a route's result is sent as: its plan applied (the mapper's response, or a refusal thrown, which the
+ * exception filter answers as a logged 500). Called by ApiExpressAdapter.reply, through which Nest sends every
+ * handler's result (never an error: the exception filter writes those itself). A reply without a plan is none of
+ * a route's results (ResponseMapping gives every request that reaches a handler one), and is sent as it is.
+ */
+export function mappedReply(response: object, result: unknown): unknown {
+  const plan = (response as PlannedResponse)[PLAN];
+  return plan ? plan(result) : result;
+}
+
+/** Marks an HTTP adapter whose reply sends mappedReply's body (ApiExpressAdapter): ResponseMapping starts on no other. */
+export const SENDS_MAPPED_REPLIES = Symbol('sendsMappedReplies');
+
+/**
+ * Sends what each handler returns through the mapper its route declares (each element, for a list), and refuses
+ * what a route returns without one. A guard, the last of the global ones, rather than an interceptor: Nest puts
+ * the result of every route that has an interceptor through an rxjs pipeline of its own (defer, mergeAll, a
+ * ReplaySubject, lastValueFrom), which cost the small reads more than any other piece of the stack did
+ * (docs/experiments.md, "The read path"); a guard is one synchronous call. It refuses a route that declares no
+ * response before its handler runs, and leaves the others' plan on the request's response for the reply
+ * (mappedReply). The declaration is read on a handler's first request and kept: per request the work is one map
+ * lookup, one property set and the mapper's own call.
  */
 @Injectable()
-export class ResponseMapping implements NestInterceptor {
+export class ResponseMapping implements CanActivate, OnModuleInit {
   private readonly plans = new WeakMap<object, Plan>();
   private readonly context: ResponseContext;
 
-  constructor(@InjectConfig() config: AppConfig) {
+  constructor(
+    @InjectConfig() config: AppConfig,
+    private readonly adapterHost: HttpAdapterHost,
+  ) {
     this.context = { publicBaseUrl: config.publicBaseUrl };
   }
 
-  intercept(execution: ExecutionContext, next: CallHandler): Observable<unknown> {
+  /** On another adapter than ApiExpressAdapter, the plans would never be applied: every row would be sent as it is. */
+  onModuleInit(): void {
+    const adapter = this.adapterHost.httpAdapter as { [SENDS_MAPPED_REPLIES]?: true } | undefined;
+    if (!adapter?.[SENDS_MAPPED_REPLIES]) {
+      throw new Error(
+        'ResponseMapping needs an HTTP adapter that sends mappedReply (ApiExpressAdapter): with this one, rows would be sent unmapped',
+      );
+    }
+  }
+
+  canActivate(execution: ExecutionContext): boolean {
     const handler = execution.getHandler();
     let plan = this.plans.get(handler);
     if (!plan) {
-      plan = this.planFor(`${execution.getClass().name}.${handler.name}`, responseDeclaration(handler));
+      const route = `${execution.getClass().name}.${handler.name}`;
+      const declaration = responseDeclaration(handler);
+      // Before the handler runs: what it would do (and return) without a declared response must not happen.
+      if (!declaration) throw new UnmappedResponseError(route, 'declares no response (@Responds, @NoContent or @WritesOwnResponse)');
+      plan = this.planFor(route, declaration);
       this.plans.set(handler, plan);
     }
-    return plan(next.handle());
+    execution.switchToHttp().getResponse<PlannedResponse>()[PLAN] = plan;
+    return true;
   }
 
-  private planFor(route: string, declaration: ResponseDeclaration | undefined): Plan {
+  private planFor(route: string, declaration: ResponseDeclaration): Plan {
     const context = this.context;
-    if (!declaration) {
-      // Before the handler runs: what it would do (and return) without a declared response must not happen.
-      return () => throwError(() => new UnmappedResponseError(route, 'declares no response (@Responds, @NoContent or @WritesOwnResponse)'));
-    }
-    let operator: OperatorFunction<unknown, unknown>;
     if (declaration.kind === 'one') {
       const mapOne = declaration.map;
-      operator = map((row) => mapOne(row, context));
-    } else if (declaration.kind === 'list') {
+      return (row) => mapOne(row, context);
+    }
+    if (declaration.kind === 'list') {
       const mapEach = declaration.map;
-      operator = map((rows) => {
+      return (rows) => {
         if (!Array.isArray(rows)) throw new UnmappedResponseError(route, 'is a list route that returned something else');
         const mapped = new Array<unknown>(rows.length);
         for (let index = 0; index < rows.length; index++) mapped[index] = mapEach(rows[index], context);
         return mapped;
-      });
-    } else {
-      operator = map((result) => {
-        if (result !== undefined) throw new UnmappedResponseError(route, `returned a value, but declares ${declaration.kind}`);
-        return result;
-      });
+      };
     }
-    return (result) => result.pipe(operator);
+    return (result) => {
+      if (result !== undefined) throw new UnmappedResponseError(route, `returned a value, but declares ${declaration.kind}`);
+      return result;
+    };
   }
 }
+
+/** Registers ResponseMapping; imported by AppModule after every other guard's module, so that it runs last. */
+@Module({ providers: [{ provide: APP_GUARD, useClass: ResponseMapping }] })
+export class ResponseMappingModule {}
