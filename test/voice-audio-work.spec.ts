@@ -1,4 +1,10 @@
+import { Logger } from '@nestjs/common';
 import { concatPcm } from '../src/voice/audio/pcm';
+import { Resampler } from '../src/voice/audio/resample';
+import { VoicePipeline, VoiceServices } from '../src/voice/pipeline/voice-pipeline';
+import { VoiceActivity } from '../src/voice/vad/fvad';
+import { TurnDetector } from '../src/voice/vad/turn-detector';
+import type { VoiceCallContext } from '../src/voice/voice-call';
 import { AudioIntake, AudioWorkQueue, MAX_WAITING_MS, SLICE_MS, TURN_MS } from '../src/voice/pipeline/audio-work';
 
 /**
@@ -150,5 +156,49 @@ describe('AudioWorkQueue: a burst worked through a slice at a time', () => {
     while (turn());
     expect(workedSamples()).toBe(samplesOf(TURN_MS));
     expect(turns).toHaveLength(0);
+  });
+});
+
+describe("VoicePipeline: the visitor's audio at the client's own rate", () => {
+  it('resamples a 48 kHz burst in the turns of the queue, not as it arrives, into the recording at 16 kHz, in order', async () => {
+    const { queue, turn } = steppedQueue();
+    const recorded: Int16Array[] = [];
+    const recorder = { seconds: 0, write: (left: Int16Array) => void recorded.push(left.slice()), close: () => Promise.resolve() };
+    const vad = await VoiceActivity.create();
+    let tick: () => void = () => undefined;
+    const pipeline = new VoicePipeline(
+      { access: {} as VoiceCallContext['access'], authorization: 'Bearer -', address: '127.0.0.1', inputSampleRate: 48_000 },
+      { send: () => undefined, sendAudio: () => undefined, bufferedAmount: () => 0, close: () => undefined },
+      {
+        ...({} as Omit<VoiceServices, 'audioWork' | 'tts' | 'stt' | 'logger'>),
+        tts: null,
+        stt: null,
+        audioWork: queue,
+        logger: new Logger('Voice'),
+      },
+      {
+        speaker: { voice: 'shubh', language: 'en-IN' },
+        greeting: null,
+        recorder,
+        detector: new TurnDetector(vad, { endOfTurnMs: 700 }),
+        release: () => vad.free(),
+      },
+      (onTick) => {
+        tick = onTick;
+        return () => undefined;
+      },
+    );
+    const tone = Int16Array.from({ length: 48_000 }, (_, index) => Math.round(8_000 * Math.sin((2 * Math.PI * 440 * index) / 48_000)));
+    for (let offset = 0; offset < tone.length; offset += 9_600) pipeline.audio(tone.subarray(offset, offset + 9_600));
+    tick();
+    expect(recorded).toEqual([new Int16Array(320)]); // nothing heard yet: the clock recorded silence
+    while (turn());
+    for (let ticks = 0; ticks < 20; ticks++) tick();
+    // The same samples as the tone resampled in one piece, then silence.
+    const expected = new Resampler(48_000, 16_000).process(tone);
+    const visitor = concatPcm(recorded).subarray(320);
+    expect(Buffer.from(visitor.slice(0, expected.length).buffer).equals(Buffer.from(expected.buffer))).toBe(true);
+    expect(visitor.subarray(expected.length).every((sample) => sample === 0)).toBe(true);
+    await pipeline.close();
   });
 });
