@@ -8,7 +8,7 @@
 import { Document, HeadingLevel, Packer, Paragraph } from 'docx';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
-import { crc32, deflateRawSync, deflateSync } from 'node:zlib';
+import { constants, crc32, deflateRawSync, deflateSync } from 'node:zlib';
 
 export const FIXTURES = path.join(__dirname, '..', 'test', 'fixtures', 'knowledge');
 
@@ -113,7 +113,21 @@ function scannedPdf(): Promise<Buffer> {
  * hundred kilobytes that keep a parser busy for many seconds or, each text on a line of its own, fill its memory.
  */
 function laboriousPdf(count: number, operators: string): Buffer {
-  const content = deflateSync(Buffer.from(`BT /F1 12 Tf 72 720 Td ${operators.repeat(count)}ET`, 'latin1'), { level: 9 });
+  return onePagePdf(deflateSync(Buffer.from(`BT /F1 12 Tf 72 720 Td ${operators.repeat(count)}ET`, 'latin1'), { level: 9 }));
+}
+
+/**
+ * A one-page PDF whose content stream inflates to `mib` MiB of blank space: about a kilobyte a MiB, which a reader
+ * holds whole once inflated, outside its heap (pdf.js keeps a stream's inflated bytes in one growing buffer).
+ */
+export function inflatingPdf(mib: number): Buffer {
+  // A zlib stream: its header, the deflated blocks, and a checksum pdf.js does not check.
+  const { deflated } = repeatedDeflate(Buffer.alloc(1024 * 1024, ' '), mib);
+  return onePagePdf(Buffer.concat([Buffer.from([0x78, 0xda]), deflated, Buffer.alloc(4)]));
+}
+
+/** A one-page PDF, written by hand, whose content stream is `content` (zlib-deflated). */
+function onePagePdf(content: Buffer): Buffer {
   const objects = [
     '<< /Type /Catalog /Pages 2 0 R >>',
     '<< /Type /Pages /Kids [3 0 R] /Count 1 >>',
@@ -147,30 +161,51 @@ function laboriousPdf(count: number, operators: string): Buffer {
   return Buffer.concat(parts);
 }
 
+/** An entry's data deflated already (as repeatedDeflate makes it), with its CRC-32 and inflated size. */
+export interface DeflatedData {
+  deflated: Buffer;
+  crc: number;
+  size: number;
+}
+
+/** `piece` repeated `times` times, deflated without ever being held whole: a zip bomb's part, of any size. */
+export function repeatedDeflate(piece: Buffer, times: number): DeflatedData {
+  // Each block flushed whole, so that it can be repeated as it is; then an empty final block.
+  const block = deflateRawSync(piece, { level: 9, finishFlush: constants.Z_FULL_FLUSH });
+  let crc = 0;
+  for (let index = 0; index < times; index++) crc = crc32(piece, crc);
+  return { deflated: Buffer.concat([...Array<Buffer>(times).fill(block), Buffer.from([3, 0])]), crc, size: piece.length * times };
+}
+
 /** A ZIP archive of these entries (deflated), as a DOCX is. */
-export function zipArchive(entries: { name: string; data: Buffer }[]): Buffer {
+export function zipArchive(entries: ({ name: string; data: Buffer } | ({ name: string } & DeflatedData))[]): Buffer {
   const locals: Buffer[] = [];
   const centrals: Buffer[] = [];
   let offset = 0;
-  for (const { name, data } of entries) {
-    const compressed = deflateRawSync(data, { level: 9 });
+  for (const entry of entries) {
+    const { name } = entry;
+    const {
+      deflated: compressed,
+      crc,
+      size,
+    } = 'data' in entry ? { deflated: deflateRawSync(entry.data, { level: 9 }), crc: crc32(entry.data), size: entry.data.length } : entry;
     const nameBytes = Buffer.from(name, 'utf8');
     const local = Buffer.alloc(30);
     local.writeUInt32LE(0x04034b50, 0);
     local.writeUInt16LE(20, 4);
     local.writeUInt16LE(8, 8);
-    local.writeUInt32LE(crc32(data), 14);
+    local.writeUInt32LE(crc, 14);
     local.writeUInt32LE(compressed.length, 18);
-    local.writeUInt32LE(data.length, 22);
+    local.writeUInt32LE(size, 22);
     local.writeUInt16LE(nameBytes.length, 26);
     const central = Buffer.alloc(46);
     central.writeUInt32LE(0x02014b50, 0);
     central.writeUInt16LE(20, 4);
     central.writeUInt16LE(20, 6);
     central.writeUInt16LE(8, 10);
-    central.writeUInt32LE(crc32(data), 16);
+    central.writeUInt32LE(crc, 16);
     central.writeUInt32LE(compressed.length, 20);
-    central.writeUInt32LE(data.length, 24);
+    central.writeUInt32LE(size, 24);
     central.writeUInt16LE(nameBytes.length, 28);
     central.writeUInt32LE(offset, 42);
     locals.push(local, nameBytes, compressed);
@@ -210,6 +245,19 @@ export function bombDocx(bytes: number): Buffer {
     { name: '[Content_Types].xml', data: CONTENT_TYPES_XML },
     { name: '_rels/.rels', data: RELS_XML },
     { name: 'word/document.xml', data: document },
+  ]);
+}
+
+/**
+ * A DOCX whose main document is `mib` MiB of text in a part not named like XML (`_rels/.rels` points mammoth at it,
+ * whatever its name): a zip bomb that a check of the `.xml` parts alone misses.
+ */
+export function renamedPartBombDocx(mib: number, partName = 'word/doc.bin'): Buffer {
+  const rels = RELS_XML.toString().replace('word/document.xml', partName);
+  return zipArchive([
+    { name: '[Content_Types].xml', data: CONTENT_TYPES_XML },
+    { name: '_rels/.rels', data: Buffer.from(rels) },
+    { name: partName, ...repeatedDeflate(Buffer.alloc(1024 * 1024, 'a'), mib) },
   ]);
 }
 

@@ -6,7 +6,8 @@ import { tmpdir } from 'node:os';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import * as path from 'node:path';
 import { FileReader } from '../src/knowledge-bases/file-reader';
-import { UNREADABLE } from '../src/knowledge-bases/file-reading';
+import { READING_OVERHEAD_MB, UNREADABLE } from '../src/knowledge-bases/file-reading';
+import { inflatingPdf, renamedPartBombDocx } from '../scripts/knowledge-fixtures';
 
 /**
  * The process that reads files (FileReader): at the lowest CPU priority, one for the service's life, readings given up
@@ -63,6 +64,34 @@ async function ended(pid: number, withinMs = 15_000): Promise<void> {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** A process's peak resident memory so far (VmHWM), in MiB; undefined once it has ended. */
+function peakResidentMiB(pid: number): number | undefined {
+  try {
+    return Number(/^VmHWM:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1024;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The outcome of a reading, and the peak resident memory of the process reading it, watched until it answered (it may then be replaced). */
+async function withPeakMemory<T>(pid: number, reading: Promise<T>): Promise<{ outcome: T; peakMiB: number }> {
+  let peakMiB = 0;
+  let done = false;
+  const outcome = reading.finally(() => (done = true));
+  while (!done) {
+    peakMiB = Math.max(peakMiB, peakResidentMiB(pid) ?? 0);
+    await sleep(10);
+  }
+  return { outcome: await outcome, peakMiB: Math.max(peakMiB, peakResidentMiB(pid) ?? 0) };
+}
+
+/**
+ * A bound on a reading process's memory that the readings must keep under: its size idle (some 160 MiB under the
+ * tests' TypeScript hook, 50 MiB compiled), the reading's own bound and READING_OVERHEAD_MB, with room for the
+ * moments between two checks. Without the bounds, the files below take it past 1.3 GiB.
+ */
+const PROCESS_BOUND_MIB = (memoryMb: number) => 256 + memoryMb + READING_OVERHEAD_MB + 128;
+
 describe('the file reading process', () => {
   let reader: FileReader;
   // Its one line (a host that died) is not what these cases check.
@@ -78,7 +107,7 @@ describe('the file reading process', () => {
     for (const host of started) await ended(host);
   });
 
-  it('reads files at the lowest CPU priority (SCHED_IDLE), one process for every file', async () => {
+  it('reads files at the lowest CPU priority (SCHED_IDLE), one process for each file read at once, kept for the next', async () => {
     expect(hosts()).toEqual([]);
     const reading = await reader.read(fixture('faq.docx'), 'docx', LIMITS);
     expect(reading).toMatchObject({ reading: { passages: expect.any(Array) } });
@@ -92,7 +121,12 @@ describe('the file reading process', () => {
     expect(text).toEqual({
       reading: { content: 'Plain words of the file.', passages: [expect.objectContaining({ text: 'Plain words of the file.' })] },
     });
-    expect(hosts()).toEqual([host]);
+    const both = hosts();
+    expect(both).toHaveLength(2);
+    expect(both).toContain(host);
+    for (const pid of both) expect(scheduling(pid).policy).toBe(SCHED_IDLE);
+    expect(await reader.read(fixture('loyalty.md'), 'markdown', LIMITS)).toHaveProperty('reading');
+    expect(hosts()).toEqual(both);
   });
 
   it('runs the process at niceness 19 where there is no chrt', async () => {
@@ -122,7 +156,7 @@ describe('the file reading process', () => {
     expect(await reader.read([Buffer.from('Words.')], 'text', LIMITS)).toHaveProperty('reading');
   });
 
-  it('gives a reading up at its deadline without holding the event loop, and reads the next file in the same process', async () => {
+  it('gives a reading up at its deadline without holding the event loop, keeps its process, and reads the next file', async () => {
     await reader.read([Buffer.from('Words.')], 'text', LIMITS);
     const [host] = hosts();
     const delay = monitorEventLoopDelay({ resolution: 10 });
@@ -134,8 +168,29 @@ describe('the file reading process', () => {
     expect(await reader.read(fixture('loyalty.md'), 'markdown', LIMITS)).toHaveProperty('reading');
     delay.disable();
     expect(delay.max / 1e6).toBeLessThan(100);
-    expect(hosts()).toEqual([host]);
+    // The process that was given the file up survives (the next file went to it, or to another while it ended the reading).
+    expect(hosts()).toContain(host);
+    expect(hosts().length).toBeLessThanOrEqual(2);
   });
+
+  it('refuses a DOCX whose main part (word/doc.bin, as _rels/.rels names it) inflates to 1,000 MiB, its process staying small', async () => {
+    await reader.read([Buffer.from('Words.')], 'text', LIMITS);
+    const [host] = hosts();
+    const { outcome, peakMiB } = await withPeakMemory(host, reader.read([renamedPartBombDocx(1000)], 'docx', LIMITS));
+    expect(outcome).toEqual({ error: 'The Word document expands to more than 100 MiB (a zip bomb, or a document too large to read)' });
+    // The process's size idle (under the test's TypeScript hook, some 160 MiB) and what one reading may add at most.
+    expect(peakMiB).toBeLessThan(PROCESS_BOUND_MIB(LIMITS.memoryMb));
+  });
+
+  it('ends a reading whose memory outside its heap grows past the bound (a PDF stream inflating to 512 MiB), its process staying under it', async () => {
+    const limits = { timeoutMs: 120_000, memoryMb: 128 };
+    await reader.read([Buffer.from('Words.')], 'text', limits);
+    const [host] = hosts();
+    const { outcome, peakMiB } = await withPeakMemory(host, reader.read([inflatingPdf(512)], 'pdf', limits));
+    expect(outcome).toEqual({ error: 'The file needs more than 128 MiB of memory to read, and was given up' });
+    expect(peakMiB).toBeLessThan(PROCESS_BOUND_MIB(limits.memoryMb));
+    expect(await reader.read(fixture('loyalty.md'), 'markdown', limits)).toHaveProperty('reading');
+  }, 150_000);
 
   it('fails the readings of a process that dies as unreadable, and starts another for the next file', async () => {
     await reader.read([Buffer.from('Words.')], 'text', LIMITS);

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { Writable } from 'node:stream';
 import { DataSource } from 'typeorm';
-import { HINDI_SENTENCE, PAGE_THREE_SENTENCE, TAMIL_SENTENCE } from '../scripts/knowledge-fixtures';
+import { HINDI_SENTENCE, PAGE_THREE_SENTENCE, renamedPartBombDocx, TAMIL_SENTENCE, zipArchive } from '../scripts/knowledge-fixtures';
 import { createLogger } from '../src/common/logger';
 import { createTestContext, TestAccount, TestContext } from './helpers';
 import { settledSource, SourceView as Source } from './knowledge-helpers';
@@ -18,6 +18,7 @@ const FIXTURES = path.join(__dirname, 'fixtures', 'knowledge');
 const fixture = (name: string) => readFileSync(path.join(FIXTURES, name));
 
 const DOCX_TYPE = 'application/vnd.openxmlformats-officedocument.wordprocessingml.document';
+const ZIP_BOMB = 'The Word document expands to more than 100 MiB (a zip bomb, or a document too large to read)';
 
 describe('file sources', () => {
   let context: TestContext;
@@ -172,11 +173,7 @@ describe('file sources', () => {
       'scanned.pdf',
       'The PDF has no text to read: it may hold only scanned images. Upload a PDF whose text can be selected',
     ],
-    [
-      'a DOCX zip bomb (512 MiB of XML in 510 KB)',
-      'bomb.docx',
-      'The Word document expands to more than 100 MiB of text and markup (a zip bomb, or a document too large to read)',
-    ],
+    ['a DOCX zip bomb (512 MiB of XML in 510 KB)', 'bomb.docx', ZIP_BOMB],
     ['a ZIP archive that is not a Word document', 'not-word.zip', 'The file is a ZIP archive but not a Word document (.docx)'],
   ])('fails %s, with the reason', async (_what, name, reason) => {
     const kbId = await createKnowledgeBase();
@@ -187,6 +184,8 @@ describe('file sources', () => {
 
   it.each([
     ['a PDF cut short', () => fixture('faq.pdf').subarray(0, 900), 'The file is not a readable PDF: it is damaged, or not a PDF'],
+    // mammoth reads the main document wherever _rels/.rels says it is: every part is bounded, whatever its name.
+    ['a DOCX zip bomb whose main document is word/doc.bin (200 MiB in 210 KB)', () => renamedPartBombDocx(200), ZIP_BOMB],
     [
       'a DOCX whose archive is damaged',
       () => Buffer.concat([Buffer.from('PK\x03\x04', 'latin1'), Buffer.alloc(2000, 7)]),
@@ -219,6 +218,31 @@ describe('file sources', () => {
       error: 'Unsupported Media Type',
       message: 'Unsupported file type: only PDF, DOCX, Markdown, plain text (UTF-8), HTML and CSV files are read',
     });
+    expect((await context.as(owner).get(`/knowledge-bases/${kbId}/sources`).expect(200)).body).toEqual([]);
+    expect(await leftBehind()).toBe(0);
+  });
+
+  it.each([
+    ['a spreadsheet (XLSX)', 'prices.xlsx', [{ name: 'xl/workbook.xml', data: Buffer.from('<workbook/>') }]],
+    ['a presentation (PPTX)', 'deck.pptx', [{ name: 'ppt/presentation.xml', data: Buffer.from('<presentation/>') }]],
+    [
+      'an OpenDocument text (ODT)',
+      'notes.odt',
+      [
+        { name: 'mimetype', data: Buffer.from('application/vnd.oasis.opendocument.text') },
+        { name: 'content.xml', data: Buffer.from('<office:document-content/>') },
+      ],
+    ],
+  ])('refuses %s with a 415 from its first entry, though it is a ZIP archive as a DOCX is', async (_what, name, entries) => {
+    const kbId = await createKnowledgeBase();
+    // Each with a Word part besides, so that only its first entry tells it from a Word document.
+    const archive = zipArchive([
+      ...entries,
+      { name: '[Content_Types].xml', data: Buffer.from('<Types/>') },
+      { name: 'word/document.xml', data: Buffer.from('<w:document/>') },
+    ]);
+    const response = await upload(kbId, archive, name).expect(415);
+    expect(response.body.message).toBe('Unsupported file type: only PDF, DOCX, Markdown, plain text (UTF-8), HTML and CSV files are read');
     expect((await context.as(owner).get(`/knowledge-bases/${kbId}/sources`).expect(200)).body).toEqual([]);
     expect(await leftBehind()).toBe(0);
   });

@@ -9,12 +9,16 @@ import type { FileKind } from './file-type';
 
 const HOST = scriptEntry(__dirname, 'file-reading-host');
 
-/** What the service sends the host: a file to read, or a reading it has given up. */
+/** What the service sends a host: a file to read, or a reading it has given up. */
 export type HostMessage = { id: number; parts: Buffer[]; kind: FileKind; limits: FileReadingLimits } | { cancel: number };
-/** What the host answers: a reading's outcome. */
+/**
+ * What a host answers once a reading has ended: its outcome (none when the service gave it up), and whether the host
+ * asks to be replaced (it kept more memory than a reading may use).
+ */
 export interface HostReply {
   id: number;
-  outcome: FileReadingOutcome;
+  outcome?: FileReadingOutcome;
+  replace: boolean;
 }
 
 interface Reading {
@@ -23,25 +27,42 @@ interface Reading {
   timer: NodeJS.Timeout;
 }
 
+/** A file reading process, and the reading it is doing until it answers for it (also after the service gave it up). */
+interface Host {
+  process: ChildProcess;
+  reading?: number;
+  /** Set once the service has given the reading up: the host is ended if it has not answered by then. */
+  overdue?: NodeJS.Timeout;
+  /** Replaced at its request: its end is expected. */
+  retired?: true;
+}
+
+/** How long a host may take to end a reading the service has given up before it is killed. */
+const CANCEL_GRACE_MS = 10_000;
+
 /**
- * Reads files (file-text.ts) in a process of its own, the host (file-reading-host.ts), which runs at the lowest CPU
- * priority Linux has (SCHED_IDLE, set by util-linux's `chrt` as it starts; niceness 19 where there is no `chrt`): the
- * cores go to the service's requests and calls first, and the reading takes what they leave. Inside the host, each
- * file is read in a worker thread of its own, with its deadline and heap bound.
+ * Reads files (file-text.ts) in processes of their own, the hosts (file-reading-host.ts), which run at the lowest CPU
+ * priority Linux has (SCHED_IDLE, set by util-linux's `chrt` as each starts; niceness 19 where there is no `chrt`):
+ * the cores go to the service's requests and calls first, and the readings take what they leave. A host reads one
+ * file at a time, each in a worker thread of its own, with its deadline and two memory bounds (its heap, and the
+ * host's whole resident memory: readFileInWorker); so there are as many hosts as files read at once (the job queue's
+ * KNOWLEDGE_EXTRACTION_WORKERS), and the memory a host holds is one reading's.
  *
- * Why a process and not, as before, a worker thread of the service: a thread at a low priority stalls the service's
+ * Why processes and not, as before, worker threads of the service: a thread at a low priority stalls the service's
  * event loop when it is ended, because ending a thread waits for it and the scheduler keeps it off the cores on a
- * busy machine (priority inversion, docs/benchmarks.md). Ending a reading in the host waits in the host.
+ * busy machine (priority inversion, docs/benchmarks.md). Ending a reading in a host waits in the host.
  *
- * The host starts with the first file and lives as long as the service: starting a process forks the service's, which
- * costs more the larger the service has grown (92 ms at 1.5 GiB), so it is done once. The deadline is kept here too,
- * so a host that the machine's load keeps from running still gives the reading up on time. If the host dies, the
- * readings under way fail as a crashed reading does, and the next file starts another.
+ * A host starts with the first file it is needed for and lives as long as the service: starting a process forks the
+ * service's, which costs more the larger the service has grown (92 ms at 1.5 GiB), so it is done once per host, and
+ * again only when a host asks to be replaced because a reading left it holding more memory than a reading may use.
+ * The deadline is kept here too, so a host that the machine's load keeps from running still gives the reading up
+ * on time; that host takes no other file until it has answered (or is killed CANCEL_GRACE_MS later). If a host dies,
+ * the reading it had fails as a crashed reading does.
  */
 @Injectable()
 export class FileReader implements BeforeApplicationShutdown {
   private readonly logger = new Logger(FileReader.name);
-  private host: ChildProcess | undefined;
+  private readonly hosts = new Set<Host>();
   private readonly readings = new Map<number, Reading>();
   private lastId = 0;
   private stopped = false;
@@ -49,53 +70,78 @@ export class FileReader implements BeforeApplicationShutdown {
   /** The reading of a file, or why it cannot be read. Rejects only when the service stops before it is done (its job is retried). */
   read(parts: Buffer[], kind: FileKind, limits: FileReadingLimits): Promise<FileReadingOutcome> {
     if (this.stopped) return Promise.reject(stopping());
-    const host = this.host ?? this.startHost();
+    const host = [...this.hosts].find((candidate) => candidate.reading === undefined) ?? this.startHost();
     const id = ++this.lastId;
+    host.reading = id;
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
         this.settle(id, { error: tooSlow(limits.timeoutMs) });
-        this.host?.send({ cancel: id } satisfies HostMessage);
+        if (host.reading !== id) return;
+        host.process.send({ cancel: id } satisfies HostMessage);
+        host.overdue = setTimeout(() => host.process.kill('SIGKILL'), CANCEL_GRACE_MS).unref();
       }, limits.timeoutMs);
       timer.unref();
       this.readings.set(id, { resolve, reject, timer });
       // A reading under way keeps the process alive (the service stopping ends it first); an idle host does not.
-      host.channel?.ref();
-      host.send({ id, parts, kind, limits } satisfies HostMessage);
+      host.process.channel?.ref();
+      host.process.send({ id, parts, kind, limits } satisfies HostMessage);
     });
   }
 
-  /** Before the job queue stops (it waits for the jobs in flight): the readings under way are ended at once, the host with them. */
+  /** Before the job queue stops (it waits for the jobs in flight): the readings under way are ended at once, the hosts with them. */
   beforeApplicationShutdown(): void {
     this.stopped = true;
-    this.host?.kill('SIGKILL');
+    for (const host of this.hosts) host.process.kill('SIGKILL');
     for (const id of [...this.readings.keys()]) this.settle(id, stopping());
   }
 
-  private startHost(): ChildProcess {
+  private startHost(): Host {
     const node = [process.execPath, ...HOST.execArgv, HOST.file];
     const chrt = chrtPath();
     const [command, ...args] = chrt ? [chrt, '--idle', '0', ...node] : node;
-    const host = spawn(command, args, { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], serialization: 'advanced' });
-    // Only a reading under way keeps the service's process alive (see read and settle), never the host itself.
-    host.unref();
-    host.channel?.unref();
-    host.on('message', ({ id, outcome }: HostReply) => this.settle(id, outcome));
+    const child = spawn(command, args, { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], serialization: 'advanced' });
+    const host: Host = { process: child };
+    // Only a reading under way keeps the service's process alive (see read and answered), never the host itself.
+    child.unref();
+    child.channel?.unref();
+    child.on('message', (reply: HostReply) => this.answered(host, reply));
     // A host that could not start has no exit; sending to one that has just died is settled by its exit.
-    host.on('error', (error: NodeJS.ErrnoException) => {
-      if (host.pid === undefined) this.lost(host, error.code ?? 'spawn');
+    child.on('error', (error: NodeJS.ErrnoException) => {
+      if (child.pid === undefined) this.lost(host, error.code ?? 'spawn');
     });
-    host.once('exit', (code, signal) => this.lost(host, signal ?? `exit ${code}`));
-    if (!chrt && host.pid !== undefined) lowerPriority(host.pid);
-    this.host = host;
+    child.once('exit', (code, signal) => this.lost(host, signal ?? `exit ${code}`));
+    if (!chrt && child.pid !== undefined) lowerPriority(child.pid);
+    this.hosts.add(host);
     return host;
   }
 
-  /** The host ended (or never started): the readings it had fail as a crashed reading does; the next file starts another. */
-  private lost(host: ChildProcess, how: string): void {
-    if (this.host === host) this.host = undefined;
+  /** A host has ended a reading: it is free for the next (or replaced, at its request), and the reading settled if it still waits. */
+  private answered(host: Host, { id, outcome, replace }: HostReply): void {
+    if (host.reading === id) this.free(host);
+    if (replace) {
+      this.hosts.delete(host);
+      host.retired = true;
+      // It exits once disconnected.
+      host.process.disconnect();
+    }
+    if (outcome) this.settle(id, outcome);
+  }
+
+  private free(host: Host): void {
+    host.reading = undefined;
+    clearTimeout(host.overdue);
+    host.process.channel?.unref();
+  }
+
+  /** A host ended (or never started): the reading it had fails as a crashed reading does; the next file starts another. */
+  private lost(host: Host, how: string): void {
+    if (!this.hosts.delete(host) && !host.retired) return;
+    const reading = host.reading;
+    this.free(host);
     if (this.stopped) return;
-    this.logger.warn({ how }, 'The file reading process ended');
-    for (const id of [...this.readings.keys()]) this.settle(id, { error: UNREADABLE, crash: `host ${how}` });
+    if (host.retired) this.logger.log({ how }, 'A file reading process was replaced, to give back the memory a reading left it');
+    else this.logger.warn({ how }, 'A file reading process ended');
+    if (reading !== undefined) this.settle(reading, { error: UNREADABLE, crash: `host ${how}` });
   }
 
   private settle(id: number, outcome: FileReadingOutcome | Error): void {
@@ -103,7 +149,6 @@ export class FileReader implements BeforeApplicationShutdown {
     if (!reading) return;
     this.readings.delete(id);
     clearTimeout(reading.timer);
-    if (this.readings.size === 0) this.host?.channel?.unref();
     if (outcome instanceof Error) reading.reject(outcome);
     else reading.resolve(outcome);
   }

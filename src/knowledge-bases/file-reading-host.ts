@@ -1,28 +1,37 @@
-import { readFileInWorker } from './file-reading';
+import { memoryCeiling, readFileInWorker } from './file-reading';
 import type { HostMessage, HostReply } from './file-reader';
 
 /**
- * The process that reads files for the service (see FileReader): started by it at the lowest CPU priority, it reads
- * each file it is sent in a worker thread of its own (readFileInWorker: a deadline and a heap bound per file) and
- * answers with the outcome. Ending a reading's thread waits for that thread, here and not on the service's event loop.
+ * A process that reads files for the service (see FileReader): started by it at the lowest CPU priority, it reads the
+ * files it is sent, one at a time, each in a worker thread of its own (readFileInWorker: a deadline, a heap bound, and
+ * a bound on this process's resident memory), and answers each once its worker has ended, with the outcome (none
+ * for a reading the service gave up) and whether it asks to be replaced: when the reading left it holding more
+ * memory than a reading may use (the allocator does not always give it back), a fresh process costs less.
+ * Ending a reading's thread waits for that thread, here and not on the service's event loop.
  */
 const readings = new Map<number, AbortController>();
+/** This process's resident memory before any reading: what the memory bound of each reading counts from. */
+const IDLE_BYTES = process.memoryUsage.rss();
 
 process.on('message', (message: HostMessage) => {
   if ('cancel' in message) return readings.get(message.cancel)?.abort(new Error('Given up by the service'));
   const { id, parts, kind, limits } = message;
   const reading = new AbortController();
   readings.set(id, reading);
-  readFileInWorker(parts, kind, limits, reading.signal)
+  void readFileInWorker(parts, kind, limits, { signal: reading.signal, memoryCeiling: memoryCeiling(IDLE_BYTES, limits) })
+    // Only a cancel rejects: the service has already given the reading up, and is told only that it has ended.
     .then(
-      (outcome) => send({ id, outcome }),
-      // Only a cancel rejects: the service has already given the reading up.
+      (outcome) => outcome,
       () => undefined,
     )
-    .finally(() => readings.delete(id));
+    .then((outcome) => {
+      readings.delete(id);
+      const kept = process.memoryUsage.rss() - IDLE_BYTES;
+      send({ id, outcome, replace: kept > limits.memoryMb * 1024 * 1024 });
+    });
 });
 
-// The service gone (stopped, or killed), nothing is left to read for.
+// The service gone (stopped, or killed), or this process replaced: nothing is left to read for.
 process.on('disconnect', () => process.exit(0));
 
 function send(reply: HostReply): void {

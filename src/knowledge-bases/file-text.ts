@@ -143,7 +143,7 @@ function pageText(items: PdfTextItem[]): string {
 
 /** The text of a Word document (mammoth), once its archive has passed checkDocxArchive. */
 async function docxText(buffer: Buffer): Promise<string> {
-  checkDocxArchive(buffer);
+  await checkDocxArchive(buffer);
   const mammoth = (await import('mammoth')).default;
   try {
     return (await mammoth.extractRawText({ buffer })).value;
