@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import * as http from 'node:http';
-import { AddressInfo } from 'node:net';
+import { AddressInfo, connect } from 'node:net';
 import * as path from 'node:path';
 import { Writable } from 'node:stream';
 import { INestApplication, Logger } from '@nestjs/common';
@@ -13,6 +13,7 @@ import { AccountsService } from '../src/auth/accounts.service';
 import { generateApiKey } from '../src/auth/api-key-token';
 import { createLogger, PinoLoggerService, requestLogger, serializeError } from '../src/common/logger';
 import { loadConfig } from '../src/config/config';
+import { createTestContext, eventually, listenOnLoopback } from './helpers';
 import { localTestStorage, s3TestStorage } from './recordings-helpers';
 
 /** A line the logger wrote, parsed: pino's fields, and those of the request logger and the error serializer. */
@@ -102,7 +103,7 @@ describe('request logs', () => {
       level: 50,
       msg: 'request aborted',
       req: { path: '/broken' },
-      res: { statusCode: 200 },
+      res: {}, // the response had not started: no status was sent
       err: { type: 'Error', code: 'EPIPE', syscall: 'write' },
     });
     expect(lines).toHaveLength(2); // one line per request, whichever of finish, close and error came first
@@ -118,7 +119,7 @@ describe('request logs', () => {
     expect(entries()[0].req?.id).toBe(response.headers['x-request-id']);
   });
 
-  it('logs a 5xx and a request the client abandoned at error level', async () => {
+  it('logs a 5xx at error level, and a request the client abandoned at warn level, without the status it was never sent', async () => {
     const { logger, lines, entries } = capturedLogger();
     const log = requestLogger(logger);
     const server = http.createServer((req, res) =>
@@ -141,7 +142,41 @@ describe('request logs', () => {
 
     const [failed, aborted] = entries();
     expect(failed).toMatchObject({ level: 50, msg: 'request completed', res: { statusCode: 503 } });
-    expect(aborted).toMatchObject({ level: 50, msg: 'request aborted', req: { method: 'GET', path: '/hang' } });
+    expect(aborted).toMatchObject({ level: 40, msg: 'request aborted', req: { method: 'GET', path: '/hang' }, res: {} });
+    expect(aborted.err).toBeUndefined();
+  });
+
+  it("logs an upload the client dropped as the client's doing: an info line without a status, no error, no stack", async () => {
+    const { logger, lines, entries } = capturedLogger('debug');
+    const context = await createTestContext({}, { logger });
+    try {
+      const account = await context.createAccount();
+      const kbId = (await context.as(account).post('/knowledge-bases').send({}).expect(201)).body.id as number;
+      const port = await listenOnLoopback(context.app.getHttpServer());
+      const socket = connect(port, '127.0.0.1');
+      socket.on('error', () => undefined);
+      socket.write(
+        `POST /knowledge-bases/${kbId}/sources HTTP/1.1\r\nHost: test\r\nX-Api-Key: ${account.apiKey}\r\n` +
+          'Content-Type: multipart/form-data; boundary=dropped\r\nContent-Length: 10000000\r\n\r\n' +
+          '--dropped\r\nContent-Disposition: form-data; name="file"; filename="notes.txt"\r\nContent-Type: text/plain\r\n\r\n',
+      );
+      socket.write(Buffer.alloc(1536 * 1024, 'a'));
+      // Dropped once the upload is being stored (its first MiB is in the database), long before its end.
+      const stored = `SELECT count(*)::int AS n FROM knowledge_file_chunks WHERE account_id = $1`;
+      await eventually(async () => ((await context.app.get(DataSource).query(stored, [account.id]))[0].n > 0 ? true : undefined));
+      socket.destroy();
+      // Fences: the request's line, and the exception filter's word on the error that follows (multer's "Request aborted").
+      const aborted = await eventually(async () => entries().find((entry) => entry.msg === 'request aborted'));
+      await eventually(async () => entries().find((entry) => entry.requestId === aborted.req!.id));
+      expect(aborted).toMatchObject({ level: 30, req: { method: 'POST', path: `/knowledge-bases/${kbId}/sources` }, res: {} });
+      expect(entries().filter((entry) => entry.requestId === aborted.req!.id)).toEqual([
+        expect.objectContaining({ level: 20, msg: 'Request abandoned by the client', errorType: 'Error' }),
+      ]);
+      expect(entries().filter((entry) => entry.level >= 40)).toEqual([]);
+      expect(lines.join('\n')).not.toContain('    at ');
+    } finally {
+      await context.close();
+    }
   });
 });
 

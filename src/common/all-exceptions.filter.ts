@@ -38,8 +38,15 @@ function httpExceptionMessage(exception: HttpException): string {
 }
 
 /**
+ * Whether the client went away before its whole request arrived (a dropped upload, or one cut by its deadline): what
+ * fails after (multer's "Request aborted") is the client's doing, not an error of ours, and no one is left to answer.
+ */
+const abandoned = (request: Request) => !request.complete && (request.destroyed || request.socket.destroyed);
+
+/**
  * One error shape for every failure; an unexpected error is a generic 500, logged with the request id. (A
- * PreparedResponse is not a failure: a guard's complete answer, sent as it is.)
+ * PreparedResponse is not a failure: a guard's complete answer, sent as it is.) An error that follows a request
+ * the client abandoned is not answered, nor logged but at debug level: the request's own line says it was aborted.
  */
 @Catch()
 export class AllExceptionsFilter implements ExceptionFilter {
@@ -50,6 +57,14 @@ export class AllExceptionsFilter implements ExceptionFilter {
     const request = context.getRequest<Request & { id?: string }>();
     const response = context.getResponse<Response>();
     if (exception instanceof PreparedResponse && !response.headersSent) return exception.send(response);
+    if (abandoned(request)) {
+      this.logger.debug(
+        { requestId: request.id, errorType: exception instanceof Error ? exception.name : typeof exception },
+        'Request abandoned by the client',
+      );
+      response.destroy();
+      return;
+    }
     const body = this.toErrorResponse(exception, request);
     if (response.headersSent) {
       response.destroy();

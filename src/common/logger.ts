@@ -105,7 +105,8 @@ function pathOf(url: string | undefined): string {
 }
 
 const serializeRequest = (request: IncomingMessage) => ({ id: request.id, method: request.method, path: pathOf(request.url) });
-const serializeResponse = (response: ServerResponse) => ({ statusCode: response.statusCode });
+/** The status the client was sent: none when the response never started (a dropped request's preset 201 was never sent). */
+const serializeResponse = (response: ServerResponse) => ({ statusCode: response.headersSent ? response.statusCode : undefined });
 
 /**
  * The process's one pino logger, writing JSON lines to stdout. The writes are asynchronous (lines written
@@ -144,10 +145,21 @@ function assignRequestId(request: IncomingMessage, response: ServerResponse): st
 const aborted = (response: ServerResponse) => !response.writableEnded;
 
 /**
+ * The level of a request's line: error for a 5xx (or an error of the response); a request the client abandoned is
+ * the client's doing, never an error of ours: info when it went away before its request had arrived whole (a
+ * dropped upload), warn when it had the whole request and stopped waiting for the answer.
+ */
+function requestLogLevel(request: IncomingMessage, response: ServerResponse, error: Error | undefined): Level {
+  if (error || response.statusCode >= 500) return 'error';
+  if (aborted(response)) return request.complete ? 'warn' : 'info';
+  return 'info';
+}
+
+/**
  * Express middleware, first in the chain (pino-http): gives every request an id (`request.id`, which the
  * exception filter logs too) and logs exactly one line
- * when its response is done or the client went away: `req` {id, method, path}, `res` {statusCode},
- * `responseTime`; at error level for a 5xx or an abandoned request.
+ * when its response is done or the client went away: `req` {id, method, path}, `res` {statusCode, if it was sent},
+ * `responseTime`; at the level requestLogLevel gives.
  */
 export function requestLogger(logger: Logger): HttpLogger {
   return pinoHttp({
@@ -155,7 +167,7 @@ export function requestLogger(logger: Logger): HttpLogger {
     genReqId: assignRequestId,
     // The logger's own serializers get the raw request and response (not pino-http's copies with every header).
     wrapSerializers: false,
-    customLogLevel: (_request, response, error): Level => (error || response.statusCode >= 500 || aborted(response) ? 'error' : 'info'),
+    customLogLevel: requestLogLevel,
     customSuccessMessage: (_request, response) => (aborted(response) ? 'request aborted' : 'request completed'),
     customErrorMessage: (_request, response) => (aborted(response) ? 'request aborted' : 'request completed'),
     // A 5xx is logged where it happened (the exception filter, with the error): not a made-up error here.
