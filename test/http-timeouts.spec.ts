@@ -112,7 +112,7 @@ interface Exchange {
 
 /**
  * Sends a request's head, then its body a byte every `intervalMs`, `stopAfter` bytes at most (then silence), until the
- * body is complete or the server closes the connection.
+ * body is complete or the server closes the connection. The body is `body`, or `length` bytes of a JSON object.
  */
 function trickle(
   port: number,
@@ -121,6 +121,7 @@ function trickle(
   intervalMs: number,
   stopAfter = length,
   connection = 'close',
+  body?: string,
 ): Promise<Exchange> {
   return new Promise((resolve) => {
     const socket = connect(port, '127.0.0.1');
@@ -135,7 +136,7 @@ function trickle(
     socket.write(`${head}Content-Length: ${length}\r\nConnection: ${connection}\r\n\r\n`);
     const timer = setInterval(() => {
       if (socket.destroyed || sent >= stopAfter) return;
-      socket.write(sent === 0 ? '{' : sent === length - 1 ? '}' : ' ');
+      socket.write(body?.[sent] ?? (sent === 0 ? '{' : sent === length - 1 ? '}' : ' '));
       sent++;
     }, intervalMs);
   });
@@ -187,6 +188,33 @@ describe('the bound on receiving a request (HTTP_REQUEST_TIMEOUT_MS, HTTP_UPLOAD
     expect(bodyOf(stalled.answer)).toEqual(REQUEST_TIMEOUT);
     expect((await context.as(account).get(`/calls/${call.id}/recording/download`).expect(200)).body).toHaveLength(16); // the slow one's
   }, 15_000);
+});
+
+describe('the bound on receiving a knowledge-base file (HTTP_REQUEST_TIMEOUT_MS: the upload bound is for recordings only)', () => {
+  let context: TestContext;
+  let account: TestAccount;
+  let port: number;
+  beforeAll(async () => {
+    context = await createTestContext({ httpRequestTimeoutMs: 300, httpUploadTimeoutMs: 30_000 });
+    account = await context.createAccount();
+    port = await listenOnLoopback(context.app.getHttpServer());
+  });
+  afterAll(() => context.close());
+
+  it('cuts an upload that trickles in like any other body (408), and keeps nothing of it', async () => {
+    const kbId = (await context.as(account).post('/knowledge-bases').send({}).expect(201)).body.id as number;
+    const form =
+      '--slow\r\nContent-Disposition: form-data; name="file"; filename="hours.txt"\r\nContent-Type: text/plain\r\n\r\n' +
+      'Open from nine to six.\r\n--slow--\r\n';
+    const head =
+      `POST /knowledge-bases/${kbId}/sources HTTP/1.1\r\nHost: test\r\nX-Api-Key: ${account.apiKey}\r\n` +
+      'Content-Type: multipart/form-data; boundary=slow\r\n';
+    // A byte every 20 ms: some 3 s for the whole form, well within the upload bound, ten times the request bound.
+    const { answer, sent } = await trickle(port, head, form.length, 20, form.length, 'close', form);
+    expect(sent).toBeLessThan(form.length);
+    expect(bodyOf(answer)).toEqual(REQUEST_TIMEOUT);
+    expect((await context.as(account).get(`/knowledge-bases/${kbId}/sources`).expect(200)).body).toEqual([]);
+  });
 });
 
 describe('the bound on a body that is never read', () => {

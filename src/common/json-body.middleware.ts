@@ -33,7 +33,8 @@ export const isMultipartForm = (value: string | undefined) => !!value && /^multi
 const ACCEPTS_MULTIPART = 'acceptsMultipartForm';
 /**
  * Marks a route that takes a JSON body or a `multipart/form-data` upload (a knowledge-base file): JsonBodyGuard
- * leaves a multipart body to the route, which reads it itself, with the upload time bound.
+ * leaves a multipart body to the route, which reads it itself, within the request time bound like any body (only the
+ * routes that stream their own body, the recording upload, have the upload bound).
  */
 export const AcceptsMultipartForm = () => SetMetadata(ACCEPTS_MULTIPART, true);
 // `inflate: false`: a compressed body never reaches the parser (readBody refuses it first), and could not be inflated there either.
@@ -111,14 +112,15 @@ type JsonRequest = Request & { [TAKES_JSON]?: true };
  * Reads the body of a POST, PUT or PATCH: a body in a Content-Encoding is a 415 on every route (nothing is
  * inflated: 2 KB of gzip is 2 MiB of JSON). On the routes that take JSON: a non-JSON body is a 415, malformed JSON
  * a 400, over 2 MiB a 413, and a JSON value that is not an object, or that checkJsonBody refuses, a 400. Other
- * routes (the recording upload), and the multipart bodies of a route marked AcceptsMultipartForm, read their own
- * bodies, and are given the upload time bound for it.
+ * routes (the recording upload) read their own bodies, and are given the upload time bound for it; the multipart
+ * bodies of a route marked AcceptsMultipartForm are read by the route, within the request bound.
  */
 async function readBody(request: JsonRequest, response: Response, acceptsMultipart: boolean): Promise<void> {
   if (!METHODS_WITH_BODY.has(request.method) || !hasBody(request)) return;
   if (isEncoded(request))
     throw new UnsupportedMediaTypeException('Content-Encoding must be identity: compressed request bodies are not accepted');
-  if (!request[TAKES_JSON] || (acceptsMultipart && isMultipartForm(request.headers['content-type']))) return allowUploadTime(request);
+  if (acceptsMultipart && isMultipartForm(request.headers['content-type'])) return;
+  if (!request[TAKES_JSON]) return allowUploadTime(request);
   if (!isJsonContentType(request.headers['content-type'])) {
     throw new UnsupportedMediaTypeException('Content-Type must be application/json');
   }

@@ -143,7 +143,8 @@ export class SourceIndexing implements OnModuleInit {
 
   private async sweep(): Promise<void> {
     for (const { accountId, sourceId, type } of await this.repository.pendingSources()) await this.send({ accountId, sourceId }, type);
-    const before = new Date(Date.now() - this.config.httpUploadTimeoutMs - UNFINISHED_UPLOAD_GRACE_MS);
+    // An upload's request ends within the request bound (HTTP_REQUEST_TIMEOUT_MS: the upload bound is the recordings').
+    const before = new Date(Date.now() - this.config.httpRequestTimeoutMs - UNFINISHED_UPLOAD_GRACE_MS);
     const removed = await this.repository.deleteUnfinishedUploads(before);
     if (removed) this.logger.log({ pieces: removed }, 'Unfinished uploads removed');
   }
