@@ -20,6 +20,8 @@ export interface VoiceBenchService {
   agentId: number;
   /** The service's standard output (its JSON log, at debug level). */
   stdoutFile: string;
+  /** Its DATA_DIR (the recordings' spool files are under voice-spool/). */
+  dataDir: string;
   /** A conversation of the agent: its id and token. */
   startConversation(): Promise<{ conversationId: string; token: string }>;
   stop(): Promise<void>;
@@ -44,12 +46,13 @@ export async function startVoiceBenchService(options: {
     });
     const { apiKey } = JSON.parse(created.trim().split('\n').at(-1)!) as { apiKey: string };
     const stdoutFile = path.join(work, 'service.out');
+    const dataDir = path.join(work, 'service-data');
     service = await startService({
       name: 'service',
       script: main,
       env: {
         ...env,
-        DATA_DIR: path.join(work, 'service-data'),
+        DATA_DIR: dataDir,
         RATE_LIMIT: '0',
         WIDGET_RATE_LIMIT: '1000000',
         CONVERSATION_MAX_ACTIVE_PER_ACCOUNT: '100000',
@@ -70,6 +73,7 @@ export async function startVoiceBenchService(options: {
       apiKey,
       agentId: agent.id,
       stdoutFile,
+      dataDir,
       startConversation: () => postJson(`${running.baseUrl}/agents/${agent.id}/conversations`, key, {}),
       async stop() {
         await running.stop();
