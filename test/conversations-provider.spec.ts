@@ -113,7 +113,7 @@ describe('conversations answered by a Chat Completions provider', () => {
     expect(expected).toHaveLength(3);
     const started = await startConversation(context, owner, informed.id);
     await message(started, question).expect(200);
-    const system = llm.requests[0].body.messages[0].content;
+    const system = llm.requests[0].body.messages[0].content!;
     const shown = [...system.matchAll(/\[(\d+)\] From "([^"]+)":\n([^\n]+)/g)].map((match) => ({ sourceName: match[2], text: match[3] }));
     expect(shown).toEqual(expected.map(({ sourceName, text }: { sourceName: string; text: string }) => ({ sourceName, text })));
     expect(system).not.toContain('Mumbai');

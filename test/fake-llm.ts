@@ -6,17 +6,38 @@ import { AddressInfo } from 'node:net';
  * /v1/chat/completions`, streamed as `data: {chat.completion.chunk}` events ending with `data: [DONE]`, or one
  * `chat.completion` object when not streamed; errors as `{"error": {...}}` with an HTTP status. What it answers
  * is set per test (`behave`), and every request it received is kept (`requests`).
+ *
+ * Tool calls (`tool-calls`) are streamed as the providers stream them: OpenAI's way (a call's first delta with its
+ * `index`, `id`, `type` and `function.name`, its arguments in small pieces after it, the calls one after the other,
+ * `finish_reason: "tool_calls"`), optionally with the ids and names themselves split across chunks; or Ollama's
+ * (each call whole in one delta, every call of the answer at `index` 0).
  */
+
+/** A message of a request: `content` is null beside `tool_calls` (an assistant's), and a `tool` message names its call. */
+export interface ChatMessage {
+  role: string;
+  content: string | null;
+  tool_calls?: { id: string; type: string; function: { name: string; arguments: string } }[];
+  tool_call_id?: string;
+}
 
 export interface ChatRequest {
   headers: http.IncomingHttpHeaders;
   body: {
     model: string;
-    messages: { role: string; content: string }[];
+    messages: ChatMessage[];
     stream?: boolean;
     max_tokens?: number;
+    tools?: { type: string; function: { name: string; description: string; parameters: object } }[];
     [field: string]: unknown;
   };
+}
+
+/** A call the fake model makes: `arguments` is the JSON text it writes (any text: invalid arguments too). */
+export interface FakeToolCall {
+  name: string;
+  arguments: string;
+  id?: string;
 }
 
 /** How the fake answers one request. */
@@ -32,7 +53,12 @@ export type Behaviour =
   /** Some chunks, then the connection cut (no finish_reason, no [DONE]). */
   | { kind: 'cut'; pieces: string[] }
   /** A non-streamed completion whose message content is this. */
-  | { kind: 'completion'; content: string };
+  | { kind: 'completion'; content: string }
+  /**
+   * An answer that calls tools, streamed (see above), after the text `content` if any. `style` `openai` (the default)
+   * or `ollama`; `splitLabels` splits each id and name across two chunks too.
+   */
+  | { kind: 'tool-calls'; calls: FakeToolCall[]; content?: string; style?: 'openai' | 'ollama'; splitLabels?: boolean };
 
 export interface FakeLlm {
   /** The base URL to configure (LLM_BASE_URL), ending in /v1. */
@@ -73,6 +99,29 @@ export function completion(model: string, content: string): object {
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+let callSerial = 0;
+
+/** `text` in pieces of at most `size` characters (at least one piece, maybe empty). */
+const piecesOf = (text: string, size: number) => (text === '' ? [''] : (text.match(new RegExp(`[\\s\\S]{1,${size}}`, 'g')) ?? []));
+
+/** The `tool_calls` deltas of an answer, one chunk's worth each, as the style's providers split them. */
+function toolCallDeltas({ calls, style = 'openai', splitLabels = false }: Extract<Behaviour, { kind: 'tool-calls' }>): object[][] {
+  const withIds = calls.map((call) => ({ ...call, id: call.id ?? `call_${++callSerial}abcdef` }));
+  if (style === 'ollama') {
+    return withIds.map((call) => [{ id: call.id, index: 0, type: 'function', function: { name: call.name, arguments: call.arguments } }]);
+  }
+  return withIds.flatMap((call, index) => {
+    const [id, name] = [call.id, call.name];
+    const first = splitLabels
+      ? [
+          [{ index, id: id.slice(0, 5), type: 'function', function: { name: name.slice(0, 3), arguments: '' } }],
+          [{ index, id: id.slice(5), function: { name: name.slice(3) } }],
+        ]
+      : [[{ index, id, type: 'function', function: { name, arguments: '' } }]];
+    return [...first, ...piecesOf(call.arguments, 4).map((piece) => [{ index, function: { arguments: piece } }])];
+  });
+}
 
 /** The default: a streamed echo of the visitor's latest message, in three pieces. */
 const echo = (request: ChatRequest): Behaviour => {
@@ -115,6 +164,15 @@ export async function startFakeLlm(): Promise<FakeLlm> {
         for (const piece of plan.pieces) response.write(chunk(model, { content: piece }, null));
         await sleep(20);
         response.socket?.destroy();
+        return;
+      case 'tool-calls':
+        response.writeHead(200, streamHeaders);
+        response.write(chunk(model, { role: 'assistant', content: plan.content === undefined ? null : '', refusal: null }, null));
+        if (plan.content !== undefined)
+          for (const piece of piecesOf(plan.content, 8)) response.write(chunk(model, { content: piece }, null));
+        for (const deltas of toolCallDeltas(plan)) response.write(chunk(model, { tool_calls: deltas }, null));
+        response.write(chunk(model, {}, 'tool_calls'));
+        response.end('data: [DONE]\n\n');
         return;
       case 'stream':
         response.writeHead(200, streamHeaders);

@@ -1,7 +1,7 @@
 import { Column, Entity, Index, JoinColumn, ManyToOne, PrimaryColumn, PrimaryGeneratedColumn } from 'typeorm';
 import { Account } from '../auth/account.entity';
 
-export const TRANSCRIPT_SPEAKERS = ['agent', 'user'] as const;
+export const TRANSCRIPT_SPEAKERS = ['agent', 'user', 'tool'] as const;
 export type TranscriptSpeaker = (typeof TRANSCRIPT_SPEAKERS)[number];
 
 /** One transcript entry. */

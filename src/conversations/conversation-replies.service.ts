@@ -2,10 +2,12 @@ import { BeforeApplicationShutdown, Injectable, Logger } from '@nestjs/common';
 import { UNSTORABLE } from '../common/storable-text';
 import { AppConfig } from '../config/config';
 import { InjectConfig } from '../config/config.module';
+import { ToolCalls, TurnTools } from '../tools/tool-calls';
 import { Answerer, AnswererFailure, APOLOGY, ReplyRequest } from './answering/answerer';
 import { BuiltInAnswerer } from './answering/builtin-answerer';
 import { logProviderFailure } from './answering/failure-log';
 import { PassageFinder } from './answering/passages';
+import { ConversationEnds } from './conversation-ends.service';
 import type { AcceptedTurn } from './conversation-talk.service';
 import { ConversationsRepository } from './conversations.repository';
 
@@ -29,7 +31,15 @@ export interface ReplyOptions {
    * was cut off. By default all of it, as soon as it is produced. An empty delivery records no reply.
    */
   deliver?: (produced: string) => Promise<Delivery>;
+  /**
+   * How the conversation ends when the agent hangs up (its end_call tool), once the reply is recorded. By default it
+   * ends at once, its call's endedReason `agent-hung-up`; a spoken conversation's transport can close its own way.
+   */
+  hangUp?: () => Promise<void>;
 }
+
+/** How often a reply that calls tools renews its claim (a tool may take 60 s; a claim is stale after LLM_TIMEOUT_MS + 15 s). */
+const CLAIM_RENEWAL_MS = 10_000;
 
 /**
  * The agent's replies to accepted messages (ConversationTalk.accept): produced piece by piece and always
@@ -39,18 +49,26 @@ export interface ReplyOptions {
 @Injectable()
 export class ConversationReplies implements BeforeApplicationShutdown {
   private readonly logger = new Logger('Conversations');
-  /** Replies being produced: shutting down waits for them (bounded by LLM_TIMEOUT_MS), so each is recorded. */
+  /**
+   * Replies being produced: shutting down waits for them, so each is recorded (bounded by LLM_TIMEOUT_MS per request
+   * to the provider, and by the tools' timeoutSeconds per round of tool calls, at most MAX_TOOL_ROUNDS).
+   */
   private readonly replying = new Set<Promise<string>>();
   /** The passages a reply is given: the provider's allowance (RAG_PASSAGES), or the best one for the built-in answerer. */
   private readonly passageLimit: number;
+  /** The built-in answerer calls no tool: its replies are given none. */
+  private readonly builtIn: boolean;
 
   constructor(
     private readonly conversations: ConversationsRepository,
     private readonly answerer: Answerer,
     private readonly passages: PassageFinder,
+    private readonly tools: ToolCalls,
+    private readonly ends: ConversationEnds,
     @InjectConfig() config: AppConfig,
   ) {
-    this.passageLimit = answerer instanceof BuiltInAnswerer ? 1 : config.ragPassages;
+    this.builtIn = answerer instanceof BuiltInAnswerer;
+    this.passageLimit = this.builtIn ? 1 : config.ragPassages;
   }
 
   /**
@@ -85,9 +103,14 @@ export class ConversationReplies implements BeforeApplicationShutdown {
 
   private async produceReply(turn: AcceptedTurn, onPiece: (piece: string) => void, options: ReplyOptions): Promise<string> {
     const { signal, deliver = (text: string): Promise<Delivery> => Promise.resolve({ text, interrupted: false }) } = options;
+    const { accountId, id } = turn.access;
     let text = '';
+    let tools: TurnTools | undefined;
+    let renewal: NodeJS.Timeout | undefined;
     try {
-      for await (const piece of this.answerer.reply(await this.replyRequest(turn), signal)) {
+      tools = await this.turnTools(turn);
+      if (tools) renewal = setInterval(() => this.renewClaim(turn), CLAIM_RENEWAL_MS).unref();
+      for await (const piece of this.answerer.reply(await this.replyRequest(turn, tools), signal)) {
         text += piece;
         onPiece(piece);
       }
@@ -96,18 +119,45 @@ export class ConversationReplies implements BeforeApplicationShutdown {
       logProviderFailure(this.logger, error, 'No reply; the visitor got the apology');
       text = APOLOGY;
     }
-    const delivered = await deliver(text);
-    const { accountId, id } = turn.access;
-    // Not recorded if the conversation ended meanwhile (its call was made with what had been said); a reply cut off
-    // before a word of it was heard is none, and the conversation takes the visitor's next message.
-    const recorded = storable(delivered.text);
-    if (recorded.trim()) await this.conversations.recordReply(accountId, id, turn.seq, recorded, delivered.startSeconds);
-    else await this.conversations.abandonReply(accountId, id, turn.seq);
-    return recorded;
+    try {
+      const delivered = await deliver(text);
+      // Every tool call made has ended (a request once sent is never cancelled, even when the reply was interrupted).
+      const entries = ((await tools?.entries()) ?? []).map(storable);
+      // Not recorded if the conversation ended meanwhile (its call was made with what had been said); a reply cut off
+      // before a word of it was heard is none, and the conversation takes the visitor's next message.
+      const recorded = storable(delivered.text);
+      if (recorded.trim()) {
+        const replied = await this.conversations.recordReply(accountId, id, turn.seq, recorded, delivered.startSeconds, entries);
+        if (replied && tools?.hangUp) await (options.hangUp ?? (() => this.hangUp(accountId, id)))();
+      } else {
+        await this.conversations.abandonReply(accountId, id, turn.seq, entries);
+      }
+      return recorded;
+    } finally {
+      clearInterval(renewal);
+    }
   }
 
-  private async replyRequest({ access, agent, text, turns }: AcceptedTurn): Promise<ReplyRequest> {
+  /** The agent's tools for this turn (none for the built-in answerer, which calls none). */
+  private turnTools({ access, agent, party }: AcceptedTurn): Promise<TurnTools | undefined> {
+    if (this.builtIn || agent.toolIds.length === 0) return Promise.resolve(undefined);
+    return this.tools.forTurn(access.accountId, agent.toolIds, { id: access.id, agentId: access.agentId, ...party });
+  }
+
+  private async replyRequest({ access, agent, text, turns }: AcceptedTurn, tools: TurnTools | undefined): Promise<ReplyRequest> {
     const passages = this.passageLimit > 0 ? await this.passages.find(access.accountId, agent, text, this.passageLimit) : [];
-    return { agent: { model: agent.model, systemPrompt: agent.systemPrompt, language: agent.language }, passages, turns };
+    return { agent: { model: agent.model, systemPrompt: agent.systemPrompt, language: agent.language }, passages, turns, tools };
+  }
+
+  /** Keeps the reply's claim fresh while its tools run (one reply at a time: a stale claim would let another message in). */
+  private renewClaim({ access, seq }: AcceptedTurn): void {
+    this.conversations.renewReply(access.accountId, access.id, seq).catch((error: unknown) => {
+      this.logger.warn({ error: { name: (error as Error)?.name } }, "A reply's claim could not be renewed");
+    });
+  }
+
+  /** The agent hung up (end_call): the conversation ends now that its last sentence is recorded. */
+  private async hangUp(accountId: number, id: string): Promise<void> {
+    await this.ends.endNow(accountId, id, 'agent-hung-up');
   }
 }

@@ -8,7 +8,14 @@ import { ConversationLimits } from './conversation-limits';
 import { HISTORY_TURNS, MAX_VISITOR_MESSAGES, turnLimits } from './conversation-rules';
 import { bearerToken, hashConversationToken } from './conversation-token';
 import { ConversationStatus } from './conversation.entity';
-import { ConversationAccess, ConversationCorsRule, ConversationsRepository, MessageRow, TurnLimits } from './conversations.repository';
+import {
+  ConversationAccess,
+  ConversationCorsRule,
+  ConversationParty,
+  ConversationsRepository,
+  MessageRow,
+  TurnLimits,
+} from './conversations.repository';
 
 /** A visitor's message accepted for a reply (ConversationReplies produces it). */
 export interface AcceptedTurn {
@@ -16,6 +23,8 @@ export interface AcceptedTurn {
   seq: number;
   text: string;
   agent: AnsweringAgent;
+  /** Who the conversation is with (a tool's request tells the customer's system). */
+  party: ConversationParty;
   /** The conversation so far, at most HISTORY_TURNS, ending with this message. */
   turns: Turn[];
   /** Gives back the reply slot the turn holds (ConversationLimits), once its reply is recorded. */
@@ -102,14 +111,14 @@ export class ConversationTalk {
         startSeconds,
       );
       if (!acceptance) throw notFound(conversationId); // erased meanwhile
-      const { seq, history, visitorMessageCount, replying, agent, ...access } = acceptance;
+      const { seq, history, visitorMessageCount, replying, agent, channel, phone, name, ...access } = acceptance;
       if (!agent) {
         // Refused by the statement (nothing recorded): the conversation ends with what had been said.
         await this.ends.endNow(access.accountId, access.id);
         throw new GoneException('The agent of this conversation was deleted; the conversation has ended');
       }
       if (seq === null) throw await this.refusal(access, visitorMessageCount, replying);
-      return { access, seq, text, agent, turns: [...history, { speaker: 'user', text }], release };
+      return { access, seq, text, agent, party: { channel, phone, name }, turns: [...history, { speaker: 'user', text }], release };
     } catch (error) {
       release();
       throw error;

@@ -4,7 +4,8 @@ import { Account } from '../auth/account.entity';
 export const CONVERSATION_CHANNELS = ['web-widget', 'api'] as const;
 export type ConversationChannel = (typeof CONVERSATION_CHANNELS)[number];
 export type ConversationStatus = 'active' | 'ended';
-export type MessageSpeaker = 'agent' | 'user';
+/** `tool`: what a tool the model called did (contract section 18), between the visitor's message and the reply. */
+export type MessageSpeaker = 'agent' | 'user' | 'tool';
 
 /**
  * A conversation with an agent (a widget visitor's, or the dashboard's test call). All of its state is

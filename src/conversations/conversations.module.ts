@@ -5,6 +5,7 @@ import { CallsModule } from '../calls/calls.module';
 import { KnowledgeBasesModule } from '../knowledge-bases/knowledge-bases.module';
 import { AppConfig } from '../config/config';
 import { APP_CONFIG } from '../config/config.module';
+import { ToolsModule } from '../tools/tools.module';
 import { WidgetSitesModule } from '../widget-sites/widget-sites.module';
 import { Answerer } from './answering/answerer';
 import { BuiltInAnswerer } from './answering/builtin-answerer';
@@ -49,7 +50,7 @@ const answeringProviders = [
 ];
 
 @Module({
-  imports: [AgentsModule, CallsModule, KnowledgeBasesModule, WidgetSitesModule],
+  imports: [AgentsModule, CallsModule, KnowledgeBasesModule, ToolsModule, WidgetSitesModule],
   controllers: [AgentConversationsController, WidgetSessionsController, ConversationsController],
   providers: [
     ConversationStarts,

@@ -46,15 +46,22 @@ export interface MessageRow {
   startSeconds: number | null;
 }
 
+/** Who the conversation is with, as it started: what a tool's request tells the customer's system. */
+export interface ConversationParty {
+  channel: ConversationChannel;
+  phone: string;
+  name: string;
+}
+
 /** A visitor's message as the conversation took it: its state, and the message's place when it was accepted. */
-export interface MessageAcceptance extends ConversationAccess {
+export interface MessageAcceptance extends ConversationAccess, ConversationParty {
   visitorMessageCount: number;
   /** A reply (to an earlier message) was being produced. */
   replying: boolean;
   /** The accepted message's position (the reply takes the next one); null when refused. */
   seq: number | null;
-  /** The messages before it, oldest first (at most the limit asked for). */
-  history: { speaker: MessageSpeaker; text: string }[];
+  /** The messages before it, oldest first (at most the limit asked for), tools' entries left out. */
+  history: { speaker: Exclude<MessageSpeaker, 'tool'>; text: string }[];
   /** The conversation's agent, read in the same statement; null once it was deleted. */
   agent: AnsweringAgent | null;
 }
@@ -94,6 +101,7 @@ export interface TurnLimits {
 
 const EXAMPLE_ID = '5f0c2a7e-8d3b-4c1e-9a6f-2b7d4e8c1a90';
 const EXAMPLE_HASH = 'a'.repeat(64);
+const EXAMPLE_TOOL_ENTRY = 'book_table {"people":2} → {"confirmed":true}';
 const EXAMPLE_LIMITS: TurnLimits = { maxVisitorMessages: 100, idleSeconds: 300, staleReplySeconds: 45 };
 const EXAMPLE_CONVERSATION: NewConversation = {
   id: EXAMPLE_ID,
@@ -134,7 +142,7 @@ export const ASYNCHRONOUS_COMMIT = `CROSS JOIN (SELECT set_config('synchronous_c
  */
 const ACCEPT_MESSAGE = withLimits(
   `WITH target AS (
-     SELECT account_id, id, agent_id, status, allowed_domain, site_id, visitor_message_count, ${IDLE} AS idle,
+     SELECT account_id, id, agent_id, status, allowed_domain, site_id, visitor_message_count, channel, phone, name, ${IDLE} AS idle,
             coalesce(${REPLYING}, false) AS replying, ${answeringAgentJson('conversation.account_id', 'conversation.agent_id')} AS agent
        FROM conversations conversation WHERE id = $1 AND token_hash = $2
    ), turn AS (
@@ -153,10 +161,12 @@ const ACCEPT_MESSAGE = withLimits(
    )
    SELECT target.account_id AS "accountId", target.id, target.agent_id AS "agentId", target.status, target.idle,
           target.allowed_domain AS "allowedDomain", target.site_id AS "siteId", target.visitor_message_count AS "visitorMessageCount", target.replying,
+          target.channel, target.phone, target.name,
           turn.seq,
           (SELECT coalesce(json_agg(json_build_object('speaker', recent.speaker, 'text', recent.text) ORDER BY recent.seq), '[]')
              FROM (SELECT seq, speaker, text FROM conversation_messages m
-                    WHERE m.account_id = target.account_id AND m.conversation_id = target.id ORDER BY seq DESC LIMIT $7) recent) AS history,
+                    WHERE m.account_id = target.account_id AND m.conversation_id = target.id AND m.speaker <> 'tool'
+                    ORDER BY seq DESC LIMIT $7) recent) AS history,
           target.agent
      FROM target LEFT JOIN turn ON true ${ASYNCHRONOUS_COMMIT}`,
   '$5',
@@ -289,35 +299,74 @@ export class ConversationsRepository {
   }
 
   /**
-   * Records the reply to the visitor's message `seq` and ends the reply in progress, in one statement. Nothing is
-   * recorded (false) if the conversation ended meanwhile, or if this reply's claim was taken over as stale.
-   * Prepared and committed asynchronously, as acceptMessage: the two statements of every message.
+   * Records the reply to the visitor's message `seq` and ends the reply in progress, in one statement: the entries of
+   * the tools the reply called first (`toolEntries`, in order), then the reply. Nothing is recorded (false) if the
+   * conversation ended meanwhile, or if this reply's claim was taken over as stale. Prepared and committed
+   * asynchronously, as acceptMessage: the two statements of every message.
    */
-  @AccountQuery([1, EXAMPLE_ID, 3, 'Yes, every day from 9 to 6.'])
-  async recordReply(accountId: number, id: string, seq: number, text: string, startSeconds: number | null = null): Promise<boolean> {
+  @AccountQuery(
+    { name: 'a reply', params: [1, EXAMPLE_ID, 3, 'Yes, every day from 9 to 6.'] },
+    { name: 'after tool calls', params: [1, EXAMPLE_ID, 3, 'Booked for two at 7:30.', null, [EXAMPLE_TOOL_ENTRY]] },
+  )
+  async recordReply(
+    accountId: number,
+    id: string,
+    seq: number,
+    text: string,
+    startSeconds: number | null = null,
+    toolEntries: string[] = [],
+  ): Promise<boolean> {
     const rows = await this.db.query(
       `WITH turn AS (
-         UPDATE conversations SET message_count = message_count + 1, last_message_at = now(), replying_since = NULL
+         UPDATE conversations SET message_count = message_count + 1 + cardinality($6::text[]), last_message_at = now(), replying_since = NULL
           WHERE account_id = $1 AND id = $2 AND status = 'active' AND message_count = $3 + 1
           RETURNING account_id, id, last_message_at
        )
        INSERT INTO conversation_messages (account_id, conversation_id, seq, speaker, text, at, start_seconds)
-       SELECT account_id, id, $3 + 1, 'agent', $4, last_message_at, $5 FROM turn ${ASYNCHRONOUS_COMMIT}
+       SELECT account_id, id, $3 + entry.n, 'tool', entry.text, last_message_at, NULL::double precision
+         FROM turn, unnest($6::text[]) WITH ORDINALITY AS entry(text, n)
+       UNION ALL
+       SELECT account_id, id, $3 + 1 + cardinality($6::text[]), 'agent', $4, last_message_at, $5::double precision FROM turn ${ASYNCHRONOUS_COMMIT}
        RETURNING seq`,
-      [accountId, id, seq, text, startSeconds],
+      [accountId, id, seq, text, startSeconds, toolEntries],
       { prepared: true },
     );
     return rows.length > 0;
   }
 
-  /** Ends the reply in progress to message `seq` without recording one (it was interrupted before a word was heard). */
-  @AccountQuery([1, EXAMPLE_ID, 1])
-  async abandonReply(accountId: number, id: string, seq: number): Promise<void> {
+  /**
+   * Ends the reply in progress to message `seq` without recording one (it was interrupted before a word was heard);
+   * the entries of the tools it called are recorded all the same (their requests were sent).
+   */
+  @AccountQuery(
+    { name: 'a reply', params: [1, EXAMPLE_ID, 1] },
+    { name: 'after tool calls', params: [1, EXAMPLE_ID, 1, [EXAMPLE_TOOL_ENTRY]] },
+  )
+  async abandonReply(accountId: number, id: string, seq: number, toolEntries: string[] = []): Promise<void> {
     await this.db.query(
-      `UPDATE conversations SET last_message_at = now(), replying_since = NULL
-        WHERE account_id = $1 AND id = $2 AND status = 'active' AND message_count = $3 + 1`,
+      `WITH turn AS (
+         UPDATE conversations SET message_count = message_count + cardinality($4::text[]), last_message_at = now(), replying_since = NULL
+          WHERE account_id = $1 AND id = $2 AND status = 'active' AND message_count = $3 + 1
+          RETURNING account_id, id, last_message_at
+       )
+       INSERT INTO conversation_messages (account_id, conversation_id, seq, speaker, text, at, start_seconds)
+       SELECT account_id, id, $3 + entry.n, 'tool', entry.text, last_message_at, NULL FROM turn, unnest($4::text[]) WITH ORDINALITY AS entry(text, n)`,
+      [accountId, id, seq, toolEntries],
+    );
+  }
+
+  /**
+   * Renews the claim of the reply in progress to message `seq` (a reply that calls tools may outlast the time after
+   * which a claim is taken as abandoned): false when it is no longer this reply's (taken over, or the conversation ended).
+   */
+  @AccountQuery([1, EXAMPLE_ID, 1])
+  async renewReply(accountId: number, id: string, seq: number): Promise<boolean> {
+    const rows = await this.db.query(
+      `UPDATE conversations SET replying_since = now()
+        WHERE account_id = $1 AND id = $2 AND status = 'active' AND message_count = $3 + 1 AND replying_since IS NOT NULL RETURNING id`,
       [accountId, id, seq],
     );
+    return rows.length > 0;
   }
 
   /** Every message, in order; inside `sql`'s transaction when given. */

@@ -1,3 +1,4 @@
+import type { RequestedCall, ToolFunction } from '../../tools/tool-calls';
 import { Passage } from './passages';
 
 /** One turn of the conversation as an answerer sees it. */
@@ -13,7 +14,19 @@ export interface ReplyRequest {
   passages: Passage[];
   /** The conversation so far (at most the last 20 turns), ending with the visitor's message to answer. */
   turns: Turn[];
+  /** The agent's tools, when it has some and the answerer can call them (the built-in answerer calls none). */
+  tools?: ReplyTools;
 }
+
+/** The tools a reply may call (src/tools' TurnTools): what the model is offered, and how its calls are run. */
+export interface ReplyTools {
+  readonly functions: ToolFunction[];
+  /** Runs the calls of one answer at once: each one's result for the model, in order. Never rejects. */
+  run(calls: RequestedCall[]): Promise<string[]>;
+}
+
+/** Rounds of tool calls in one reply, at most: a model still calling tools after them gets the visitor the apology. */
+export const MAX_TOOL_ROUNDS = 5;
 
 /**
  * Produces a reply, piece by piece as it is generated. Throws AnswererFailure when it cannot: the caller then
@@ -25,7 +38,7 @@ export abstract class Answerer {
 }
 
 /** Why a provider gave no reply; deliberately only a kind and an HTTP status: provider text is never kept. */
-export type FailureKind = 'http-status' | 'timeout' | 'connection' | 'invalid-response' | 'incomplete' | 'empty';
+export type FailureKind = 'http-status' | 'timeout' | 'connection' | 'invalid-response' | 'incomplete' | 'empty' | 'too-many-tool-rounds';
 
 /** A provider's failure (replies here, speech in src/voice): logged by its kind and status alone. */
 export class ProviderFailure extends Error {

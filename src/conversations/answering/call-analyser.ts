@@ -26,8 +26,9 @@ sentiment: the visitor's mood. status: "qualified" when the visitor has a real n
 they want to go ahead, "not-interested" when they decline, "callback" when they asked to be contacted, otherwise "new".
 summary: what the visitor wanted and what was agreed, in the conversation's language.`;
 
-const transcriptText = (transcript: TranscriptTurn[]) =>
-  transcript.map((turn) => `${turn.speaker === 'user' ? 'Visitor' : 'Agent'}: ${turn.text}`).join('\n');
+const SPEAKERS = { user: 'Visitor', agent: 'Agent', tool: 'Tool' } as const;
+
+const transcriptText = (transcript: TranscriptTurn[]) => transcript.map((turn) => `${SPEAKERS[turn.speaker]}: ${turn.text}`).join('\n');
 
 /**
  * The model's answer, if it is what was asked for: a JSON object (possibly in a code fence or with words around

@@ -33,7 +33,10 @@ export class MessageReplyResponse {
 }
 
 export class ConversationMessageResponse {
-  /** @example "user" */
+  /**
+   * `tool`: what a tool the agent called did, between the visitor's message and the reply (`book_table {"people":2} →
+   * {"confirmed":true}`, at most 1,000 characters). @example "user"
+   */
   speaker: MessageSpeaker;
   /** @example "Do you deliver on Sundays?" */
   text: string;

@@ -76,11 +76,16 @@ export async function startSession(base: string, siteKey: string, visitor: Visit
   return { session: { conversationId: started.conversationId, token: started.token }, greeting: started.greeting };
 }
 
+/**
+ * The conversation so far, as the visitor saw it: the entries of the tools the agent called (`speaker` `tool`) are
+ * the transcript's, not the chat's.
+ */
 export async function loadConversation(base: string, session: Session): Promise<{ status: string; messages: Message[] }> {
-  return (await request(base, 'GET', conversationPath(session), { token: session.token })).json() as Promise<{
+  const { status, messages } = (await (await request(base, 'GET', conversationPath(session), { token: session.token })).json()) as {
     status: string;
-    messages: Message[];
-  }>;
+    messages: (Message | { speaker: 'tool'; text: string })[];
+  };
+  return { status, messages: messages.filter((message): message is Message => message.speaker !== 'tool') };
 }
 
 export async function endConversation(base: string, session: Session): Promise<void> {
