@@ -64,6 +64,11 @@ export interface SendOptions {
   startAfter?: Date;
   /** pg-boss singletonKey: what it dedupes depends on the queue's policy (see JobDefinition.policy). */
   singletonKey?: string;
+  /**
+   * Workers fetch the jobs of a higher priority first, then the oldest (default 0): what a queue shared by many
+   * accounts uses to be fair, one account's tenth job after another's first.
+   */
+  priority?: number;
 }
 
 const QUEUE_NAME = /^[a-z][a-z0-9_.-]{0,99}$/;
@@ -147,8 +152,10 @@ export class Jobs implements OnApplicationBootstrap, OnApplicationShutdown {
 
   async send<T extends object>(name: string, data: T, options: SendOptions = {}): Promise<void> {
     if (!this.definitions.has(name)) throw new Error(`Job ${name} is not defined`);
-    const { sql, startAfter, singletonKey } = options;
-    await this.boss.send(name, data, { startAfter, singletonKey, db: sql && bossDb(sql) });
+    const { sql, startAfter, singletonKey, priority } = options;
+    // pg-boss refuses a `priority` key whose value is not an integer, undefined included.
+    const ranked = priority === undefined ? {} : { priority };
+    await this.boss.send(name, data, { startAfter, singletonKey, ...ranked, db: sql && bossDb(sql) });
     this.wakeWhenCommitted(sql, name);
   }
 

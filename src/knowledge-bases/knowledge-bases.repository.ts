@@ -389,6 +389,19 @@ export class KnowledgeBasesRepository {
     );
   }
 
+  /**
+   * How many of the account's file sources wait to be read before this one (older, and pending): the round of the
+   * reading queue its reading goes in (SourceIndexing), so that no account's files hold up another's.
+   */
+  @AccountQuery([1, 2])
+  async pendingFilesBefore(accountId: number, sourceId: number, sql: Sql = this.db): Promise<number> {
+    const [row] = await sql.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM knowledge_base_sources WHERE account_id = $1 AND type = 'file' AND status = 'pending' AND id < $2`,
+      [accountId, sourceId],
+    );
+    return row.n;
+  }
+
   /** Every source waiting for indexing, across accounts: the sweep resends their jobs. */
   @UnscopedQuery('the indexing sweep looks for pending sources of every account, to resend their jobs')
   pendingSources(): Promise<PendingSource[]> {

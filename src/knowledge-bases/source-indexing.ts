@@ -37,7 +37,8 @@ const FILE_KINDS = new Map(Object.entries(CONTENT_TYPES).map(([kind, contentType
  *
  * Jobs are keyed by source: at most one waits per source (queues of policy `short`), so the sweep and a
  * refresh never pile up duplicates. Files have a queue of their own, whose workers (KNOWLEDGE_EXTRACTION_WORKERS
- * on each instance) read one file each at a time: however many are uploaded, that many threads read files.
+ * on each instance) read one file each at a time: however many are uploaded, that many threads read files, and the
+ * queue is shared fairly between accounts (queueReading).
  * The sweep (every 5 minutes) resends the job of every pending source, which covers the sources the migration
  * left pending and a job whose retries ran out (the database was down, say), and deletes the uploads a stopped
  * process left unfinished.
@@ -84,8 +85,20 @@ export class SourceIndexing implements OnModuleInit {
   }
 
   /** Queues the indexing of a source of this type, in the transaction that made it pending when `sql` is given. */
-  send(job: IndexSourceJob, type: SourceType, sql?: TransactionSql): Promise<void> {
-    return this.jobs.send(type === 'file' ? READ_FILE_JOB : INDEX_SOURCE_JOB, job, { sql, singletonKey: String(job.sourceId) });
+  async send(job: IndexSourceJob, type: SourceType, sql?: TransactionSql): Promise<void> {
+    if (type !== 'file') return this.jobs.send(INDEX_SOURCE_JOB, job, { sql, singletonKey: String(job.sourceId) });
+    await this.queueReading(job, await this.repository.pendingFilesBefore(job.accountId, job.sourceId, sql), sql);
+  }
+
+  /**
+   * Queues the reading of a file source, fairly: readings are fetched by round, then by age, a file's round being
+   * how many of its account's files wait before it (its job's priority is minus that). Every account's first waiting
+   * file is read before any account's second, so an account that uploads many slow files holds up another's only by
+   * the files being read when that one's arrives. (The round is set when the job is queued: a file queued behind
+   * many of its account's keeps its round as those are read.)
+   */
+  private queueReading(job: IndexSourceJob, round: number, sql?: TransactionSql): Promise<void> {
+    return this.jobs.send(READ_FILE_JOB, job, { sql, singletonKey: String(job.sourceId), priority: -round });
   }
 
   async index({ accountId, sourceId }: IndexSourceJob): Promise<void> {
@@ -142,7 +155,16 @@ export class SourceIndexing implements OnModuleInit {
   }
 
   private async sweep(): Promise<void> {
-    for (const { accountId, sourceId, type } of await this.repository.pendingSources()) await this.send({ accountId, sourceId }, type);
+    // In the order of their ids: each file's round is how many of its account's are listed before it.
+    const rounds = new Map<number, number>();
+    for (const { accountId, sourceId, type } of await this.repository.pendingSources()) {
+      if (type !== 'file') await this.send({ accountId, sourceId }, type);
+      else {
+        const round = rounds.get(accountId) ?? 0;
+        rounds.set(accountId, round + 1);
+        await this.queueReading({ accountId, sourceId }, round);
+      }
+    }
     // An upload's request ends within the request bound (HTTP_REQUEST_TIMEOUT_MS: the upload bound is the recordings').
     const before = new Date(Date.now() - this.config.httpRequestTimeoutMs - UNFINISHED_UPLOAD_GRACE_MS);
     const removed = await this.repository.deleteUnfinishedUploads(before);
