@@ -37,6 +37,12 @@ interface Host {
   retired?: true;
 }
 
+/**
+ * How much later than the reading's deadline the service gives a reading up itself: the host's own deadline, counted
+ * from the start of the reading's thread, normally ends it first; this one holds when the host cannot run (the
+ * machine's load, or a host still starting).
+ */
+const DEADLINE_GRACE_MS = 5_000;
 /** How long a host may take to end a reading the service has given up before it is killed. */
 const CANCEL_GRACE_MS = 10_000;
 
@@ -55,9 +61,9 @@ const CANCEL_GRACE_MS = 10_000;
  * A host starts with the first file it is needed for and lives as long as the service: starting a process forks the
  * service's, which costs more the larger the service has grown (92 ms at 1.5 GiB), so it is done once per host, and
  * again only when a host asks to be replaced because a reading left it holding more memory than a reading may use.
- * The deadline is kept here too, so a host that the machine's load keeps from running still gives the reading up
- * on time; that host takes no other file until it has answered (or is killed CANCEL_GRACE_MS later). If a host dies,
- * the reading it had fails as a crashed reading does.
+ * The deadline is kept here too (DEADLINE_GRACE_MS later), so a host that the machine's load keeps from running still
+ * gives the reading up; that host takes no other file until it has answered (or is killed CANCEL_GRACE_MS later). If
+ * a host dies, the reading it had fails as a crashed reading does.
  */
 @Injectable()
 export class FileReader implements BeforeApplicationShutdown {
@@ -79,7 +85,7 @@ export class FileReader implements BeforeApplicationShutdown {
         if (host.reading !== id) return;
         host.process.send({ cancel: id } satisfies HostMessage);
         host.overdue = setTimeout(() => host.process.kill('SIGKILL'), CANCEL_GRACE_MS).unref();
-      }, limits.timeoutMs);
+      }, limits.timeoutMs + DEADLINE_GRACE_MS);
       timer.unref();
       this.readings.set(id, { resolve, reject, timer });
       // A reading under way keeps the process alive (the service stopping ends it first); an idle host does not.
