@@ -16,13 +16,18 @@
  *   behind the others, so its time there is queueing).
  * - Streams: 1,000 conversations whose replies stream at once (the provider sends 20 pieces 100 ms apart):
  *   errors, and the service's RSS growth (peak − before, sampled every 50 ms).
+ * - Tools: the same paces (but saturation) with an agent that has a webhook tool, called once per message: the
+ *   provider's first answer calls it, a tool endpoint in this process answers in `--tool-ms` (50 ms), and the second
+ *   answer is the reply. Own time is then the total minus both provider spans and the tool's span (request received →
+ *   answer written): what the service adds for a message whose reply calls a tool, beside the same paces without.
  * - Each phase ends its conversations as visitors leaving would (each becomes a call, analysed in the background
  *   by a request the provider answers at once, as the API answers one that does not stream), and the next phase
  *   starts once the job queue has nothing due: each phase measures its own load, not the previous one's
  *   aftermath (the 1,000 streamed conversations' analyses ran through the next phase before).
  *
  * Prints a Markdown summary on stdout, progress on stderr, and writes bench/results/conversations-<date>.json.
- * Options: --conversations 50 --seconds 30 --think-ms 1000,250,0 --streams 1000 --rounds 3; --profile runs the service with
+ * Options: --conversations 50 --seconds 30 --think-ms 1000,250,0 --streams 1000 --rounds 3 --tool-ms 50 (0: no tool
+ * phases); --profile runs the service with
  * --cpu-prof (the profile lands in the system's temporary directory, named on stderr).
  */
 import { execFileSync } from 'node:child_process';
@@ -52,9 +57,18 @@ const loadAverage = () => os.loadavg().map((value) => round(value));
 
 // ---- The provider: Chat Completions, streamed, in this process ----
 
+/** The provider's work for one message: its first request received, the reply's first token, the last answer ended. */
 interface ProviderSpan {
   receivedAt: number;
   firstTokenAt: number;
+  endedAt: number;
+  /** Time spent answering, added up over the message's requests (two when the reply calls a tool). */
+  busyMs: number;
+}
+
+/** A tool call as the tool endpoint saw it. */
+interface ToolSpan {
+  receivedAt: number;
   endedAt: number;
 }
 
@@ -90,18 +104,44 @@ function completion(content: string): string {
   });
 }
 
+/** The visitor's message a request answers (the key of its spans): the last user message, in both requests of a tool turn. */
+const visitorMessage = (messages: { role: string; content: string | null }[]) =>
+  [...messages].reverse().find((message) => message.role === 'user')!.content!;
+
 async function startProvider() {
   const spans = new Map<string, ProviderSpan>();
+  /** A span of the message's, added to what its earlier requests took. */
+  const record = (key: string, span: Omit<ProviderSpan, 'busyMs'>) => {
+    const earlier = spans.get(key);
+    const busyMs = span.endedAt - span.receivedAt + (earlier?.busyMs ?? 0);
+    spans.set(key, { ...span, receivedAt: earlier?.receivedAt ?? span.receivedAt, busyMs });
+  };
   let plan: StreamPlan = { pieces: ['Yes, ', 'we deliver ', 'every day ', 'from 9 to 6.'], delayMs: 0 };
   const server = http.createServer((request, response) => {
     const receivedAt = now();
     const parts: Buffer[] = [];
     request.on('data', (part: Buffer) => parts.push(part));
     const answer = async () => {
-      const body = JSON.parse(Buffer.concat(parts).toString('utf8')) as { messages: { role: string; content: string }[]; stream?: boolean };
+      const body = JSON.parse(Buffer.concat(parts).toString('utf8')) as {
+        messages: { role: string; content: string | null }[];
+        stream?: boolean;
+        tools?: { function: { name: string } }[];
+      };
       // A request that does not stream is a post-call analysis: answered at once, as the API answers it.
       if (!body.stream) return void response.writeHead(200, { 'Content-Type': 'application/json' }).end(completion(ANALYSIS));
-      const key = body.messages.at(-1)!.content;
+      const key = visitorMessage(body.messages);
+      if (body.tools && body.messages.at(-1)!.role !== 'tool') {
+        // The first answer of a tool turn: a call of the agent's tool, its id and arguments in pieces as OpenAI sends them.
+        response.writeHead(200, { 'Content-Type': 'text/event-stream; charset=utf-8', 'Cache-Control': 'no-cache' });
+        response.write(chunk({ role: 'assistant', content: null }, null));
+        const name = body.tools[0].function.name;
+        response.write(chunk({ tool_calls: [{ index: 0, id: 'call_bench', type: 'function', function: { name, arguments: '' } }] }, null));
+        for (const piece of ['{"ref":', JSON.stringify(key), '}'])
+          response.write(chunk({ tool_calls: [{ index: 0, function: { arguments: piece } }] }, null));
+        response.write(chunk({}, 'tool_calls'));
+        response.end('data: [DONE]\n\n', () => record(key, { receivedAt, firstTokenAt: 0, endedAt: now() }));
+        return;
+      }
       const { pieces, delayMs } = plan;
       response.writeHead(200, { 'Content-Type': 'text/event-stream; charset=utf-8', 'Cache-Control': 'no-cache' });
       response.write(chunk({ role: 'assistant', content: '' }, null));
@@ -112,7 +152,7 @@ async function startProvider() {
         if (index === 0) firstTokenAt = now();
       }
       response.write(chunk({}, 'stop'));
-      response.end('data: [DONE]\n\n', () => spans.set(key, { receivedAt, firstTokenAt, endedAt: now() }));
+      response.end('data: [DONE]\n\n', () => record(key, { receivedAt, firstTokenAt, endedAt: now() }));
     };
     request.on('end', () => {
       // A failure of the stand-in (a request it cannot read) cuts the answer, which the round counts as an error,
@@ -131,6 +171,36 @@ async function startProvider() {
     setPlan: (next: StreamPlan) => (plan = next),
     replyOf: () => plan.pieces.join(''),
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+// ---- The tool: a customer's endpoint, in this process ----
+
+/** A webhook tool's endpoint answering `{"ok":true}` after `delayMs`; each call's span kept by the message (its `ref` argument). */
+async function startToolEndpoint(delayMs: number) {
+  const spans = new Map<string, ToolSpan>();
+  const server = http.createServer((request, response) => {
+    const receivedAt = now();
+    const parts: Buffer[] = [];
+    request.on('data', (part: Buffer) => parts.push(part));
+    request.on('end', () => {
+      const { arguments: args } = JSON.parse(Buffer.concat(parts).toString('utf8')) as { arguments: { ref: string } };
+      setTimeout(() => {
+        response.writeHead(200, { 'Content-Type': 'application/json' });
+        response.end('{"ok":true}', () => spans.set(args.ref, { receivedAt, endedAt: now() }));
+      }, delayMs);
+    });
+  });
+  server.keepAliveTimeout = 60_000;
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/tools/lookup`,
+    spans,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }
 
@@ -205,6 +275,8 @@ interface Context {
   apiKey: string;
   agentId: number;
   provider: Awaited<ReturnType<typeof startProvider>>;
+  /** The tool phases: the agent whose replies call its webhook tool, and the tool's endpoint. */
+  tool?: { agentId: number; endpoint: Awaited<ReturnType<typeof startToolEndpoint>> };
   /** The service's database, to see its job queue. */
   jobs: Client;
 }
@@ -238,9 +310,9 @@ async function endAll(context: Context, conversations: Conversation[]): Promise<
 
 let messageSerial = 0;
 
-async function startConversation(context: Context): Promise<Conversation> {
+async function startConversation(context: Context, agentId = context.agentId): Promise<Conversation> {
   const { status, body } = await jsonRequest<{ conversationId: string; token: string }>(
-    `${context.baseUrl}/agents/${context.agentId}/conversations`,
+    `${context.baseUrl}/agents/${agentId}/conversations`,
     'POST',
     { 'X-Api-Key': context.apiKey },
     {},
@@ -261,6 +333,8 @@ interface PhaseFigures {
   totalMs: { p50: number; p99: number };
   providerMs: { p50: number; p99: number };
   firstByteGapMs: { p50: number; p90: number; p99: number; max: number };
+  /** Tool phases: the tool's span per message (its answer's delay, and the connection's time on this side). */
+  toolMs?: { p50: number; p99: number };
   /** The 1 % slowest messages: when each was sent (seconds into the phase), its own time and first-byte gap. */
   slowest: { atS: number; ownMs: number; gapMs: number }[];
   loadAverageBefore: number[];
@@ -270,16 +344,18 @@ interface PhaseFigures {
 /**
  * `conversations` visitors at once, for `seconds`, each pausing (uniform 0 to 2 × thinkMs), then sending a
  * message and reading the reply, again and again. A conversation nearing the 100-message limit is ended and a
- * new one started.
+ * new one started. With `withTool`, the conversations are the tool agent's: each reply calls its tool once.
  */
-async function talk(context: Context, conversations: number, seconds: number, thinkMs: number): Promise<PhaseFigures> {
+async function talk(context: Context, conversations: number, seconds: number, thinkMs: number, withTool = false): Promise<PhaseFigures> {
+  const agentId = withTool ? context.tool!.agentId : context.agentId;
+  const toolSpans = withTool ? context.tool!.endpoint.spans : undefined;
   await settle(context);
   const loadAverageBefore = loadAverage();
   const cpuBefore = context.service.cpuSeconds();
   const timings: MessageTiming[] = [];
   const errorKinds: Record<string, number> = {};
   const expected = context.provider.replyOf();
-  const opened = await Promise.all(Array.from({ length: conversations }, () => startConversation(context)));
+  const opened = await Promise.all(Array.from({ length: conversations }, () => startConversation(context, agentId)));
   const started = now();
   const deadline = started + seconds * 1000;
   const current = [...opened];
@@ -292,7 +368,7 @@ async function talk(context: Context, conversations: number, seconds: number, th
       while (now() < deadline) {
         if (conversation.messages >= 95) {
           await endConversation(context, conversation);
-          conversation = await startConversation(context);
+          conversation = await startConversation(context, agentId);
           current[visitor] = conversation;
         }
         const timing = await streamMessage(context.baseUrl, conversation, `Bench message ${++messageSerial}`);
@@ -302,9 +378,11 @@ async function talk(context: Context, conversations: number, seconds: number, th
             ? `status ${timing.status}`
             : timing.doneText !== expected
               ? 'another reply'
-              : context.provider.spans.has(timing.key)
-                ? ''
-                : 'no provider request';
+              : !context.provider.spans.has(timing.key)
+                ? 'no provider request'
+                : toolSpans && !toolSpans.has(timing.key)
+                  ? 'no tool call'
+                  : '';
         if (failure) errorKinds[failure] = (errorKinds[failure] ?? 0) + 1;
         else timings.push(timing);
         if (thinkMs) await sleep(Math.random() * 2 * thinkMs);
@@ -315,10 +393,15 @@ async function talk(context: Context, conversations: number, seconds: number, th
   const serviceCpuSeconds = context.service.cpuSeconds() - cpuBefore;
   const loadAverageAfter = loadAverage();
   const span = (timing: MessageTiming) => context.provider.spans.get(timing.key)!;
-  const own = timings.map((timing) => timing.doneAt - timing.sentAt - (span(timing).endedAt - span(timing).receivedAt));
+  const toolTime = (timing: MessageTiming) => {
+    const tool = toolSpans?.get(timing.key);
+    return tool ? tool.endedAt - tool.receivedAt : 0;
+  };
+  const own = timings.map((timing) => timing.doneAt - timing.sentAt - span(timing).busyMs - toolTime(timing));
   const gaps = timings.map((timing) => timing.firstDeltaAt - span(timing).firstTokenAt);
   const totals = timings.map((timing) => timing.doneAt - timing.sentAt);
-  const providers = timings.map((timing) => span(timing).endedAt - span(timing).receivedAt);
+  const providers = timings.map((timing) => span(timing).busyMs);
+  const tools = timings.map(toolTime);
   await endAll(context, current);
   const figures = (values: number[]) => ({
     p50: round(percentile(values, 0.5)),
@@ -337,6 +420,7 @@ async function talk(context: Context, conversations: number, seconds: number, th
     totalMs: { p50: round(percentile(totals, 0.5)), p99: round(percentile(totals, 0.99)) },
     providerMs: { p50: round(percentile(providers, 0.5)), p99: round(percentile(providers, 0.99)) },
     firstByteGapMs: figures(gaps),
+    ...(withTool ? { toolMs: { p50: round(percentile(tools, 0.5)), p99: round(percentile(tools, 0.99)) } } : {}),
     slowest: timings
       .map((timing, index) => ({ atS: round((timing.sentAt - started) / 1000), ownMs: round(own[index]), gapMs: round(gaps[index]) }))
       .sort((a, b) => b.ownMs - a.ownMs)
@@ -397,9 +481,11 @@ async function main(): Promise<void> {
   const paces = (thinkIndex > 0 ? process.argv[thinkIndex + 1] : '1000,250,0').split(',').map(Number);
   const streams = option('streams', 1_000);
   const rounds = option('rounds', 3);
+  const toolMs = option('tool-ms', 50);
   const work = fs.mkdtempSync(path.join(os.tmpdir(), 'voice-agent-bench-conversations-'));
   const postgres = await startThrowawayPostgres();
   const provider = await startProvider();
+  const toolEndpoint = toolMs > 0 ? await startToolEndpoint(toolMs) : undefined;
   let service: RunningServer | undefined;
   let jobs: Client | undefined;
   try {
@@ -428,6 +514,8 @@ async function main(): Promise<void> {
         LLM_API_KEY: 'bench',
         RATE_LIMIT: '0',
         WIDGET_RATE_LIMIT: '1000000',
+        // The tool's endpoint is on loopback.
+        WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
       },
       readyPath: '/health',
       logFile: path.join(work, 'service.log'),
@@ -441,34 +529,59 @@ async function main(): Promise<void> {
     jobs = new Client({ connectionString: postgres.url });
     await jobs.connect();
     const context: Context = { service, baseUrl: service.baseUrl, apiKey, agentId: agentBody.id, provider, jobs };
+    if (toolEndpoint) {
+      const { body: tool } = await jsonRequest<{ id: number }>(
+        `${service.baseUrl}/tools`,
+        'POST',
+        { 'X-Api-Key': apiKey },
+        { type: 'webhook', name: 'lookup_order', description: 'Looks up an order.', url: toolEndpoint.url },
+      );
+      const { body: toolAgent } = await jsonRequest<{ id: number }>(
+        `${service.baseUrl}/agents`,
+        'POST',
+        { 'X-Api-Key': apiKey },
+        { name: 'Bench agent with a tool', model: 'bench-model', toolIds: [tool.id] },
+      );
+      context.tool = { agentId: toolAgent.id, endpoint: toolEndpoint };
+    }
 
     log('warm-up');
     await talk(context, conversations, 5, 0);
-    const talks: (PhaseFigures & { round: number; thinkMs: number })[] = [];
+    const talks: (PhaseFigures & { round: number; thinkMs: number; tool: boolean })[] = [];
     const streamed: (StreamsFigures & { round: number })[] = [];
     for (let round = 1; round <= rounds; round++) {
       provider.setPlan({ pieces: ['Yes, ', 'we deliver ', 'every day ', 'from 9 to 6.'], delayMs: 0 });
       for (const thinkMs of paces) {
-        talks.push({ round, thinkMs, ...(await talk(context, conversations, thinkMs ? seconds : Math.max(5, seconds / 3), thinkMs)) });
+        talks.push({
+          round,
+          thinkMs,
+          tool: false,
+          ...(await talk(context, conversations, thinkMs ? seconds : Math.max(5, seconds / 3), thinkMs)),
+        });
         log(`round ${round}, think ${thinkMs} ms: ${JSON.stringify(talks.at(-1))}`);
+        if (!context.tool || !thinkMs) continue;
+        talks.push({ round, thinkMs, tool: true, ...(await talk(context, conversations, seconds, thinkMs, true)) });
+        log(`round ${round}, think ${thinkMs} ms, a tool call each: ${JSON.stringify(talks.at(-1))}`);
       }
+      if (streams === 0) continue;
       provider.setPlan({ pieces: Array.from({ length: 20 }, (_, index) => `piece ${index} `), delayMs: 100 });
       streamed.push({ round, ...(await streamAtOnce(context, streams)) });
       log(`round ${round} streams: ${JSON.stringify(streamed.at(-1))}`);
     }
 
-    const options = { conversations, seconds, thinkMs: paces, streams, rounds };
+    const options = { conversations, seconds, thinkMs: paces, streams, rounds, toolMs };
     const result = { date: new Date().toISOString(), node: process.version, cpus: os.cpus().length, options, talks, streamed };
     const file = path.join(ROOT, 'bench', 'results', `conversations-${new Date().toISOString().slice(0, 16).replace(':', '')}.json`);
     fs.writeFileSync(file, `${JSON.stringify(result, null, 2)}\n`);
     log(`wrote ${path.relative(ROOT, file)}`);
 
     const lines = [
-      `| Round | Think time | Messages/s | Service's own time p50 / p90 / p99 (ms) | First byte after the provider's first token p50 / p99 (ms) | Service CPU per message (ms) | Errors | Load before |`,
-      '|---|---|---|---|---|---|---|---|',
+      `| Round | Think time | Tool (p50 / p99 ms) | Messages/s | Service's own time p50 / p90 / p99 (ms) | First byte after the provider's first token p50 / p99 (ms) | Service CPU per message (ms) | Errors | Load before |`,
+      '|---|---|---|---|---|---|---|---|---|',
       ...talks.map(
         (figures) =>
-          `| ${figures.round} | ${figures.thinkMs} ms | ${figures.messagesPerSecond} | ${figures.ownMs.p50} / ${figures.ownMs.p90} / ${figures.ownMs.p99} | ` +
+          `| ${figures.round} | ${figures.thinkMs} ms | ${figures.toolMs ? `${figures.toolMs.p50} / ${figures.toolMs.p99}` : 'none'} | ${figures.messagesPerSecond} | ` +
+          `${figures.ownMs.p50} / ${figures.ownMs.p90} / ${figures.ownMs.p99} | ` +
           `${figures.firstByteGapMs.p50} / ${figures.firstByteGapMs.p99} | ${figures.serviceCpuMsPerMessage} | ${figures.errors} | ${figures.loadAverageBefore.join(' ')} |`,
       ),
       '',
@@ -488,6 +601,7 @@ async function main(): Promise<void> {
     await jobs?.end();
     await service?.stop();
     await provider.close();
+    await toolEndpoint?.close();
     await postgres.destroy();
     agent.destroy();
     fs.rmSync(work, { recursive: true, force: true });

@@ -108,9 +108,11 @@ export class ConversationReplies implements BeforeApplicationShutdown {
     let tools: TurnTools | undefined;
     let renewal: NodeJS.Timeout | undefined;
     try {
-      tools = await this.turnTools(turn);
+      // The agent's tools and the passages for the message, read at once.
+      const [found, request] = await Promise.all([this.turnTools(turn), this.replyRequest(turn)]);
+      tools = found;
       if (tools) renewal = setInterval(() => this.renewClaim(turn), CLAIM_RENEWAL_MS).unref();
-      for await (const piece of this.answerer.reply(await this.replyRequest(turn, tools), signal)) {
+      for await (const piece of this.answerer.reply({ ...request, tools }, signal)) {
         text += piece;
         onPiece(piece);
       }
@@ -144,9 +146,9 @@ export class ConversationReplies implements BeforeApplicationShutdown {
     return this.tools.forTurn(access.accountId, agent.toolIds, { id: access.id, agentId: access.agentId, ...party });
   }
 
-  private async replyRequest({ access, agent, text, turns }: AcceptedTurn, tools: TurnTools | undefined): Promise<ReplyRequest> {
+  private async replyRequest({ access, agent, text, turns }: AcceptedTurn): Promise<ReplyRequest> {
     const passages = this.passageLimit > 0 ? await this.passages.find(access.accountId, agent, text, this.passageLimit) : [];
-    return { agent: { model: agent.model, systemPrompt: agent.systemPrompt, language: agent.language }, passages, turns, tools };
+    return { agent: { model: agent.model, systemPrompt: agent.systemPrompt, language: agent.language }, passages, turns };
   }
 
   /** Keeps the reply's claim fresh while its tools run (one reply at a time: a stale claim would let another message in). */
