@@ -25,6 +25,7 @@ import { UsageModule } from './usage/usage.module';
 import { ToolsModule } from './tools/tools.module';
 import { WebhooksModule } from './webhooks/webhooks.module';
 import { VoiceModule } from './voice/voice.module';
+import { TelephonyModule } from './telephony/telephony.module';
 
 /** The domain modules, each with its controller, service and entities. */
 const DOMAIN_MODULES = [
@@ -39,6 +40,7 @@ const DOMAIN_MODULES = [
   UsageModule,
   ConversationsModule,
   VoiceModule,
+  TelephonyModule,
 ];
 
 /** The methods whose requests carry a body: other requests never go through the JSON middleware. */

@@ -25,7 +25,7 @@ const LIST_KEYS = [
   'status',
   'website',
 ];
-const DETAIL_KEYS = [...LIST_KEYS, 'creditsUsed', 'transcript'].sort();
+const DETAIL_KEYS = [...LIST_KEYS, 'creditsUsed', 'transcript', 'endedReason'].sort();
 const hoursAgo = (hours: number) => new Date(Date.now() - hours * 3600 * 1000).toISOString();
 
 describe('calls', () => {
@@ -72,6 +72,7 @@ describe('calls', () => {
         extractedData: {},
         creditsUsed: 0,
         transcript: [],
+        endedReason: '',
       });
       expect(Math.abs(Date.parse(call.callDate) - Date.now())).toBeLessThan(60_000);
       expect((await context.as(owner).get(`/calls/${call.id}`).expect(200)).body).toEqual(call);
@@ -109,6 +110,7 @@ describe('calls', () => {
         replyLanguage: 'ta-IN',
         hasRecording: false,
         creditsUsed: 1.58,
+        endedReason: '',
       });
       expect(Object.keys(call).sort()).toEqual(DETAIL_KEYS);
     });
@@ -328,7 +330,7 @@ describe('calls', () => {
         old.id,
       ]);
       for (const item of listed) expect(Object.keys(item).sort()).toEqual(LIST_KEYS);
-      const { creditsUsed: _credits, transcript: _transcript, ...listItem } = old;
+      const { creditsUsed: _credits, transcript: _transcript, endedReason: _endedReason, ...listItem } = old;
       expect(listed[3]).toEqual(listItem);
     });
 

@@ -251,6 +251,7 @@ describe('conversations (built-in answerer)', () => {
           { speaker: 'user', text: 'Do you deliver on Sundays?' },
           { speaker: 'agent', text: QUESTION_NOTED },
         ],
+        endedReason: 'visitor-ended',
       });
       // Whole seconds from the start to the last message (the agent's reply).
       const { messages } = (await context.http.get(`/conversations/${started.conversationId}`).set(bearer(started.token)).expect(200)).body;

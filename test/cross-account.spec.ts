@@ -5,6 +5,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { encodeListCursor } from '../src/calls/list-cursor';
 import { PUBLIC_ROUTES, registeredRoutes } from './routes';
 import { createTestContext, TestAccount, TestContext } from './helpers';
+import { FakeTwilio } from './support/fake-twilio';
+import { connectNumber, telephonyOverrides } from './support/telephony';
 
 /**
  * The cross-account matrix, generated from the registered routes: account B, with A's ids, gets a 404 on
@@ -192,6 +194,23 @@ const conversationFixture: FixtureFactory = async (context, owner, marker) => {
   };
 };
 
+/** The stand-in carrier the phone numbers are connected through (started with the context). */
+let carrier: FakeTwilio;
+
+/** A phone number of A's (its label the marker); the snapshot reads it back, with what the carrier was told and asked. */
+const phoneNumberFixture: FixtureFactory = async (context, owner, marker) => {
+  const agent = (await context.as(owner).post('/agents').send({ name: marker }).expect(201)).body;
+  const { phone, carrierNumber } = await connectNumber(context, owner, carrier, { label: marker, agentId: agent.id });
+  return {
+    params: { phoneNumberId: String(phone.id), agentId: String(agent.id) },
+    snapshot: async () => [
+      await body(context.as(owner).get(`/phone-numbers/${phone.id}`)),
+      carrier.number(carrierNumber.phoneNumber),
+      carrier.requestsTo('POST', /Calls\.json$/).length,
+    ],
+  };
+};
+
 /** Every route path with parameters → how to create the resource it names, for account A. */
 /**
  * Routes whose id names an entry of the voice catalog, the same for every account (no account's row): which
@@ -220,6 +239,8 @@ export const FIXTURES: Record<string, FixtureFactory> = {
   '/api-keys/:keyId': apiKeyFixture,
   '/tools/:toolId': toolFixture,
   '/tools/:toolId/rotate-secret': toolFixture,
+  '/phone-numbers/:phoneNumberId': phoneNumberFixture,
+  '/phone-numbers/:phoneNumberId/calls': phoneNumberFixture,
 };
 
 /** The filters of GET /calls and GET /calls/export, built from A's resources. */
@@ -269,7 +290,7 @@ const ROUTE_QUERIES: Record<string, (marker: string) => string> = {
 };
 
 /** The path parameters that hold integer ids (the others are UUIDs). */
-const INTEGER_ID_PARAMS = ['agentId', 'kbId', 'sourceId', 'siteId', 'webhookId', 'keyId', 'toolId'];
+const INTEGER_ID_PARAMS = ['agentId', 'kbId', 'sourceId', 'siteId', 'webhookId', 'keyId', 'phoneNumberId', 'toolId'];
 
 /** Texts that JavaScript reads as the number `id` but that are not its decimal spelling: each names no resource. */
 const otherSpellings = (id: number) => [
@@ -284,9 +305,12 @@ const otherSpellings = (id: number) => [
   `${id}%20`,
 ];
 
+/** Bodies that routes need beyond `{}` to be valid (a placed call needs its callee). */
+const ROUTE_BODIES: Record<string, object> = { 'POST /phone-numbers/:phoneNumberId/calls': { to: '+919876543210' } };
+
 /** A body each method accepts on a route when the caller owns the resource, so that only ownership can fail. */
-function requestBody(method: string): object | undefined {
-  return method === 'POST' || method === 'PATCH' || method === 'PUT' ? {} : undefined;
+function requestBody(method: string, path: string): object | undefined {
+  return method === 'POST' || method === 'PATCH' || method === 'PUT' ? (ROUTE_BODIES[`${method} ${path}`] ?? {}) : undefined;
 }
 
 describe('cross-account matrix', () => {
@@ -298,7 +322,8 @@ describe('cross-account matrix', () => {
   const fixtures = new Map<string, Fixture>();
 
   beforeAll(async () => {
-    context = await createTestContext();
+    carrier = await FakeTwilio.start();
+    context = await createTestContext(telephonyOverrides(carrier));
     owner = await context.createAccount();
     intruder = await context.createAccount();
     for (const [path, factory] of Object.entries(FIXTURES)) {
@@ -308,7 +333,10 @@ describe('cross-account matrix', () => {
       fixtures.set(path, await factory(context, owner, marker));
     }
   });
-  afterAll(() => context.close());
+  afterAll(async () => {
+    await context.close();
+    await carrier.close();
+  });
 
   const protectedRoutes = () => registeredRoutes(context).filter((route) => !PUBLIC_ROUTES.includes(route));
   const callIds = () => [...fixtures.values()].flatMap((fixture) => (fixture.params.callId ? [fixture.params.callId] : []));
@@ -329,7 +357,7 @@ describe('cross-account matrix', () => {
       const url = path.replace(/:(\w+)/g, (_, name: string) => fixture.params[name]) + (ROUTE_QUERIES[path]?.(markerOf.get(path)!) ?? '');
       const before = await fixture.snapshot();
       const call = context.as(intruder)[method.toLowerCase() as 'get'](url);
-      const payload = requestBody(method);
+      const payload = requestBody(method, path);
       const response = await (payload ? call.send(payload) : call);
       if (response.status !== 404) failures.push(`${route} answered ${response.status}`);
       if (JSON.stringify(response.body).includes('secret-')) failures.push(`${route} leaked A's data`);
@@ -351,7 +379,7 @@ describe('cross-account matrix', () => {
             (ROUTE_QUERIES[path]?.(markerOf.get(path)!) ?? '');
           const before = await fixture.snapshot();
           const call = context.as(owner)[method.toLowerCase() as 'get'](url);
-          const payload = requestBody(method);
+          const payload = requestBody(method, path);
           const response = await (payload ? call.send(payload) : call);
           if (response.status !== 404) failures.push(`${method} ${url} answered ${response.status}`);
           if (JSON.stringify(await fixture.snapshot()) !== JSON.stringify(before)) failures.push(`${method} ${url} changed the data`);

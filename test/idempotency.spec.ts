@@ -14,6 +14,8 @@ import { IdempotencyService } from '../src/idempotency/idempotency.service';
 import { Jobs } from '../src/jobs/jobs.service';
 import { accountFingerprint, createTestContext, listenOnLoopback, TestAccount, TestContext } from './helpers';
 import { PUBLIC_ROUTES, registeredRoutes } from './routes';
+import { FakeTwilio } from './support/fake-twilio';
+import { connectNumber, createAgent, telephonyOverrides } from './support/telephony';
 
 /** Listening on a port of its own: concurrent requests through supertest need a server that stays up. */
 async function listening(context: TestContext): Promise<TestContext> {
@@ -389,7 +391,24 @@ const POST_ROUTES: Record<string, (context: TestContext, account: TestAccount) =
     const agent = (await context.as(account).post('/agents').send({ name: 'Talker' }).expect(201)).body;
     return { path: `/agents/${agent.id}/conversations`, body: { name: 'Walked' } };
   },
+  // A number of the stand-in carrier's: the retry neither asks the carrier again nor saves a second number.
+  'POST /phone-numbers': async () => {
+    const carrierAccount = carrier.addAccount();
+    const number = carrier.addNumber(carrierAccount);
+    return {
+      path: '/phone-numbers',
+      body: { number: number.phoneNumber, twilioAccountSid: carrierAccount.sid, twilioAuthToken: carrierAccount.authToken },
+    };
+  },
+  // A call placed once: the retry answers the same call, and asks the carrier for none.
+  'POST /phone-numbers/:phoneNumberId/calls': async (context, account) => {
+    const { phone } = await connectNumber(context, account, carrier, { agentId: await createAgent(context, account) });
+    return { path: `/phone-numbers/${phone.id}/calls`, body: { to: '+919876543210' } };
+  },
 };
+
+/** The stand-in carrier of the phone numbers' routes (started with their context). */
+let carrier: FakeTwilio;
 
 async function webhook(context: TestContext, account: TestAccount): Promise<{ id: number }> {
   return (
@@ -404,8 +423,14 @@ async function webhook(context: TestContext, account: TestAccount): Promise<{ id
 describe('Idempotency-Key on every POST route of the management API', () => {
   let context: TestContext;
   // No job workers: the work a route queues (a delivery, a fetch) stays queued, so that only the requests change data.
-  beforeAll(async () => (context = await createTestContext({ jobWorkers: false })));
-  afterAll(() => context.close());
+  beforeAll(async () => {
+    carrier = await FakeTwilio.start();
+    context = await createTestContext({ jobWorkers: false, ...telephonyOverrides(carrier) });
+  });
+  afterAll(async () => {
+    await context.close();
+    await carrier.close();
+  });
 
   const postRoutes = () => registeredRoutes(context).filter((route) => route.startsWith('POST ') && !PUBLIC_ROUTES.includes(route));
 

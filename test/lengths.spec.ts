@@ -5,6 +5,8 @@ import { codePointLength } from '../src/common/code-points';
 import { loadConfig } from '../src/config/config';
 import { generateOpenApiDocument } from '../src/openapi';
 import { accountFingerprint, createTestContext, TestAccount, TestContext } from './helpers';
+import { FakeTwilio } from './support/fake-twilio';
+import { connectNumber, createAgent, telephonyOverrides } from './support/telephony';
 
 /**
  * Every length limit of the API, at the limit and one past it, counted in code points as PostgreSQL counts
@@ -129,7 +131,66 @@ const answeringSiteKey = (context: TestContext, account: TestAccount) => {
 
 let toolSerial = 0;
 
+/** The stand-in carrier the phone numbers are connected through (started with the context). */
+let carrier: FakeTwilio;
+
+/** A phone number of the account with an agent (made once per account), for the PATCH and the calls placed from it. */
+const phoneNumbers = new Map<number, Promise<number>>();
+const phoneNumber = (context: TestContext, account: TestAccount) => {
+  if (!phoneNumbers.has(account.id)) {
+    phoneNumbers.set(
+      account.id,
+      createAgent(context, account).then(async (agentId) => (await connectNumber(context, account, carrier, { agentId })).phone.id),
+    );
+  }
+  return phoneNumbers.get(account.id)!;
+};
+
+/** A call's conversation's name, or its first message (the greeting): what a placed call keeps of its fields. */
+const placedCallField = async (context: TestContext, written: Response, field: string) => {
+  const database = context.app.get(DataSource);
+  const id = written.body.conversationId as string;
+  if (field === 'greeting')
+    return (await database.query(`SELECT text FROM conversation_messages WHERE conversation_id = $1 AND seq = 0`, [id]))[0]?.text;
+  return (await database.query(`SELECT name FROM conversations WHERE id = $1`, [id]))[0].name;
+};
+
 const TARGETS: Record<string, Target> = {
+  CreatePhoneNumberDto: {
+    // A number of a new carrier account each time: numbers are unique within the account.
+    write: (context, account, field, value) => {
+      const carrierAccount = carrier.addAccount();
+      const number = carrier.addNumber(carrierAccount);
+      return context
+        .as(account)
+        .post('/phone-numbers')
+        .send({
+          number: number.phoneNumber,
+          twilioAccountSid: carrierAccount.sid,
+          twilioAuthToken: carrierAccount.authToken,
+          [field]: value,
+        });
+    },
+    read: async (context, account, written, field) =>
+      (await context.as(account).get(`/phone-numbers/${written.body.id}`).expect(200)).body[field],
+  },
+  UpdatePhoneNumberDto: {
+    write: async (context, account, field, value) =>
+      context
+        .as(account)
+        .patch(`/phone-numbers/${await phoneNumber(context, account)}`)
+        .send({ [field]: value }),
+    read: async (context, account, written, field) =>
+      (await context.as(account).get(`/phone-numbers/${written.body.id}`).expect(200)).body[field],
+  },
+  PlaceCallDto: {
+    write: async (context, account, field, value) =>
+      context
+        .as(account)
+        .post(`/phone-numbers/${await phoneNumber(context, account)}/calls`)
+        .send({ to: '+919876543210', [field]: value }),
+    read: (context, account, written, field) => placedCallField(context, written, field),
+  },
   CreateAgentDto: {
     write: (context, account, field, value) =>
       context
@@ -318,13 +379,19 @@ describe('length limits, counted in code points as PostgreSQL counts them', () =
 
   beforeAll(async () => {
     limits = limitsOf(await generateOpenApiDocument(loadConfig({})));
-    context = await createTestContext();
+    carrier = await FakeTwilio.start();
+    // Calls placed at each limit stay in progress: the cap on phone calls is raised above their count.
+    const telephony = telephonyOverrides(carrier);
+    context = await createTestContext({ ...telephony, telephony: { ...telephony.telephony!, maxActiveCalls: 1_000 } });
     dataSource = context.app.get(DataSource);
     account = await context.createAccount();
     // The resources the targets write into, made before any fingerprint is taken.
-    await Promise.all([conversation(context, account), answeringSiteKey(context, account)]);
+    await Promise.all([conversation(context, account), answeringSiteKey(context, account), phoneNumber(context, account)]);
   });
-  afterAll(() => context.close());
+  afterAll(async () => {
+    await context.close();
+    await carrier.close();
+  });
 
   it('counts exactly as PostgreSQL char_length does', async () => {
     const samples = [...Object.values(KINDS), '', 'नमस्ते', '🏳️‍🌈', '\u{10FFFF}', 'a\u0300\u0301\u0302', '👨‍👩‍👧‍👦', 'ﷺ', '\uFE0F'.repeat(5)];

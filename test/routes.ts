@@ -34,6 +34,9 @@ export const PUBLIC_ROUTES = [
   'GET /conversations/:conversationId/voice',
   // Recording playback through a signed, expiring URL (local storage driver): the URL is the credential
   'GET /recordings/:token',
+  // The carrier's webhooks (Twilio): signed with the number's auth token (403 otherwise), rate limited per number and address
+  'POST /telephony/twilio/:phoneNumberId/incoming',
+  'POST /telephony/twilio/:phoneNumberId/status',
 ];
 
 /** Middleware applied to every path (JSON body parsing) registers a catch-all layer: not a route. */

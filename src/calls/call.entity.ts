@@ -4,6 +4,21 @@ import { Account } from '../auth/account.entity';
 export const TRANSCRIPT_SPEAKERS = ['agent', 'user', 'tool'] as const;
 export type TranscriptSpeaker = (typeof TRANSCRIPT_SPEAKERS)[number];
 
+/** How a call ended (contract section 17), on the call's detail; "" for calls posted without one and those made before. */
+export const ENDED_REASONS = [
+  'caller-hung-up',
+  'agent-hung-up',
+  'transferred',
+  'visitor-ended',
+  'idle-timeout',
+  'max-duration',
+  'busy',
+  'no-answer',
+  'failed',
+  'error',
+] as const;
+export type EndedReason = (typeof ENDED_REASONS)[number];
+
 /** One transcript entry. */
 export interface TranscriptTurn {
   speaker: TranscriptSpeaker;
@@ -101,6 +116,10 @@ export class Call {
 
   @Column({ type: 'jsonb', default: () => "'[]'" })
   transcript: TranscriptTurn[];
+
+  /** How it ended (ENDED_REASONS), or "": shown on the detail only. */
+  @Column({ type: 'varchar', length: 20, default: '' })
+  endedReason: EndedReason | '';
 
   /** Test calls from the dashboard's test-call button: readable by id, never listed. */
   @Column({ type: 'boolean', default: false })

@@ -160,6 +160,7 @@ export class CallsService {
       feedback: dto.feedback ?? null,
       extractedData: dto.extractedData!,
       transcript: dto.transcript!.map(({ speaker, text }) => ({ speaker, text })),
+      endedReason: dto.endedReason!,
       isTest: dto.isTest!,
     };
   }

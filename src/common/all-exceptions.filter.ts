@@ -3,7 +3,7 @@ import type { Request, Response } from 'express';
 import { databaseRefusal, isDatabaseUnavailable } from '../database/database-errors';
 import { errorResponse, ErrorResponse } from './error-response.dto';
 import { PreparedResponse } from './prepared-response';
-import { RequestValidationException } from './validation';
+import { RequestValidationException, UnprocessableFieldsException } from './validation';
 
 /** Errors raised by body-parser (malformed JSON, too large, bad encoding) carry a `type`. */
 interface BodyParserError extends Error {
@@ -76,6 +76,9 @@ export class AllExceptionsFilter implements ExceptionFilter {
   toErrorResponse(exception: unknown, request: Request & { id?: string }): ErrorResponse {
     if (exception instanceof RequestValidationException) {
       return errorResponse(HttpStatus.BAD_REQUEST, exception.message, exception.details);
+    }
+    if (exception instanceof UnprocessableFieldsException) {
+      return errorResponse(HttpStatus.UNPROCESSABLE_ENTITY, exception.message, exception.details);
     }
     if (exception instanceof HttpException && exception.cause instanceof URIError) {
       // Express could not decode a path parameter (`/calls/%E0%A4x`): an id that cannot be one names no resource.

@@ -10,6 +10,7 @@ import {
 } from '@nestjs/common';
 import { APP_GUARD, Reflector } from '@nestjs/core';
 import { json, NextFunction, Request, Response } from 'express';
+import { readFormBody } from './form-body';
 import { allowUploadTime } from './http-timeouts';
 import { UNSTORABLE, unstorableMessage } from './storable-text';
 import { RequestValidationException } from './validation';
@@ -37,6 +38,13 @@ const ACCEPTS_MULTIPART = 'acceptsMultipartForm';
  * routes that stream their own body, the recording upload, have the upload bound).
  */
 export const AcceptsMultipartForm = () => SetMetadata(ACCEPTS_MULTIPART, true);
+
+const ACCEPTS_URL_ENCODED_FORM = 'acceptsUrlEncodedForm';
+/**
+ * Marks a route that takes an `application/x-www-form-urlencoded` body instead of JSON (a carrier's webhooks):
+ * JsonBodyGuard reads it with readFormBody (64 KiB at most) into `request.body`.
+ */
+export const AcceptsUrlEncodedForm = () => SetMetadata(ACCEPTS_URL_ENCODED_FORM, true);
 // `inflate: false`: a compressed body never reaches the parser (readBody refuses it first), and could not be inflated there either.
 const parseJson = json({ limit: JSON_BODY_LIMIT_BYTES, strict: true, inflate: false, type: () => true });
 
@@ -115,10 +123,11 @@ type JsonRequest = Request & { [TAKES_JSON]?: true };
  * routes (the recording upload) read their own bodies, and are given the upload time bound for it; the multipart
  * bodies of a route marked AcceptsMultipartForm are read by the route, within the request bound.
  */
-async function readBody(request: JsonRequest, response: Response, acceptsMultipart: boolean): Promise<void> {
+async function readBody(request: JsonRequest, response: Response, acceptsMultipart: boolean, acceptsForm: boolean): Promise<void> {
   if (!METHODS_WITH_BODY.has(request.method) || !hasBody(request)) return;
   if (isEncoded(request))
     throw new UnsupportedMediaTypeException('Content-Encoding must be identity: compressed request bodies are not accepted');
+  if (acceptsForm) return readFormBody(request, response);
   if (acceptsMultipart && isMultipartForm(request.headers['content-type'])) return;
   if (!request[TAKES_JSON]) return allowUploadTime(request);
   if (!isJsonContentType(request.headers['content-type'])) {
@@ -161,7 +170,8 @@ export class JsonBodyGuard implements CanActivate {
   async canActivate(context: ExecutionContext): Promise<boolean> {
     const http = context.switchToHttp();
     const acceptsMultipart = this.reflector.get<boolean | undefined>(ACCEPTS_MULTIPART, context.getHandler()) === true;
-    await readBody(http.getRequest<JsonRequest>(), http.getResponse<Response>(), acceptsMultipart);
+    const acceptsForm = this.reflector.get<boolean | undefined>(ACCEPTS_URL_ENCODED_FORM, context.getHandler()) === true;
+    await readBody(http.getRequest<JsonRequest>(), http.getResponse<Response>(), acceptsMultipart, acceptsForm);
     return true;
   }
 }

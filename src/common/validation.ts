@@ -1,8 +1,25 @@
-import { ArgumentMetadata, BadRequestException, PipeTransform, ValidationError, ValidationPipe } from '@nestjs/common';
+import {
+  ArgumentMetadata,
+  BadRequestException,
+  PipeTransform,
+  UnprocessableEntityException,
+  ValidationError,
+  ValidationPipe,
+} from '@nestjs/common';
 import { ErrorDetail } from './error-response.dto';
 
 /** A 400 whose body carries one detail per invalid field. */
 export class RequestValidationException extends BadRequestException {
+  constructor(readonly details: ErrorDetail[]) {
+    super(details.map((detail) => detail.message).join('; '));
+  }
+}
+
+/**
+ * A 422 whose body names the fields another party refused although they are valid (a carrier that does not accept
+ * the credentials, or does not have the number), one detail per field, as a validation failure does.
+ */
+export class UnprocessableFieldsException extends UnprocessableEntityException {
   constructor(readonly details: ErrorDetail[]) {
     super(details.map((detail) => detail.message).join('; '));
   }

@@ -71,6 +71,8 @@ export interface AppConfig {
   voice: VoiceConfig;
   /** Files uploaded to knowledge bases (see KnowledgeFilesConfig). */
   knowledgeFiles: KnowledgeFilesConfig;
+  /** Phone numbers and phone calls through the carrier (see TelephonyConfig). */
+  telephony: TelephonyConfig;
 }
 
 /** An OpenAI-compatible Chat Completions provider; without `baseUrl`, the built-in answerer replies. */
@@ -253,6 +255,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     ...readHttpLimits(env),
     voice: readVoiceConfig(env),
     knowledgeFiles: readKnowledgeFilesConfig(env),
+    telephony: readTelephonyConfig(env),
   };
 }
 
@@ -476,6 +479,31 @@ function readVoiceConfig(env: Env): VoiceConfig {
     endOfTurnMs: readInt(env, 'VOICE_END_OF_TURN_MS', 700, 100, 10_000),
     // 100: the capacity measured on 2 cores (docs/benchmarks.md); 0 serves no voice socket (an API-only instance).
     maxCalls: readInt(env, 'VOICE_MAX_CALLS', 100, 0, 10_000),
+  };
+}
+
+// ---- Telephony (owned by src/telephony) ----
+
+export interface TelephonyConfig {
+  /** Twilio's REST API, or a carrier that speaks it (a stand-in in tests). */
+  twilioApiBaseUrl: string;
+  /** The longest one request to the carrier may take, first byte to last. */
+  carrierTimeoutMs: number;
+  /** Server secret of the stored auth tokens' encryption; unset: generated once and kept under DATA_DIR. */
+  secret: string | undefined;
+  /** Phone calls in progress per account, inbound and outbound together. */
+  maxActiveCalls: number;
+  /** A phone call that runs longer is ended by the agent. */
+  maxCallSeconds: number;
+}
+
+function readTelephonyConfig(env: Env): TelephonyConfig {
+  return {
+    twilioApiBaseUrl: readBaseUrl(env, 'TWILIO_API_BASE_URL') ?? 'https://api.twilio.com',
+    carrierTimeoutMs: readInt(env, 'TWILIO_TIMEOUT_MS', 10_000, 100, 120_000),
+    secret: readMatching(env, 'TELEPHONY_SECRET', /^\S{32,512}$/, 'must be 32-512 characters without spaces'),
+    maxActiveCalls: readInt(env, 'PHONE_MAX_ACTIVE_CALLS', 10, 1, 100_000),
+    maxCallSeconds: readInt(env, 'PHONE_MAX_CALL_SECONDS', 1800, 10, 14_400),
   };
 }
 

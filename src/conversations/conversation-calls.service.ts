@@ -1,13 +1,17 @@
 import { Injectable, OnModuleInit } from '@nestjs/common';
+import { EndedReason } from '../calls/call.entity';
 import { NewCall } from '../calls/calls.repository';
 import { CallsService } from '../calls/calls.service';
 import { TransactionSql } from '../database/database';
 import { ConversationAnalysis } from './conversation-analysis.service';
 import { ConversationsRepository, EndedConversation, MessageRow } from './conversations.repository';
 
-/** The call of an ended conversation in which the visitor said something (contract section 10). */
-export function callOfConversation(id: string, conversation: EndedConversation, messages: MessageRow[]): NewCall {
-  const lastMessageAt = messages[messages.length - 1].at;
+/** A phone call that was never answered (contract section 17): its outcome, `canceled` counted as `no-answer`. */
+export type UnansweredOutcome = 'busy' | 'no-answer' | 'failed';
+
+/** The call of an ended conversation in which the visitor said something (contract section 10), and how it ended. */
+export function callOfConversation(id: string, conversation: EndedConversation, messages: MessageRow[], endedReason: EndedReason): NewCall {
+  const lastMessageAt = messages.at(-1)?.at ?? conversation.startedAt;
   return {
     id,
     name: conversation.name,
@@ -17,7 +21,7 @@ export function callOfConversation(id: string, conversation: EndedConversation, 
     callStatus: 'completed',
     sentiment: '',
     channel: conversation.channel,
-    callType: 'web',
+    callType: conversation.callType,
     website: conversation.website,
     agent: conversation.agentName,
     agentId: conversation.agentId,
@@ -29,8 +33,14 @@ export function callOfConversation(id: string, conversation: EndedConversation, 
     transcript: messages.map(({ speaker, text, startSeconds }) =>
       startSeconds === null ? { speaker, text } : { speaker, text, startSeconds },
     ),
+    endedReason,
     isTest: conversation.isTest,
   };
+}
+
+/** The call of a phone conversation whose call was never answered: no duration, nothing said (not even a greeting). */
+export function unansweredCall(id: string, conversation: EndedConversation, outcome: UnansweredOutcome): NewCall {
+  return { ...callOfConversation(id, conversation, [], outcome), callStatus: outcome };
 }
 
 /** Work done in another module's transaction on a conversation (`id`) of the account. */
@@ -69,10 +79,22 @@ export class ConversationCalls implements OnModuleInit {
     this.erasedHooks.push(hook);
   }
 
-  /** Records the call of the conversation that just ended, in `sql`'s transaction, when the visitor said something. */
-  async record(accountId: number, id: string, ended: EndedConversation, messages: MessageRow[], sql: TransactionSql): Promise<void> {
-    if (messages.some((message) => message.speaker === 'user')) {
-      await this.calls.record(accountId, callOfConversation(id, ended, messages), sql);
+  /**
+   * Records the call of the conversation that just ended, in `sql`'s transaction: when the visitor said something,
+   * or (`unanswered`) a phone call that was never answered, which becomes a call whatever was said.
+   */
+  async record(
+    accountId: number,
+    id: string,
+    ended: EndedConversation,
+    messages: MessageRow[],
+    end: { reason: EndedReason; unanswered?: UnansweredOutcome },
+    sql: TransactionSql,
+  ): Promise<void> {
+    if (end.unanswered) {
+      await this.calls.record(accountId, unansweredCall(id, ended, end.unanswered), sql);
+    } else if (messages.some((message) => message.speaker === 'user')) {
+      await this.calls.record(accountId, callOfConversation(id, ended, messages, end.reason), sql);
       await this.analysis.queue(accountId, id, sql);
     }
     for (const hook of this.endedHooks) await hook(sql, accountId, id);

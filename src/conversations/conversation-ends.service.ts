@@ -1,9 +1,10 @@
 import { Injectable, OnModuleInit } from '@nestjs/common';
+import { EndedReason } from '../calls/call.entity';
 import { AppConfig } from '../config/config';
 import { InjectConfig } from '../config/config.module';
 import { Database, TransactionSql } from '../database/database';
 import { Jobs } from '../jobs/jobs.service';
-import { ConversationCalls } from './conversation-calls.service';
+import { ConversationCalls, UnansweredOutcome } from './conversation-calls.service';
 import { ConversationRef, JOB_END_IDLE, JOB_END_IF_IDLE } from './conversation-jobs';
 import { IdleRule, idleRule } from './conversation-rules';
 import { ConversationAccess, ConversationsRepository } from './conversations.repository';
@@ -48,19 +49,30 @@ export class ConversationEnds implements OnModuleInit {
     });
   }
 
-  /** Ends the conversation now (nothing to do if it already has). */
+  /** Ends the conversation now, at its visitor's request (nothing to do if it already has). */
   async end(access: ConversationAccess): Promise<void> {
-    if (access.status === 'active') await this.finish(access.accountId, access.id, undefined);
+    if (access.status === 'active') await this.finish(access.accountId, access.id, undefined, { reason: 'visitor-ended' });
   }
 
-  /** Ends the conversation now, whatever its state (false when it had already ended). */
-  endNow(accountId: number, id: string): Promise<boolean> {
-    return this.finish(accountId, id, undefined);
+  /**
+   * Ends the conversation now, whatever its state (false when it had already ended); `reason` is its call's
+   * `endedReason` (by default the visitor's end, as the voice socket's `end` message).
+   */
+  endNow(accountId: number, id: string, reason: EndedReason = 'visitor-ended'): Promise<boolean> {
+    return this.finish(accountId, id, undefined, { reason });
   }
 
   /** Ends the conversation if it is idle; false when it is not (or had already ended). */
   endIfIdle(accountId: number, id: string): Promise<boolean> {
-    return this.finish(accountId, id, this.idleRule);
+    return this.finish(accountId, id, this.idleRule, { reason: 'idle-timeout' });
+  }
+
+  /**
+   * Ends a phone conversation whose call was never answered (busy, no answer, failed): it becomes a call with that
+   * status and no transcript, whatever was said. False when it had already ended.
+   */
+  endUnanswered(accountId: number, id: string, outcome: UnansweredOutcome): Promise<boolean> {
+    return this.finish(accountId, id, undefined, { reason: outcome, unanswered: outcome });
   }
 
   /**
@@ -90,11 +102,16 @@ export class ConversationEnds implements OnModuleInit {
    * Ends an active conversation (only if idle, with `idle`), and in the same transaction records its call when
    * the visitor said something: the conditional UPDATE makes this happen once, whichever instance tries first.
    */
-  private finish(accountId: number, id: string, idle: IdleRule | undefined): Promise<boolean> {
+  private finish(
+    accountId: number,
+    id: string,
+    idle: IdleRule | undefined,
+    end: { reason: EndedReason; unanswered?: UnansweredOutcome },
+  ): Promise<boolean> {
     return this.db.transaction(async (sql) => {
       const ended = await this.conversations.end(accountId, id, idle, sql);
       if (!ended) return false;
-      await this.calls.record(accountId, id, ended, await this.conversations.messages(accountId, id, sql), sql);
+      await this.calls.record(accountId, id, ended, await this.conversations.messages(accountId, id, sql), end, sql);
       return true;
     });
   }

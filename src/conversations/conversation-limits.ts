@@ -42,6 +42,8 @@ type ReplySlot = { key: string; cap: number; refusal: string };
 @Injectable()
 export class ConversationLimits {
   private readonly caps: ConversationLimitsConfig;
+  /** PHONE_MAX_ACTIVE_CALLS: phone calls in progress per account, inbound and outbound together. */
+  private readonly phoneCallsPerAccount: number;
   private readonly windowSeconds: number;
   private readonly replying = new Map<string, number>();
 
@@ -50,6 +52,7 @@ export class ConversationLimits {
     @Inject(RATE_LIMIT_STORAGE) private readonly storage: RateLimitStorage,
   ) {
     this.caps = config.conversationLimits;
+    this.phoneCallsPerAccount = config.telephony.maxActiveCalls;
     this.windowSeconds = config.widgetRateLimitWindowSeconds;
   }
 
@@ -65,8 +68,14 @@ export class ConversationLimits {
     }
   }
 
-  /** A 429 when a new conversation would be one too many on its site or its account (`active`: ConversationsRepository.countActive). */
-  refuseBeyondActive(active: ActiveConversations, siteId: number | null): void {
+  /**
+   * A 429 when a new conversation would be one too many on its site or its account, or (`phone`, a phone call's)
+   * one too many phone calls of the account (`active`: ConversationsRepository.countActive).
+   */
+  refuseBeyondActive(active: ActiveConversations, siteId: number | null, phone = false): void {
+    if (phone && active.phone >= this.phoneCallsPerAccount) {
+      throw new ConversationLimitException('Too many phone calls are in progress on this account', ACTIVE_RETRY_AFTER_SECONDS);
+    }
     if (siteId !== null && active.site >= this.caps.activePerSite) {
       throw new ConversationLimitException('Too many conversations are active on this site', ACTIVE_RETRY_AFTER_SECONDS);
     }

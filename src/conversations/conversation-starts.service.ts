@@ -2,12 +2,12 @@ import { Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import { AgentRow } from '../agents/agents.repository';
 import { AgentsService } from '../agents/agents.service';
-import { Database } from '../database/database';
+import { Database, TransactionSql } from '../database/database';
 import { MAX_HOST_LENGTH } from '../widget-sites/allowed-domain';
 import { ConversationEnds } from './conversation-ends.service';
 import { ConversationLimits } from './conversation-limits';
 import { generateConversationToken, hashConversationToken } from './conversation-token';
-import { ConversationChannel } from './conversation.entity';
+import { ConversationCallType, ConversationChannel } from './conversation.entity';
 import { ConversationsRepository } from './conversations.repository';
 
 /** Who is talking, as given when the conversation starts (validated, "" when not given). */
@@ -32,9 +32,20 @@ export interface SessionSite {
   greeting: string;
 }
 
-/** Where a conversation starts: an API client (the dashboard) or a widget site's page. */
+/** A phone call's conversation (src/telephony): its direction, the other party, and the agent's first sentence. */
+export interface PhoneCallStart {
+  callType: Extract<ConversationCallType, 'inbound' | 'outbound'>;
+  /** The other party's number ("" when the carrier gave none that is a phone number). */
+  phone: string;
+  name: string;
+  /** Spoken first once the call is connected; "" for none (the agent waits for the other party). */
+  greeting: string;
+}
+
+/** Where a conversation starts: an API client (the dashboard), a widget site's page, or a phone call. */
 interface ConversationOrigin {
   channel: ConversationChannel;
+  callType: ConversationCallType;
   website: string;
   siteId: number | null;
   allowedDomain: string | null;
@@ -69,7 +80,8 @@ export class ConversationStarts {
   /** The dashboard's test-call button (or any API client): a conversation with one of the account's agents. */
   async startWithAgent(accountId: number, agentId: number, visitor: Visitor, isTest: boolean): Promise<StartedConversation> {
     const agent = await this.agents.get(accountId, agentId);
-    return this.start(accountId, agent, visitor, { channel: 'api', website: '', siteId: null, allowedDomain: null, isTest }, '');
+    const api = { channel: 'api' as const, callType: 'web' as const, website: '', siteId: null, allowedDomain: null, isTest };
+    return this.start(accountId, agent, visitor, api, '');
   }
 
   /**
@@ -80,12 +92,33 @@ export class ConversationStarts {
     await this.caps.countStart(address);
     const web = {
       channel: 'web-widget' as const,
+      callType: 'web' as const,
       website: originHost(origin),
       siteId: site.id,
       allowedDomain: site.allowedDomain,
       isTest: false,
     };
     return this.start(site.accountId, site.agent, visitor, web, site.greeting);
+  }
+
+  /**
+   * A phone call's conversation with one of the account's agents (channel `phone`), within the account's caps and
+   * PHONE_MAX_ACTIVE_CALLS (a ConversationLimitException, 429); `alongside` writes what the telephony module keeps of
+   * the call, in the same transaction.
+   */
+  startPhoneCall(
+    accountId: number,
+    agent: Pick<AgentRow, 'id' | 'name' | 'language'>,
+    call: PhoneCallStart,
+    alongside: (sql: TransactionSql, conversationId: string) => Promise<void>,
+  ): Promise<StartedConversation> {
+    const phone = { channel: 'phone' as const, callType: call.callType, website: '', siteId: null, allowedDomain: null, isTest: false };
+    return this.start(accountId, agent, { name: call.name, phone: call.phone }, phone, call.greeting, alongside);
+  }
+
+  /** Removes a phone call's conversation that the carrier then refused to place: as if it had never started. */
+  async abandon(accountId: number, id: string): Promise<void> {
+    await this.conversations.deleteForErasure(accountId, id);
   }
 
   /** A new conversation, unless its site or account already has as many active as it may (429). */
@@ -95,6 +128,7 @@ export class ConversationStarts {
     visitor: Visitor,
     origin: ConversationOrigin,
     greeting: string,
+    alongside?: (sql: TransactionSql, conversationId: string) => Promise<void>,
   ): Promise<StartedConversation> {
     const id = randomUUID();
     const token = generateConversationToken();
@@ -108,9 +142,11 @@ export class ConversationStarts {
       ...origin,
     };
     const expiresAt = await this.db.transaction(async (sql) => {
-      this.caps.refuseBeyondActive(await this.conversations.countActive(accountId, origin.siteId, sql), origin.siteId);
+      const active = await this.conversations.countActive(accountId, origin.siteId, sql);
+      this.caps.refuseBeyondActive(active, origin.siteId, origin.channel === 'phone');
       const { startedAt } = await this.conversations.insert(accountId, conversation, sql);
       if (greeting) await this.conversations.insertGreeting(accountId, id, greeting, sql);
+      await alongside?.(sql, id);
       return this.ends.scheduleIdleCheck(accountId, id, startedAt, sql);
     });
     return { conversationId: id, token, greeting, expiresAt };

@@ -114,7 +114,7 @@ export class ConversationTalk {
       const { seq, history, visitorMessageCount, replying, agent, channel, phone, name, ...access } = acceptance;
       if (!agent) {
         // Refused by the statement (nothing recorded): the conversation ends with what had been said.
-        await this.ends.endNow(access.accountId, access.id);
+        await this.ends.endNow(access.accountId, access.id, 'error');
         throw new GoneException('The agent of this conversation was deleted; the conversation has ended');
       }
       if (seq === null) throw await this.refusal(access, visitorMessageCount, replying);

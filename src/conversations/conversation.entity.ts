@@ -1,8 +1,10 @@
 import { Column, Entity, Index, JoinColumn, ManyToOne, PrimaryColumn } from 'typeorm';
 import { Account } from '../auth/account.entity';
 
-export const CONVERSATION_CHANNELS = ['web-widget', 'api'] as const;
+export const CONVERSATION_CHANNELS = ['web-widget', 'api', 'phone'] as const;
 export type ConversationChannel = (typeof CONVERSATION_CHANNELS)[number];
+/** The call's `callType`: `web` for a widget or API conversation, a phone call's direction otherwise. */
+export type ConversationCallType = 'web' | 'inbound' | 'outbound';
 export type ConversationStatus = 'active' | 'ended';
 /** `tool`: what a tool the model called did (contract section 18), between the visitor's message and the reply. */
 export type MessageSpeaker = 'agent' | 'user' | 'tool';
@@ -46,6 +48,9 @@ export class Conversation {
 
   @Column({ type: 'varchar', length: 20 })
   channel: ConversationChannel;
+
+  @Column({ type: 'varchar', length: 20, default: 'web' })
+  callType: ConversationCallType;
 
   /** The host of the page that started a widget conversation; "" otherwise. */
   @Column({ type: 'varchar', length: 2048, default: '' })

@@ -63,7 +63,8 @@ const answeringProviders = [
     ConversationLimits,
     ...answeringProviders,
   ],
-  // The voice socket (src/voice) takes the same turns through the same path as a message.
-  exports: [ConversationTalk, ConversationReplies, ConversationEnds, ConversationCalls, ProviderHttp],
+  // The voice socket (src/voice) takes the same turns through the same path as a message; phone calls
+  // (src/telephony) start and end their conversations here.
+  exports: [ConversationTalk, ConversationReplies, ConversationEnds, ConversationCalls, ConversationStarts, ProviderHttp],
 })
 export class ConversationsModule {}

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { AnsweringAgent, answeringAgentJson } from '../agents/agents.repository';
 import { Database, Sql } from '../database/database';
 import { AccountQuery, UnscopedQuery } from '../database/query.decorator';
-import { ConversationChannel, ConversationStatus, MessageSpeaker } from './conversation.entity';
+import { ConversationCallType, ConversationChannel, ConversationStatus, MessageSpeaker } from './conversation.entity';
 
 /** What a new conversation is made of. */
 export interface NewConversation {
@@ -12,6 +12,7 @@ export interface NewConversation {
   agentName: string;
   replyLanguage: string;
   channel: ConversationChannel;
+  callType: ConversationCallType;
   website: string;
   /** The widget site it starts on; null for an API conversation. */
   siteId: number | null;
@@ -66,10 +67,12 @@ export interface MessageAcceptance extends ConversationAccess, ConversationParty
   agent: AnsweringAgent | null;
 }
 
-/** How many conversations are active, of an account and of one of its sites (ConversationsRepository.countActive). */
+/** How many conversations are active, of an account, of one of its sites, and on the phone (ConversationsRepository.countActive). */
 export interface ActiveConversations {
   account: number;
   site: number;
+  /** The account's phone calls in progress (channel `phone`), inbound and outbound. */
+  phone: number;
 }
 
 /** What the call of an ended conversation is made of, besides its messages. */
@@ -78,6 +81,7 @@ export interface EndedConversation {
   agentName: string;
   replyLanguage: string;
   channel: ConversationChannel;
+  callType: ConversationCallType;
   website: string;
   name: string;
   phone: string;
@@ -110,6 +114,7 @@ const EXAMPLE_CONVERSATION: NewConversation = {
   agentName: 'Reception',
   replyLanguage: 'hi-IN',
   channel: 'web-widget',
+  callType: 'web',
   website: 'www.example.com',
   siteId: 3,
   allowedDomain: '*.example.com',
@@ -186,8 +191,8 @@ export class ConversationsRepository {
   async insert(accountId: number, conversation: NewConversation, sql: Sql = this.db): Promise<{ startedAt: Date }> {
     const c = conversation;
     const [row] = await sql.query<{ startedAt: Date }>(
-      `INSERT INTO conversations (account_id, id, token_hash, agent_id, agent_name, reply_language, channel, website, allowed_domain, name, phone, is_test, site_id)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) RETURNING started_at AS "startedAt"`,
+      `INSERT INTO conversations (account_id, id, token_hash, agent_id, agent_name, reply_language, channel, website, allowed_domain, name, phone, is_test, site_id, call_type)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) RETURNING started_at AS "startedAt"`,
       [
         accountId,
         c.id,
@@ -202,13 +207,14 @@ export class ConversationsRepository {
         c.phone,
         c.isTest,
         c.siteId,
+        c.callType,
       ],
     );
     return row;
   }
 
   /**
-   * The active conversations of the account, and of its site `siteId` (0 without one), for the caps on a new one:
+   * The active conversations of the account, of its site `siteId` (0 without one), and on the phone, for the caps on a new one:
    * counted under the account's lock of conversation starts, held to the end of `sql`'s transaction (the start's),
    * so that the count, a statement later, sees every conversation a concurrent start made: two starts cannot both
    * take the last place, whichever instance runs them. From IDX_conversations_active_site.
@@ -220,7 +226,8 @@ export class ConversationsRepository {
       [accountId],
     );
     const [counts] = await sql.query<ActiveConversations>(
-      `SELECT count(*)::int AS account, (count(*) FILTER (WHERE site_id = $2))::int AS site FROM conversations WHERE account_id = $1 AND status = 'active'`,
+      `SELECT count(*)::int AS account, (count(*) FILTER (WHERE site_id = $2))::int AS site, (count(*) FILTER (WHERE channel = 'phone'))::int AS phone
+         FROM conversations WHERE account_id = $1 AND status = 'active'`,
       [accountId, siteId],
     );
     return counts;
@@ -396,8 +403,8 @@ export class ConversationsRepository {
     const [row] = await sql.query<EndedConversation>(
       `UPDATE conversations SET status = 'ended', ended_at = now(), replying_since = NULL
         WHERE account_id = $1 AND id = $2 AND status = 'active'${idleOnly}
-        RETURNING agent_id AS "agentId", agent_name AS "agentName", reply_language AS "replyLanguage", channel, website, name, phone,
-                  is_test AS "isTest", started_at AS "startedAt"`,
+        RETURNING agent_id AS "agentId", agent_name AS "agentName", reply_language AS "replyLanguage", channel, call_type AS "callType",
+                  website, name, phone, is_test AS "isTest", started_at AS "startedAt"`,
       idle ? [accountId, id, idle.idleSeconds, idle.staleReplySeconds] : [accountId, id],
     );
     return row;

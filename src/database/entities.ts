@@ -11,6 +11,8 @@ import { Account } from '../auth/account.entity';
 import { Call } from '../calls/call.entity';
 import { ApiKey } from '../auth/api-key.entity';
 import { WidgetSite } from '../widget-sites/widget-site.entity';
+import { PhoneNumber } from '../telephony/phone-number.entity';
+import { PhoneCall, PhoneCallStatus } from '../telephony/phone-call.entity';
 import { Webhook } from '../webhooks/webhook.entity';
 import { WebhookEvent } from '../webhooks/webhook-event.entity';
 import { WebhookOutboxEntry } from '../webhooks/webhook-outbox-entry.entity';
@@ -33,6 +35,9 @@ export const ENTITIES = [
   AgentKnowledgeBase,
   Call,
   WidgetSite,
+  PhoneNumber,
+  PhoneCall,
+  PhoneCallStatus,
   Webhook,
   WebhookEvent,
   WebhookOutboxEntry,

@@ -1,4 +1,5 @@
-import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes } from 'node:crypto';
+import { createHash, createHmac } from 'node:crypto';
+import { open, seal } from '../common/sealed-box';
 
 /**
  * What is stored of an Idempotency-Key and its first request, so that the table holds nothing readable without
@@ -17,9 +18,6 @@ export interface IdempotencySecrets {
   /** AES-256 key of the stored body. */
   bodyKey: Buffer;
 }
-
-const IV_BYTES = 12;
-const TAG_BYTES = 16;
 
 const LABEL = (label: string) => `voice-agent-api idempotency ${label}\0`;
 const digest = (label: string, key: string) => createHash('sha256').update(LABEL(label)).update(key, 'latin1');
@@ -58,19 +56,12 @@ export function requestHash(secrets: IdempotencySecrets, apiKeyId: number, metho
   return hmac.digest('hex');
 }
 
-/** IV, tag and ciphertext of the body; `context` (the account and key hash) is authenticated with it, so a row cannot be moved. */
+/** IV, tag and ciphertext of the body (src/common/sealed-box.ts); `context` (the account and key hash) is authenticated with it, so a row cannot be moved. */
 export function sealBody(secrets: IdempotencySecrets, context: string, body: Buffer): Buffer {
-  const iv = randomBytes(IV_BYTES);
-  const cipher = createCipheriv('aes-256-gcm', secrets.bodyKey, iv);
-  cipher.setAAD(Buffer.from(context));
-  const encrypted = Buffer.concat([cipher.update(body), cipher.final()]);
-  return Buffer.concat([iv, cipher.getAuthTag(), encrypted]);
+  return seal(secrets.bodyKey, context, body);
 }
 
 /** The body sealed by sealBody; throws if it was altered or sealed under another key or context. */
 export function openBody(secrets: IdempotencySecrets, context: string, sealed: Buffer): Buffer {
-  const decipher = createDecipheriv('aes-256-gcm', secrets.bodyKey, sealed.subarray(0, IV_BYTES));
-  decipher.setAAD(Buffer.from(context));
-  decipher.setAuthTag(sealed.subarray(IV_BYTES, IV_BYTES + TAG_BYTES));
-  return Buffer.concat([decipher.update(sealed.subarray(IV_BYTES + TAG_BYTES)), decipher.final()]);
+  return open(secrets.bodyKey, context, sealed);
 }

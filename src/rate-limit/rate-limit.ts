@@ -109,17 +109,21 @@ const boundedKeyPart = (value: string): string =>
 export const clientAddressKey = (request: { ip?: string; socket?: { remoteAddress?: string } }): string =>
   boundedKeyPart(normalizeIp(request.ip ?? request.socket?.remoteAddress ?? ''));
 
+/** A phone number's id in a carrier webhook's path (anything else names no number). */
+const PHONE_NUMBER_ID = /^[1-9][0-9]{0,9}$/;
+
 /**
  * What the widget throttler counts a public request by, besides the address: the credential its path names when it
- * has a credential's shape (a site key, or a conversation id, lowercased as its route reads it), the constant
- * `malformed` for one that cannot name anything (a 404 whatever it is), else the route itself (the script, the
- * preflights, POST /widget/sessions). Never the body: it is read after this count (JsonBodyGuard), so POST
+ * has a credential's shape (a site key, or a conversation id, lowercased as its route reads it; a carrier webhook's
+ * phone number), the constant `malformed` for one that cannot name anything (a 404 whatever it is), else the route
+ * itself (the script, the preflights, POST /widget/sessions). Never the body: it is read after this count (JsonBodyGuard), so POST
  * /widget/sessions, whose site key is in its body, is counted per address.
  */
 function widgetCounterOf(request: TrackedRequest): string {
-  const { siteKey, conversationId } = request.params ?? {};
+  const { siteKey, conversationId, phoneNumberId } = request.params ?? {};
   if (typeof siteKey === 'string') return isSiteKeyShaped(siteKey) ? siteKey : 'malformed';
   if (typeof conversationId === 'string') return isUuid(conversationId) ? conversationId.toLowerCase() : 'malformed';
+  if (typeof phoneNumberId === 'string') return PHONE_NUMBER_ID.test(phoneNumberId) ? `phone-number:${phoneNumberId}` : 'malformed';
   return `${request.method} ${request.route?.path ?? '-'}`;
 }
 

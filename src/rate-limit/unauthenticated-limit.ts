@@ -8,11 +8,12 @@ import { RATE_LIMIT_STORAGE, RateLimitStorage } from './rate-limit-storage';
 import { clientAddressKey, rateLimitState, retryAfterSeconds, setRateLimitHeaders, tooManyRequestsMessage } from './rate-limit';
 
 /**
- * The counters kept here, each per address and with the same limit: requests whose API key is not valid, and
- * public widget requests naming a site key or conversation that does not exist. Apart, so that a page with a stale
- * snippet never locks the management API out of its address.
+ * The counters kept here, each per address and with the same limit: requests whose API key is not valid, public
+ * widget requests naming a site key or conversation that does not exist, and carrier webhooks that are not signed
+ * for a number of the service. Apart, so that a page with a stale snippet never locks the management API out of its
+ * address.
  */
-export type UnauthenticatedCounter = 'unauthenticated' | 'widget-credential';
+export type UnauthenticatedCounter = 'unauthenticated' | 'widget-credential' | 'carrier-signature';
 
 type ClientRequest = IncomingMessage & { ip?: string };
 

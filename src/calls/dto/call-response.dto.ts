@@ -1,6 +1,6 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { ApiDateTime, ApiUuid } from '../../common/api-formats';
-import { TRANSCRIPT_SPEAKERS, TranscriptSpeaker } from '../call.entity';
+import { ENDED_REASONS, EndedReason, TRANSCRIPT_SPEAKERS, TranscriptSpeaker } from '../call.entity';
 import { CallDetailRow, CallRow } from '../calls.repository';
 import { creditsUsed } from '../credits';
 
@@ -63,6 +63,13 @@ export class CallResponse extends CallListItemResponse {
   /** round(durationSeconds / 60 × CREDITS_PER_MINUTE, 2). @example 1.58 */
   creditsUsed: number;
   transcript: TranscriptTurnResponse[];
+  /**
+   * How the call ended: `caller-hung-up`, `agent-hung-up`, `transferred`, `visitor-ended` (a widget or API
+   * visitor's end), `idle-timeout`, `max-duration`, `busy`, `no-answer`, `failed`, `error`; "" for a call posted
+   * without one and for calls made before it was kept. On the detail only (and so in the webhooks' `data`).
+   */
+  @ApiProperty({ enum: [...ENDED_REASONS, ''], example: 'visitor-ended' })
+  endedReason: EndedReason | '';
 }
 
 /** A call with its computed credits, as the service returns it for the single-call responses. */
@@ -128,5 +135,6 @@ export function toCallResponse(detail: CallDetail): CallResponse {
     transcript: detail.call.transcript.map(({ speaker, text, startSeconds }) =>
       startSeconds === undefined ? { speaker, text } : { speaker, text, startSeconds },
     ),
+    endedReason: detail.call.endedReason,
   };
 }

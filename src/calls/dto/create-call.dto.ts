@@ -20,7 +20,7 @@ import { REPLY_LANGUAGES } from '../../agents/voices';
 import { Rfc3339DateTime } from '../../common/date-time';
 import { MAX_INT_ID } from '../../common/id.pipes';
 import { IsNumberWithDecimals, IsOmittable, IsOneOf, MaxCodePointLength, Trim } from '../../common/validators';
-import { TRANSCRIPT_SPEAKERS, TranscriptSpeaker } from '../call.entity';
+import { ENDED_REASONS, EndedReason, TRANSCRIPT_SPEAKERS, TranscriptSpeaker } from '../call.entity';
 import { PHONE_PATTERN } from '../phone';
 
 /** Optional free-text label: trimmed, at most 100 characters, "" when not given. */
@@ -153,6 +153,12 @@ export class CreateCallDto {
   @ValidateNested({ each: true })
   @Type(() => TranscriptTurnDto)
   transcript?: TranscriptTurnDto[] = [];
+
+  /** How the call ended (one of the values listed), or "" (the default) when not said. @example "caller-hung-up" */
+  @IsOmittable()
+  @ApiProperty({ enum: [...ENDED_REASONS, ''], required: false, default: '' })
+  @IsOneOf([...ENDED_REASONS, ''])
+  endedReason?: EndedReason | '' = '';
 
   /** A test call from the dashboard's test-call button: readable by id, never listed. @example false */
   @IsOmittable()

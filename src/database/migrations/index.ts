@@ -27,6 +27,8 @@ import { KnowledgeFiles1795900000000 } from './1795900000000-KnowledgeFiles';
 import { VoiceLeaseClosing1796000000000 } from './1796000000000-VoiceLeaseClosing';
 import { ApiKeysNotifyCreation1796100000000 } from './1796100000000-ApiKeysNotifyCreation';
 import { Tools1796243000000 } from './1796243000000-Tools';
+import { Telephony1796300000000 } from './1796300000000-Telephony';
+import { CallsEndedReason1796300000001 } from './1796300000001-CallsEndedReason';
 
 export const MIGRATIONS = [
   Initial1795327392008,
@@ -57,4 +59,6 @@ export const MIGRATIONS = [
   VoiceLeaseClosing1796000000000,
   ApiKeysNotifyCreation1796100000000,
   Tools1796243000000,
+  Telephony1796300000000,
+  CallsEndedReason1796300000001,
 ];
