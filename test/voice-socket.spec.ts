@@ -1,4 +1,4 @@
-import { EventEmitter, once } from 'node:events';
+import { once } from 'node:events';
 import * as fs from 'node:fs';
 import type { Server } from 'node:http';
 import * as net from 'node:net';
@@ -7,96 +7,16 @@ import fc from 'fast-check';
 import { DataSource } from 'typeorm';
 import WebSocket from 'ws';
 import { Resampler } from '../src/voice/audio/resample';
-import { VoiceCall, VoiceCallContext, VoiceCalls, VoiceLink } from '../src/voice/voice-call';
 import { VoiceLeasesRepository } from '../src/voice/voice-leases.repository';
 import { VOICE_SESSION_TIMINGS, VoiceGateway } from '../src/voice/voice.gateway';
 import { VoiceSessionTimings } from '../src/voice/voice-session';
 import { bearer, startConversation, Started } from './conversation-helpers';
 import { createListeningTestContext, eventually, TestAccount, TestContext } from './helpers';
+import { RecordedCall, recordCalls, refusedHandshake } from './support/recorded-calls';
 import { VoiceClient } from './support/voice-client';
 
 const PAGE = 'https://shop.example.com';
 const DASHBOARD = 'https://dashboard.example.net';
-
-/**
- * The pipeline's place in these tests (the protocol is what they test): each call keeps what the session hands it,
- * answers each text with a `reply` echoing it (a fence: every frame sent before that text has been handed over),
- * and answers `end` as the pipeline does (`ended`, close 1000).
- */
-class RecordedCall extends EventEmitter implements VoiceCall {
-  readonly audioFrames: Int16Array[] = [];
-  readonly texts: string[] = [];
-  begun = false;
-  closed = false;
-
-  constructor(
-    readonly context: VoiceCallContext,
-    readonly link: VoiceLink,
-  ) {
-    super();
-  }
-
-  begin(): void {
-    this.begun = true;
-  }
-
-  audio(pcm: Int16Array): void {
-    this.audioFrames.push(pcm.slice());
-  }
-
-  text(text: string): void {
-    this.texts.push(text);
-    this.link.send({ type: 'reply', text });
-  }
-
-  end(): Promise<void> {
-    this.link.send({ type: 'ended' });
-    this.link.close(1000, 'Conversation ended');
-    return Promise.resolve();
-  }
-
-  /** What close() waits for: the call's storing, which a test may hold. */
-  stored: Promise<void> = Promise.resolve();
-
-  close(): Promise<void> {
-    this.closed = true;
-    this.emit('closed');
-    return this.stored;
-  }
-
-  /** Resolves once the session has closed the call (its socket is gone). */
-  async whenClosed(): Promise<void> {
-    if (!this.closed) await once(this, 'closed');
-  }
-}
-
-/** Puts RecordedCalls in the place of the app's VoiceCalls (the provider VoiceModule registers); returns the calls opened. */
-function recordCalls(context: TestContext): Map<string, RecordedCall> {
-  const calls = new Map<string, RecordedCall>();
-  jest.spyOn(context.app.get(VoiceCalls), 'open').mockImplementation((callContext, link) => {
-    const call = new RecordedCall(callContext, link);
-    calls.set(callContext.access.id, call);
-    return Promise.resolve(call);
-  });
-  return calls;
-}
-
-/** What a WebSocket client sees when the handshake is refused: the HTTP status, its headers and the error body. */
-function refusedHandshake(
-  url: string,
-  headers: Record<string, string> = {},
-): Promise<{ status: number; body: unknown; headers: Record<string, unknown> }> {
-  return new Promise((resolve, reject) => {
-    const socket = new WebSocket(url, { headers });
-    socket.on('open', () => reject(new Error('upgraded')));
-    socket.on('error', () => undefined);
-    socket.on('unexpected-response', (_request, response) => {
-      let body = '';
-      response.on('data', (chunk: Buffer) => (body += chunk.toString()));
-      response.on('end', () => resolve({ status: response.statusCode!, body: JSON.parse(body) as unknown, headers: response.headers }));
-    });
-  });
-}
 
 /** The socket's close code and the error it was told, after one send from the client. */
 async function closeAfter(client: VoiceClient, send: (socket: WebSocket) => void): Promise<{ code: number; error: unknown }> {
@@ -156,7 +76,6 @@ describe('the voice socket: handshake, start, frames and close codes (contract s
       Object.assign(timings, before);
     }
   };
-  const voiceUrl = (id: string) => `${baseUrl.replace('http', 'ws')}/conversations/${id}/voice`;
   const conversation = () => startConversation(context, owner, agentId);
   const connected = async (started: Started, origin?: string, url = baseUrl) => {
     const client = await VoiceClient.connect(url, started.conversationId, origin);
@@ -493,25 +412,30 @@ describe('the voice socket: handshake, start, frames and close codes (contract s
     const widgetConversation = async (): Promise<Started> =>
       (await context.http.post('/widget/sessions').set('Origin', PAGE).send({ siteKey: site.siteKey }).expect(201)).body;
 
-    it("upgrades a widget conversation from its site's page, and refuses another page or none with a 403 in the error shape", async () => {
+    /** The close code of a socket opened from `origin` (none: no Origin header) whose `start` carries `token`. */
+    const closeCodeFrom = async (started: Started, origin: string | undefined, token = started.token) => {
+      const client = await VoiceClient.connect(baseUrl, started.conversationId, origin);
+      client.send({ type: 'start', token });
+      return (await client.closed).code;
+    };
+
+    it("serves a widget conversation to its site's page; another page or none is told 4403 once start proved the token", async () => {
       const started = await widgetConversation();
       (await connected(started, PAGE)).close();
-      const refusals: Record<string, string>[] = [{ Origin: 'https://evil.example.org' }, {}];
-      for (const headers of refusals) {
-        expect(await refusedHandshake(voiceUrl(started.conversationId), headers)).toMatchObject({
-          status: 403,
-          headers: { 'content-type': 'application/json; charset=utf-8' },
-          body: { statusCode: 403, error: 'Forbidden', message: 'This page may not open this conversation' },
-        });
-      }
+      await released(started);
+      const pageCall = calls.get(started.conversationId);
+      expect(await closeCodeFrom(started, 'https://evil.example.org')).toBe(4403);
+      expect(await closeCodeFrom(started, undefined)).toBe(4403);
+      expect(calls.get(started.conversationId)).toBe(pageCall); // no call was opened for them
     });
 
-    it('upgrades an API conversation without an Origin or from CORS_ORIGINS, and refuses another Origin', async () => {
+    it('serves an API conversation without an Origin or from CORS_ORIGINS; another Origin is told 4403', async () => {
       const started = await conversation();
       (await connected(started)).close();
       await released(started);
       (await connected(started, DASHBOARD)).close();
-      expect((await refusedHandshake(voiceUrl(started.conversationId), { Origin: PAGE })).status).toBe(403);
+      await released(started);
+      expect(await closeCodeFrom(started, PAGE)).toBe(4403);
     });
 
     it('takes the path as Express routes do: any case, a trailing slash', async () => {
@@ -629,7 +553,7 @@ describe('the voice socket: handshake, start, frames and close codes (contract s
     await eventually(async () => ((await connections()) === 0 ? true : undefined));
     await eventually(async () => (sessionsOf(context).size === 0 ? true : undefined), 5_000);
     const rssAfter = process.memoryUsage().rss;
-    // The rest of the handles are the database pools' connections and idle timers, grown by 8,000 origin look-ups.
+    // The rest of the handles are the database pools' connections and idle timers.
     console.log(
       `8,000 abandoned voice sockets: RSS ${(rssBefore / 2 ** 20).toFixed(0)} MiB before, ${(rssAfter / 2 ** 20).toFixed(0)} MiB after; ` +
         `active resources ${JSON.stringify(resourcesBefore)} before, ${JSON.stringify(resourceCounts())} after`,

@@ -15,7 +15,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { catchError, from, Observable, switchMap, throwError } from 'rxjs';
 import { ErrorResponse } from '../common/error-response.dto';
 import { makeReadableByAnyPage, WIDGET_RATE_LIMITED, widgetCredentialOf } from './rate-limit';
-import { UnauthenticatedLimit } from './unauthenticated-limit';
+import { UnauthenticatedCounter, UnauthenticatedLimit } from './unauthenticated-limit';
 
 /**
  * The credentials of the public widget routes (a site key, a conversation and its token) counted like API keys.
@@ -34,7 +34,7 @@ export class WidgetCredentialLimit implements CanActivate, NestInterceptor {
     const request = http.getRequest<WidgetRequest>();
     if (widgetCredentialOf(request) === undefined) return true;
     try {
-      await this.unauthenticated.check(request, http.getResponse<ServerResponse>(), COUNTER);
+      await this.unauthenticated.check(request, http.getResponse<ServerResponse>(), WIDGET_CREDENTIAL_COUNTER);
     } catch (error) {
       makeReadableByAnyPage(http.getResponse<ServerResponse>());
       throw error;
@@ -47,13 +47,14 @@ export class WidgetCredentialLimit implements CanActivate, NestInterceptor {
     return next.handle().pipe(
       catchError((error: unknown) => {
         if (!(error instanceof NotFoundException) || widgetCredentialOf(request) === undefined) return throwError(() => error);
-        return from(this.unauthenticated.countAnswered(request, COUNTER)).pipe(switchMap(() => throwError(() => error)));
+        return from(this.unauthenticated.countAnswered(request, WIDGET_CREDENTIAL_COUNTER)).pipe(switchMap(() => throwError(() => error)));
       }),
     );
   }
 }
 
-const COUNTER = 'widget-credential';
+/** The counter of the widget's credentials that do not exist (the voice socket's too: VoiceCredentialLimit). */
+export const WIDGET_CREDENTIAL_COUNTER = 'widget-credential' satisfies UnauthenticatedCounter;
 type WidgetRequest = IncomingMessage & { params?: Record<string, unknown>; body?: Record<string, unknown> };
 
 /**

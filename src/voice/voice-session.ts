@@ -3,13 +3,16 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import WebSocket from 'ws';
 import { isUuid } from '../common/id.pipes';
+import { conversationOriginAllowed } from '../conversations/conversation-cors';
 import { ConversationTalk } from '../conversations/conversation-talk.service';
-import { ConversationAccess } from '../conversations/conversations.repository';
+import { ConversationAccess, ConversationCorsRule } from '../conversations/conversations.repository';
 import { SendMessageDto } from '../conversations/dto/start-conversation.dto';
 import { validatedBody } from '../conversations/validated-body';
 import { pcmFromBytes } from './audio/pcm';
 import { Resampler } from './audio/resample';
 import { VoiceCall, VoiceCalls, VoiceLink, VoiceServerMessage } from './voice-call';
+import { VoiceCapacity } from './voice-capacity';
+import type { CredentialBlock } from './voice-credential-limit';
 import { VOICE_SAMPLE_RATE } from './voice-format';
 import { VoiceLeasesRepository } from './voice-leases.repository';
 
@@ -53,10 +56,30 @@ export interface VoiceSessionServices {
   talk: ConversationTalk;
   leases: VoiceLeasesRepository;
   calls: VoiceCalls;
+  capacity: VoiceCapacity;
+  /** CORS_ORIGINS: the pages that may open an API conversation (besides none). */
+  corsOrigins: string[];
   logger: Logger;
 }
 
-type State = 'waiting' | 'opening' | 'open' | 'closed';
+/**
+ * The socket's client as its handshake showed it. Nothing about the conversation was looked up then: whether it
+ * exists, and which pages may open it, is told only to a socket whose `start` proves its token.
+ */
+export interface VoiceSocketClient {
+  conversationId: string;
+  /** The client's address (the reply caps count it). */
+  address: string;
+  /** Its `Origin` header (none from a server). */
+  origin: string | undefined;
+  /** The refusal for an address over the budget of credentials that prove nothing, found without database work. */
+  blocked(): Promise<CredentialBlock | undefined>;
+  /** Counts this socket against that budget: it proved no token. */
+  countUnproven(): Promise<void>;
+}
+
+/** `refused`: it proved no token, and is being counted before it is closed. */
+type State = 'waiting' | 'opening' | 'open' | 'refused' | 'closed';
 type Frame = { data: Buffer; binary: boolean };
 
 /** Closes the socket with `code` after an `error` message: the frame broke a rule of section 15; the conversation goes on. */
@@ -70,10 +93,11 @@ class FrameRefused extends Error {
 }
 
 /**
- * One voice socket (contract section 15): the `start` frame that proves its token within the time allowed, the
- * lease that makes it the conversation's only socket, then the frames each way between the client and the
- * call's pipeline (VoiceCall), each checked against the rules; pings that drop a client gone silent, and a
- * check that drops one that does not read what it is sent.
+ * One voice socket (contract section 15): the `start` frame that proves its token within the time allowed (a
+ * socket that proves none counts against its address, as a widget route's 404 does), the page's origin, a place
+ * among the calls the instance serves, the lease that makes it the conversation's only socket, then the frames
+ * each way between the client and the call's pipeline (VoiceCall), each checked against the rules; pings that drop
+ * a client gone silent, and a check that drops one that does not read what it is sent.
  */
 export class VoiceSession implements VoiceLink {
   private state: State = 'waiting';
@@ -88,6 +112,8 @@ export class VoiceSession implements VoiceLink {
   private readonly timers: NodeJS.Timeout[] = [];
   /** The lease's renewal, which outlives the socket until the call has stored its part of the recording. */
   private renewal: NodeJS.Timeout | undefined;
+  /** Gives back the call's place on the instance (VoiceCapacity), taken at `start`, once the socket is closed. */
+  private givePlaceBack: (() => void) | undefined;
   private answeredPing = true;
   private unsentSince: number | undefined;
   private audioCreditMs = AUDIO_BURST_MS;
@@ -97,13 +123,14 @@ export class VoiceSession implements VoiceLink {
 
   constructor(
     private readonly socket: WebSocket,
-    private readonly conversationId: string,
-    private readonly address: string,
+    private readonly client: VoiceSocketClient,
     private readonly services: VoiceSessionServices,
     private readonly timings: VoiceSessionTimings,
     onClosed: () => void,
   ) {
-    this.timers.push(setTimeout(() => this.state === 'waiting' && this.close(4408, 'No start frame in time'), timings.startTimeoutMs));
+    this.timers.push(
+      setTimeout(() => this.state === 'waiting' && this.refuseUnproven(4408, 'No start frame in time'), timings.startTimeoutMs),
+    );
     socket.on('message', (data: Buffer, binary: boolean) => this.receive({ data, binary }));
     socket.on('pong', () => (this.answeredPing = true));
     socket.on('error', () => undefined); // a protocol error closes the socket; 'close' follows
@@ -132,10 +159,11 @@ export class VoiceSession implements VoiceLink {
       else if (this.state === 'opening') this.keepEarly(frame);
       else if (this.state === 'open') this.forward(frame);
     } catch (error) {
-      if (error instanceof FrameRefused) {
-        this.send({ type: 'error', message: error.message });
-        this.close(error.code, error.code === 1007 ? 'Invalid frame' : 'Frame not allowed');
-      } else this.fail(error); // thrown from a listener, it would take the whole process down
+      if (!(error instanceof FrameRefused)) return this.fail(error); // thrown from a listener, it would take the whole process down
+      const reason = error.code === 1007 ? 'Invalid frame' : 'Frame not allowed';
+      if (this.state === 'waiting') return this.refuseUnproven(error.code, reason, error.message); // no valid `start`
+      this.send({ type: 'error', message: error.message });
+      this.close(error.code, reason);
     }
   }
 
@@ -153,12 +181,23 @@ export class VoiceSession implements VoiceLink {
     this.opening = this.open(token).catch((error: unknown) => this.refuse(error));
   }
 
+  /**
+   * `start`: the address's budget (4429, before any lookup), the token (4404, counted against that budget), the
+   * page (4403), the conversation's state (4410), a place on the instance (1013), its lease (4409), then the call.
+   */
   private async open(token: string): Promise<void> {
-    const { talk, calls } = this.services;
+    const { talk, calls, capacity } = this.services;
     const authorization = `Bearer ${token}`;
-    if (!isUuid(this.conversationId)) return this.close(4404, 'Unknown conversation');
-    const access = await talk.authenticate(this.conversationId, authorization);
+    const blocked = await this.client.blocked();
+    if (blocked) return this.close(4429, blocked.message);
+    if (!isUuid(this.client.conversationId)) return this.unknown();
+    const access = await talk.authenticate(this.client.conversationId, authorization);
+    if (!voiceOriginAllowed(access, this.client.origin, this.services.corsOrigins)) {
+      return this.close(4403, 'This page may not open this conversation');
+    }
     if ((await talk.view(access)).status === 'ended') return this.close(4410, 'Conversation ended');
+    this.givePlaceBack = capacity.take();
+    if (!this.givePlaceBack) return this.close(1013, 'No room for another call on this instance; try again later');
     if (!(await this.takeLease(access))) {
       if (this.state === 'opening') this.close(4409, 'The conversation already has a voice socket');
       return;
@@ -166,7 +205,7 @@ export class VoiceSession implements VoiceLink {
     this.access = access;
     if (this.state !== 'opening') return; // the client went away meanwhile: closed() releases the lease
     // Set up before `ready`, so that every frame the client sends after it is heard and recorded.
-    this.call = await calls.open({ access, authorization, address: this.address }, this);
+    this.call = await calls.open({ access, authorization, address: this.client.address }, this);
     if (this.state !== 'opening') return; // closed() closes the call
     this.resampler = new Resampler(this.sampleRate, VOICE_SAMPLE_RATE);
     this.state = 'open';
@@ -274,10 +313,37 @@ export class VoiceSession implements VoiceLink {
   }
 
   /** `start` was refused: a wrong token or unknown conversation (4404), one that has ended (4410). */
-  private refuse(error: unknown): void {
-    if (error instanceof HttpException && error.getStatus() === 404) return this.close(4404, 'Unknown conversation');
+  private async refuse(error: unknown): Promise<void> {
+    if (error instanceof HttpException && error.getStatus() === 404) return this.unknown();
     if (error instanceof HttpException && error.getStatus() === 410) return this.close(4410, 'Conversation ended');
     this.fail(error);
+  }
+
+  /** A wrong token, or a conversation that does not exist: the same 4404 (counted), whichever it was. */
+  private async unknown(): Promise<void> {
+    await this.countUnproven();
+    this.close(4404, 'Unknown conversation');
+  }
+
+  /**
+   * The socket proved no token (no `start` in time, a first frame that is not a valid one): counted against its
+   * address before it is closed, so that the address's next handshake finds the count; frames meanwhile are dropped.
+   */
+  private refuseUnproven(code: number, reason: string, message?: string): void {
+    this.state = 'refused';
+    this.opening = this.countUnproven().then(() => {
+      if (message) this.send({ type: 'error', message });
+      this.close(code, reason);
+    });
+  }
+
+  private async countUnproven(): Promise<void> {
+    try {
+      await this.client.countUnproven();
+    } catch (error) {
+      // The counters' store (Redis) is unreachable: the socket is refused all the same, uncounted.
+      this.services.logger.error({ error: { name: (error as Error)?.name } }, 'A voice socket could not be counted');
+    }
   }
 
   /** A fault of the service's (the database, the pipeline): the socket closes with 1011; the conversation goes on. */
@@ -291,7 +357,15 @@ export class VoiceSession implements VoiceLink {
     this.state = 'closed';
     for (const timer of this.timers) clearTimeout(timer);
     this.early = [];
-    await this.opening; // an open under way ends first (leaving its call and lease, if it got them, to close here)
+    await this.opening; // an open under way ends first (leaving its call, lease and place, if it got them, to close here)
+    try {
+      await this.closeCall();
+    } finally {
+      this.givePlaceBack?.(); // once the call is stored: until then it still costs the instance
+    }
+  }
+
+  private async closeCall(): Promise<void> {
     if (!this.access) return;
     const { accountId, id } = this.access;
     try {
@@ -308,6 +382,15 @@ export class VoiceSession implements VoiceLink {
   private async release(): Promise<void> {
     if (this.access) await this.services.leases.release(this.access.accountId, this.access.id, this.leaseId).catch(() => undefined);
   }
+}
+
+/**
+ * The origin rule of the conversation's routes, for a socket: a widget conversation takes the pages its site allows,
+ * an API conversation CORS_ORIGINS or no Origin (a server).
+ */
+function voiceOriginAllowed(rule: ConversationCorsRule, origin: string | undefined, corsOrigins: string[]): boolean {
+  if (rule.allowedDomain === null && origin === undefined) return true;
+  return conversationOriginAllowed(rule, origin, corsOrigins);
 }
 
 /** A text frame's JSON object; anything else is a 1007. */

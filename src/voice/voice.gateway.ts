@@ -8,13 +8,14 @@ import { errorResponse } from '../common/error-response.dto';
 import { isUuid } from '../common/id.pipes';
 import { AppConfig } from '../config/config';
 import { InjectConfig } from '../config/config.module';
-import { conversationOriginAllowed } from '../conversations/conversation-cors';
 import { ConversationTalk } from '../conversations/conversation-talk.service';
 import { RATE_LIMIT_STORAGE, RateLimitStorage } from '../rate-limit/rate-limit-storage';
 import { clientAddressKey, retryAfterSeconds } from '../rate-limit/rate-limit';
 import { VoiceCalls } from './voice-call';
+import { NO_ROOM_RETRY_AFTER_SECONDS, VoiceCapacity } from './voice-capacity';
+import { VoiceCredentialLimit, VoiceRequest } from './voice-credential-limit';
 import { VoiceLeasesRepository } from './voice-leases.repository';
-import { VoiceSession, VoiceSessionTimings } from './voice-session';
+import { VoiceSession, VoiceSessionServices, VoiceSessionTimings, VoiceSocketClient } from './voice-session';
 
 const VOICE_PATH = /^\/conversations\/([^/?#]+)\/voice\/?(?:\?.*)?$/i;
 /** Above every legal frame (200 ms at 48 kHz is 19,200 bytes): `ws` closes with 1009 beyond it. */
@@ -28,9 +29,12 @@ export const VOICE_SESSION_TIMINGS = Symbol('VOICE_SESSION_TIMINGS');
 
 /**
  * `GET /conversations/{conversationId}/voice` on the REST API's own server: the HTTP server's `upgrade` event,
- * since Nest's WebSocket adapter serves exact paths only. Before the upgrade it applies the conversation's
- * origin rule (403) and the widget rate limit (429), answering as any route would; an upgrade to another path
- * (or to h2c) goes back to Express as an ordinary request. After the upgrade each socket is a VoiceSession.
+ * since Nest's WebSocket adapter serves exact paths only. Before the upgrade it refuses, answering as any route
+ * would and without any database work: an instance with no room for another call (503), an address over the budget
+ * of credentials that prove nothing (429) and the widget rate limit (429). It looks nothing up about the
+ * conversation, so that its answer is the same whether the conversation exists or not: the token (4404) and the
+ * page's origin (4403) are checked at `start` (VoiceSession). An upgrade to another path (or to h2c) goes back to
+ * Express as an ordinary request.
  */
 @Injectable()
 export class VoiceGateway implements OnApplicationBootstrap, BeforeApplicationShutdown {
@@ -42,23 +46,28 @@ export class VoiceGateway implements OnApplicationBootstrap, BeforeApplicationSh
     maxPayload: MAX_PAYLOAD,
   });
   private readonly sessions = new Set<Promise<void>>();
+  private readonly services: VoiceSessionServices;
   private stopping = false;
 
   constructor(
     private readonly adapterHost: HttpAdapterHost,
-    private readonly talk: ConversationTalk,
-    private readonly leases: VoiceLeasesRepository,
-    private readonly calls: VoiceCalls,
+    talk: ConversationTalk,
+    leases: VoiceLeasesRepository,
+    calls: VoiceCalls,
+    private readonly capacity: VoiceCapacity,
+    private readonly credentials: VoiceCredentialLimit,
     @Inject(RATE_LIMIT_STORAGE) private readonly rateLimits: RateLimitStorage,
     @Inject(VOICE_SESSION_TIMINGS) private readonly timings: VoiceSessionTimings,
     @InjectConfig() private readonly config: AppConfig,
-  ) {}
+  ) {
+    this.services = { talk, leases, calls, capacity, corsOrigins: config.corsOrigins, logger: this.logger };
+  }
 
   onApplicationBootstrap(): void {
     const server = this.adapterHost.httpAdapter.getHttpServer() as Server;
     server.on('upgrade', (request: IncomingMessage, socket: Duplex, head: Buffer) => {
       // Node removes its own error listener from an upgrade's socket: a client that resets it while the checks
-      // below wait for the database would otherwise raise an uncaught error (ws adds its own at the upgrade).
+      // below wait for the rate-limit counters would otherwise raise an uncaught error (ws adds its own at the upgrade).
       socket.on('error', () => socket.destroy());
       this.upgrade(request, socket, head).catch((error: unknown) => {
         this.logger.error({ error: { name: (error as Error)?.name } }, 'A voice socket handshake failed');
@@ -85,39 +94,39 @@ export class VoiceGateway implements OnApplicationBootstrap, BeforeApplicationSh
     const match = VOICE_PATH.exec(request.url ?? '');
     if (!match || request.headers.upgrade?.toLowerCase() !== 'websocket') return this.toExpress(request, socket);
     if (this.stopping) return refuse(socket, 503, 'The server is restarting; reconnect');
+    if (this.capacity.full) {
+      const retryAfter = String(NO_ROOM_RETRY_AFTER_SECONDS);
+      return refuse(socket, 503, `No room for another call on this instance; retry in ${retryAfter} s`, { 'Retry-After': retryAfter });
+    }
     const conversationId = match[1].toLowerCase();
-    const address = clientAddressKey({ ip: proxyAddr(request, this.trustProxy()) });
+    const client = withClientAddress(request, proxyAddr(request, this.trustProxy()));
+    const blocked = await this.credentials.blocked(client);
+    if (blocked) return refuse(socket, 429, blocked.message, blocked.headers);
     // An id that cannot be a conversation's is an unknown conversation: upgraded, then closed with 4404 after `start`.
     if (isUuid(conversationId)) {
-      const retryAfter = await this.overRateLimit(conversationId, address);
+      const retryAfter = await this.overRateLimit(conversationId, clientAddressKey(client));
       if (retryAfter) return refuse(socket, 429, `Too many requests; retry in ${retryAfter} s`, { 'Retry-After': String(retryAfter) });
-      if (!(await this.originAllowed(conversationId, request.headers.origin))) {
-        return refuse(socket, 403, 'This page may not open this conversation');
-      }
     }
     if (this.stopping) return refuse(socket, 503, 'The server is restarting; reconnect');
     this.sockets.handleUpgrade(request, socket, head, (webSocket) => {
       let closed!: () => void;
       const done = new Promise<void>((resolve) => (closed = resolve));
       this.sessions.add(done);
-      const services = { talk: this.talk, leases: this.leases, calls: this.calls, logger: this.logger };
-      new VoiceSession(webSocket, conversationId, address, services, this.timings, () => {
+      new VoiceSession(webSocket, this.socketClient(client, conversationId), this.services, this.timings, () => {
         this.sessions.delete(done);
         closed();
       });
     });
   }
 
-  /**
-   * The origin rule of the conversation's routes at the handshake: a widget conversation takes the pages its site
-   * allows, an API conversation CORS_ORIGINS or no Origin (a server). An unknown conversation is not revealed
-   * here: its socket is closed with 4404 after `start`, as a wrong token's.
-   */
-  private async originAllowed(conversationId: string, origin: string | undefined): Promise<boolean> {
-    const rule = await this.talk.corsRule(conversationId).catch(() => undefined);
-    if (!rule) return true;
-    if (rule.allowedDomain === null && origin === undefined) return true;
-    return conversationOriginAllowed(rule, origin, this.config.corsOrigins);
+  private socketClient(request: VoiceRequest, conversationId: string): VoiceSocketClient {
+    return {
+      conversationId,
+      address: clientAddressKey(request),
+      origin: request.headers.origin,
+      blocked: () => this.credentials.blocked(request),
+      countUnproven: () => this.credentials.count(request),
+    };
   }
 
   /**
@@ -155,6 +164,14 @@ export class VoiceGateway implements OnApplicationBootstrap, BeforeApplicationSh
     request.push(null);
     (this.adapterHost.httpAdapter.getHttpServer() as Server).emit('request', request, response);
   }
+}
+
+/**
+ * The upgrade request with the client address Express would give it: `ip` is a getter of Express's requests (this
+ * server makes them with Express's prototype), which needs the `app` an upgrade request never gets.
+ */
+function withClientAddress(request: IncomingMessage, ip: string): VoiceRequest {
+  return Object.defineProperty(request, 'ip', { value: ip }) as VoiceRequest;
 }
 
 /** An HTTP answer written on the raw socket before the upgrade, in the contract's error shape; then the socket ends. */

@@ -12,6 +12,8 @@ import { RecordingAssembly } from './recording/recording-assembly';
 import { RecordingSegmentsRepository } from './recording/recording-segments.repository';
 import { speechProviders } from './speech-providers';
 import { VoiceCalls } from './voice-call';
+import { VoiceCapacityModule } from './voice-capacity';
+import { VoiceCredentialLimit } from './voice-credential-limit';
 import { VOICE_SESSION_TIMINGS, VoiceGateway } from './voice.gateway';
 import { VoiceLeasesRepository } from './voice-leases.repository';
 import { VoiceSocketController } from './voice-socket.controller';
@@ -23,10 +25,11 @@ import { DEFAULT_TIMINGS } from './voice-session';
  * previews. Conversations stay the conversations module's: a spoken turn goes through its services.
  */
 @Module({
-  imports: [ConversationsModule, AgentsModule, RecordingsModule],
+  imports: [ConversationsModule, AgentsModule, RecordingsModule, VoiceCapacityModule],
   controllers: [VoicePreviewController, VoiceSocketController],
   providers: [
     VoiceGateway,
+    VoiceCredentialLimit,
     VoiceLeasesRepository,
     VoiceClock,
     { provide: VoiceCalls, useClass: SpokenCalls },
