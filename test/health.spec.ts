@@ -15,8 +15,9 @@ describe('GET /health, /health/live, /health/ready', () => {
   it('is public and answers 200 while the database is up', async () => {
     const context = await createTestContext();
     try {
-      expect((await context.http.get('/health').expect(200)).body).toEqual({ status: 'ok', database: 'up' });
-      expect((await context.http.get('/health/ready').expect(200)).body).toEqual({ status: 'ok', database: 'up' });
+      const ready = { status: 'ok', database: 'up', voice: { calls: 0, maxCalls: 100 } }; // VOICE_MAX_CALLS's default
+      expect((await context.http.get('/health').expect(200)).body).toEqual(ready);
+      expect((await context.http.get('/health/ready').expect(200)).body).toEqual(ready);
       expect((await context.http.get('/health/live').expect(200)).body).toEqual({ status: 'ok' });
     } finally {
       await context.close();
