@@ -158,8 +158,15 @@ export class ConversationReplies implements BeforeApplicationShutdown {
     });
   }
 
-  /** The agent hung up (end_call): the conversation ends now that its last sentence is recorded. */
+  /**
+   * The agent hung up (end_call): the conversation ends now that its last sentence is recorded. Should that fail, the
+   * reply stands (the visitor has it) and the conversation ends when idle.
+   */
   private async hangUp(accountId: number, id: string): Promise<void> {
-    await this.ends.endNow(accountId, id, 'agent-hung-up');
+    try {
+      await this.ends.endNow(accountId, id, 'agent-hung-up');
+    } catch (error) {
+      this.logger.error({ error: { name: (error as Error)?.name } }, 'The agent hung up, but the conversation could not be ended');
+    }
   }
 }

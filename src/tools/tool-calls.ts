@@ -49,6 +49,8 @@ export const MAX_ARGUMENTS_LENGTH = 4 * MAX_PARAMETERS_BYTES;
 const END_CALL_DESCRIPTION = 'End the call once the conversation is over; your reply is the last thing the caller hears.';
 const END_CALL_RESULT = JSON.stringify({ ok: true, note: 'The call ends after your reply: say goodbye now, unless you already did.' });
 const NOT_A_PHONE_CALL = 'This conversation is not a phone call: it cannot be transferred';
+/** A phone call's transfer is the phone transport's to make (contract section 17), which does not make it yet. */
+const NO_TRANSFER = 'This call cannot be transferred';
 
 const errorResult = (words: string) => JSON.stringify({ error: words });
 
@@ -83,7 +85,7 @@ function failureWords(code: OutboundErrorCode | undefined, timeoutSeconds: numbe
 }
 
 /** Sends a webhook tool's request: the result for the model (the answer's body, or an error in words) and why it failed, if it did. */
-type Send = (tool: CallableTool, callId: string, args: object) => Promise<{ result: string; failure?: { kind: string; status?: number } }>;
+type Send = (tool: CallableTool, args: object) => Promise<{ result: string; failure?: { kind: string; status?: number } }>;
 
 /**
  * The tools of one turn: offered to the model (`functions`), run on its calls (`run`, several at once), and what
@@ -100,6 +102,8 @@ export class TurnTools {
     tools: CallableTool[],
     private readonly send: Send,
     private readonly logger: Logger,
+    /** Whether the conversation is a phone call (the only kind a transfer_call tool could move). */
+    private readonly onThePhone = false,
   ) {
     this.byName = new Map(tools.map((tool) => [tool.name, tool]));
     this.functions = tools.map((tool) => ({
@@ -153,7 +157,7 @@ export class TurnTools {
         this.hungUp = true;
         return this.outcome(call, args, END_CALL_RESULT);
       case 'transfer_call':
-        return this.outcome(call, args, errorResult(NOT_A_PHONE_CALL));
+        return this.outcome(call, args, errorResult(this.onThePhone ? NO_TRANSFER : NOT_A_PHONE_CALL));
       case 'webhook': {
         let problem: string | undefined;
         try {
@@ -163,7 +167,7 @@ export class TurnTools {
         }
         if (problem) return this.outcome(call, args, errorResult(`The arguments do not match the tool's parameters: ${problem}`));
         try {
-          const { result, failure } = await this.send(tool, call.id, parsed);
+          const { result, failure } = await this.send(tool, parsed);
           if (failure) this.logger.warn({ tool: { id: tool.id, ...failure } }, 'A tool call failed; the model was told why');
           return this.outcome(call, args, result);
         } catch (error) {
@@ -214,10 +218,10 @@ export class ToolCalls {
     if (toolIds.length === 0) return undefined;
     const tools = await this.tools.callable(accountId, toolIds);
     if (tools.length === 0) return undefined;
-    return new TurnTools(tools, (tool, callId, args) => this.post(tool, callId, args, conversation), this.logger);
+    return new TurnTools(tools, (tool, args) => this.post(tool, args, conversation), this.logger, conversation.channel === 'phone');
   }
 
-  private async post(tool: CallableTool, callId: string, args: object, conversation: ToolConversation): ReturnType<Send> {
+  private async post(tool: CallableTool, args: object, conversation: ToolConversation): ReturnType<Send> {
     const id = `tc_${randomUUID().replace(/-/g, '')}`;
     const body = JSON.stringify({ id, tool: tool.name, arguments: args, conversation });
     const timeoutSeconds = tool.timeoutSeconds!;
