@@ -52,8 +52,8 @@ export interface CallSetup {
  * One socket's spoken conversation (contract section 15): the visitor's audio, queued as it arrives and worked
  * through a slice at a time (AudioWorkQueue: a burst never holds the event loop in one piece), is resampled and
  * goes to the recording and the turn detector; an utterance (or a text frame) becomes a message through the same
- * path as section 10's, answered and spoken by SpokenReply; the visitor's speech over the agent's interrupts it. Each tick of the
- * voice clock plays one frame of the agent's voice and writes 20 ms of both sides to the recording.
+ * path as section 10's, answered and spoken by SpokenReply; the visitor's speech over the agent's interrupts it.
+ * Each tick of the voice clock plays one frame of the agent's voice and writes 20 ms of both sides to the recording.
  */
 export class VoicePipeline implements VoiceCall {
   private readonly voice = new AgentVoice(MAX_QUEUED_FRAMES);
