@@ -3,6 +3,7 @@ import type { Pool } from 'pg';
 import { DataSource } from 'typeorm';
 import type { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver';
 import { loadConfig } from '../src/config/config';
+import { generateOpenApiDocument } from '../src/openapi';
 import { generateConversationToken } from '../src/conversations/conversation-token';
 import { VOICE_SESSION_TIMINGS } from '../src/voice/voice.gateway';
 import { VoiceSessionTimings } from '../src/voice/voice-session';
@@ -254,5 +255,17 @@ describe('the spoken calls an instance serves: at most VOICE_MAX_CALLS', () => {
     const second = await connected(started[1]);
     await closeAll([first, second], started);
     expect((await setup.context.http.get('/health/live').expect(200)).body).toEqual({ status: 'ok' });
+  });
+});
+
+describe("the voice socket's admission in the OpenAPI document", () => {
+  it('documents the refusals before the upgrade (429, 503), none that would tell a conversation exists (403), and the close codes after start', async () => {
+    const document = await generateOpenApiDocument(loadConfig({}));
+    const socket = document.paths['/conversations/{conversationId}/voice'].get!;
+    expect(Object.keys(socket.responses).sort()).toEqual(['101', '426', '429', '503']);
+    const description = ` ${socket.description} `.replace(/\s+/g, ' ');
+    expect(
+      [' 4403 ', ' 4429 ', ' 1013 ', 'VOICE_MAX_CALLS', 'UNAUTHENTICATED_RATE_LIMIT'].filter((part) => !description.includes(part)),
+    ).toEqual([]);
   });
 });

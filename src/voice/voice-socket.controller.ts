@@ -13,11 +13,13 @@ address is http or https. No API key, and no token in the URL: the conversation'
 This operation is documented for the socket; a request without \`Upgrade: websocket\` gets a 426 (the same for any
 conversation id: nothing is looked up).
 
-**Handshake** (answered before the upgrade, in the error shape): 429 over the widget rate limit of the conversation's
-routes (\`WIDGET_RATE_LIMIT\`, per conversation and client address, with \`Retry-After\`); 403 for an \`Origin\` the
-conversation's routes refuse (a widget conversation: the pages of its site's allowed domain; an API conversation:
-\`CORS_ORIGINS\` or no \`Origin\`); 503 while the instance stops. An unknown conversation is not revealed before the
-upgrade: its socket closes with 4404 after \`start\`.
+**Handshake** (answered before the upgrade, in the error shape, without looking the conversation up: an existing one
+and an unknown one get the same answer): 503 with \`Retry-After\` when the instance serves as many spoken calls as it
+may (\`VOICE_MAX_CALLS\`; \`GET /health\` reports the load) or while it stops; 429 with \`Retry-After\` for an address
+over the budget of the widget routes' credentials that do not exist (\`UNAUTHENTICATED_RATE_LIMIT\`: every socket that
+proves no token counts in it as their 404s do) or over the widget rate limit of the conversation's routes
+(\`WIDGET_RATE_LIMIT\`, per conversation and client address). Whether the conversation exists, and which pages may
+open it, is told only after \`start\`, to its token.
 
 **Start**: within 10 s, the client's first frame is text: \`{"type":"start","token":"vac_…","sampleRate":16000}\`
 (\`sampleRate\`: the rate of the audio it will send, a whole number from 8000 to 48000; default 16000). The service
@@ -39,16 +41,19 @@ little-endian mono PCM at the \`ready\` rate (the agent's voice, sent at the pac
 \`{"type":"ended"}\`, then close 1000. The service pings every 15 s; a client that answers no ping, or does not read
 what it is sent, is dropped.
 
-**Close codes**: 4404 a wrong token or an unknown conversation; 4408 no \`start\` within 10 s; 4409 the conversation
-already has a live socket (the first keeps going; one still closing is waited for), or another socket took it over;
-4410 the conversation had ended by \`start\`; 1007 a frame that is not what it claims (malformed JSON or not an
-object, an odd byte count, invalid UTF-8); 1008 a frame against the rules (audio before \`start\`, a first message
-that is not \`start\`, a bad \`token\` or \`sampleRate\`, over 50 frames before \`ready\`, audio outside 10–200 ms or
-faster than twice real time after a 30 s burst, over 5 text frames a second, an unknown \`type\`); 1009 a frame over
-256 KiB (the WebSocket library's "message too big"); 1011 a fault of the service's (reconnect); 1001 the instance is
-stopping (reconnect: another instance continues); 1000 after \`ended\`. The service's own 1007, 1008 and 1011 follow
-an \`error\` message. A socket that closes does not end the conversation (\`end\`, \`POST …/end\` or the idle rule
-do): a new socket may continue it.`;
+**Close codes**: 4404 a wrong token or an unknown conversation; 4403 an \`Origin\` the conversation's routes refuse
+(a widget conversation: the pages of its site's allowed domain; an API conversation: \`CORS_ORIGINS\` or no
+\`Origin\`); 4429 the client's address went over the budget above after the upgrade (the reason says when to retry);
+1013 no room for another call on this instance by \`start\` (retry in a few seconds); 4408 no \`start\` within 10 s;
+4409 the conversation already has a live socket (the first keeps going; one still closing is waited for), or another
+socket took it over; 4410 the conversation had ended by \`start\`; 1007 a frame that is not what it claims
+(malformed JSON or not an object, an odd byte count, invalid UTF-8); 1008 a frame against the rules (audio before
+\`start\`, a first message that is not \`start\`, a bad \`token\` or \`sampleRate\`, over 50 frames before
+\`ready\`, audio outside 10–200 ms or faster than twice real time after a 30 s burst, over 5 text frames a second,
+an unknown \`type\`); 1009 a frame over 256 KiB (the WebSocket library's "message too big"); 1011 a fault of the
+service's (reconnect); 1001 the instance is stopping (reconnect: another instance continues); 1000 after \`ended\`.
+The service's own 1007, 1008 and 1011 follow an \`error\` message. A socket that closes does not end the
+conversation (\`end\`, \`POST …/end\` or the idle rule do): a new socket may continue it.`;
 
 /**
  * `GET /conversations/{conversationId}/voice` in the OpenAPI document and, for a request that is not a WebSocket
@@ -84,12 +89,14 @@ export class VoiceSocketController {
     },
   })
   @ApiErrors(
-    [403, "This page may not open this conversation: an `Origin` the conversation's routes refuse (before the upgrade)"],
     [
       429,
-      'Too many requests from this address for this conversation (the widget rate limit of the conversation routes, before the upgrade); see `Retry-After`',
+      "Too many requests from this address: credentials that do not exist, or this conversation's widget rate limit (before the upgrade); see `Retry-After`",
     ],
-    [503, 'The instance is stopping (before the upgrade): connect again'],
+    [
+      503,
+      'No room for another call on this instance (`VOICE_MAX_CALLS`), or it is stopping (before the upgrade): see `Retry-After`, or connect again',
+    ],
   )
   voice(@Res() response: Response): never {
     response.setHeader('Upgrade', 'websocket');
