@@ -78,6 +78,7 @@ export async function startVoiceBenchService(options: {
       async stop() {
         await running.stop();
         await postgres.destroy();
+        fs.rmSync(work, { recursive: true, force: true }); // the service's log, DATA_DIR and its spool files
       },
     };
   } catch (error) {
