@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Pool } from 'pg';
 import { DataSource } from 'typeorm';
 import type { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver';
-import { loadConfig } from '../src/config/config';
+import { ConfigError, loadConfig } from '../src/config/config';
 import { generateOpenApiDocument } from '../src/openapi';
 import { generateConversationToken } from '../src/conversations/conversation-token';
 import { VOICE_SESSION_TIMINGS } from '../src/voice/voice.gateway';
@@ -187,6 +187,15 @@ describe('the voice socket does not tell whether a conversation exists', () => {
 });
 
 describe('the spoken calls an instance serves: at most VOICE_MAX_CALLS', () => {
+  it('takes VOICE_MAX_CALLS from 0 to 10,000 (100 unset), and stops on anything else with a message naming it', () => {
+    const maxCalls = (value?: string) => loadConfig(value === undefined ? {} : { VOICE_MAX_CALLS: value }).voice.maxCalls;
+    expect([maxCalls(), maxCalls('0'), maxCalls('10000')]).toEqual([100, 0, 10_000]);
+    for (const value of ['10001', '-1', '2.5', 'many']) {
+      expect(() => maxCalls(value)).toThrow(ConfigError);
+      expect(() => maxCalls(value)).toThrow('VOICE_MAX_CALLS');
+    }
+  });
+
   const MAX = 2;
   let setup: Awaited<ReturnType<typeof voiceContext>>;
   beforeAll(async () => (setup = await voiceContext({ voice: loadConfig({ ...process.env, VOICE_MAX_CALLS: String(MAX) }).voice })));
