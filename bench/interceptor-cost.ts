@@ -1,7 +1,7 @@
 /**
- * What answering through the ResponseMapping interceptor costs, in the server's CPU µs per request (steadier than
- * throughput on a shared machine): three servers of bench/interceptor-cost-server.ts (the handler mapping, an
- * interceptor doing nothing, ResponseMapping), loaded in turn, alternating the order, median of the rounds.
+ * What answering through ResponseMapping costs, in the server's CPU µs per request (steadier than throughput on a
+ * shared machine): three servers of bench/interceptor-cost-server.ts (the handler mapping, an interceptor doing
+ * nothing, ResponseMapping the guard), loaded in turn, alternating the order, median of the rounds.
  *   node -r ./scripts/register.js bench/interceptor-cost.ts [--rounds 7] [--seconds 5]
  */
 import autocannon from 'autocannon';
