@@ -20,10 +20,17 @@ import { UnauthenticatedLimit } from './unauthenticated-limit';
 const COUNTER = 'carrier-signature';
 
 /**
+ * The 403 of a carrier webhook that names no number of the service or carries no signature: counted against its
+ * address. (A wrong signature for an existing number is the same 403 to the client, but is not counted: the
+ * carrier's own requests for a number whose token was changed on one side only would otherwise get the carrier's
+ * addresses blocked for every number of the service; the per-number throttle bounds those.)
+ */
+export class UnknownCarrierCredential extends ForbiddenException {}
+
+/**
  * The carrier webhooks' refusals counted per address, as the widget's unknown credentials are: a request answered
- * 403 (not signed for a number of the service, or naming no number) counts against its address
- * (UnauthenticatedLimit's `carrier-signature` counter); an address over that limit gets a 429 before any lookup.
- * The carrier's own requests, signed, never count.
+ * with UnknownCarrierCredential counts against its address (UnauthenticatedLimit's `carrier-signature` counter); an
+ * address over that limit gets a 429 before any lookup. The carrier's own requests, signed, never count.
  */
 @Injectable()
 export class CarrierSignatureLimit implements CanActivate, NestInterceptor {
@@ -39,7 +46,7 @@ export class CarrierSignatureLimit implements CanActivate, NestInterceptor {
     const request = context.switchToHttp().getRequest<IncomingMessage>();
     return next.handle().pipe(
       catchError((error: unknown) => {
-        if (!(error instanceof ForbiddenException)) return throwError(() => error);
+        if (!(error instanceof UnknownCarrierCredential)) return throwError(() => error);
         return from(this.unauthenticated.countAnswered(request, COUNTER)).pipe(switchMap(() => throwError(() => error)));
       }),
     );
