@@ -60,11 +60,12 @@ describe('OpenAPI document', () => {
     expect(document.paths['/health'].get?.responses['200']).not.toHaveProperty('headers.RateLimit');
   });
 
-  it('documents the voice socket: no key, its handshake answers (101, 403, 426 with Upgrade, 429) and its protocol', async () => {
+  it('documents the voice socket: no key, its handshake answers (101, 426 with Upgrade, 429, 503) and its protocol', async () => {
     const document = await generateOpenApiDocument(loadConfig({}));
     const socket = document.paths['/conversations/{conversationId}/voice'].get!;
     expect(socket.security).toEqual([]);
-    expect(Object.keys(socket.responses)).toEqual(expect.arrayContaining(['101', '403', '426', '429']));
+    expect(Object.keys(socket.responses)).toEqual(expect.arrayContaining(['101', '426', '429', '503']));
+    expect(socket.responses).not.toHaveProperty('403'); // the handshake tells nothing of the conversation (4403 after start)
     expect(socket.responses['426']).toMatchObject({
       content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorResponse' } } },
       headers: { Upgrade: { schema: { enum: ['websocket'] } }, Connection: {} },
