@@ -178,6 +178,25 @@ describe('outbound phone calls and status callbacks', () => {
     expect(count).toBe(5); // busy, ringing, initiated, no-answer, queued: each once
   });
 
+  it('erases what the carrier reported of a call with the call (DELETE /calls/{callId})', async () => {
+    const to = nextCallee();
+    const { callId } = (await place({ to }).expect(201)).body;
+    const call = twilio.lastCallTo(to)!;
+    await twilio.progress(call, 'no-answer');
+    const database = context.app.get(DataSource);
+    const rows = async () =>
+      (
+        await database.query(
+          `SELECT (SELECT count(*)::int FROM phone_calls WHERE conversation_id = $1) AS calls,
+                  (SELECT count(*)::int FROM phone_call_statuses WHERE call_sid = $2) AS statuses`,
+          [callId, call.sid],
+        )
+      )[0];
+    expect(await rows()).toEqual({ calls: 1, statuses: 3 });
+    await context.as(owner).delete(`/calls/${callId}`).expect(204);
+    expect(await rows()).toEqual({ calls: 0, statuses: 0 });
+  });
+
   it('applies a status that came before the carrier answered the request that placed the call', async () => {
     const to = nextCallee();
     const release = twilio.holdCallAnswers();
