@@ -105,6 +105,7 @@ export class FakeTwilio {
   /** While set, the answer to a request that places a call waits for it (the call is placed meanwhile). */
   private held?: Promise<void>;
   private waiting: { to: string; resolve: (call: FakeCall) => void }[] = [];
+  private nextNumber = 1;
 
   private constructor(
     private readonly server: http.Server,
@@ -142,8 +143,8 @@ export class FakeTwilio {
     return account;
   }
 
-  /** A number of `account` (a random +1 555 number unless given), pointed nowhere yet. */
-  addNumber(account: FakeAccount, phoneNumber = `+1555${String(Math.floor(Math.random() * 1e7)).padStart(7, '0')}`): FakeNumber {
+  /** A number of `account` (the stand-in's next +1 555 number unless given: never the same twice), pointed nowhere yet. */
+  addNumber(account: FakeAccount, phoneNumber = `+1555${String(this.nextNumber++).padStart(7, '0')}`): FakeNumber {
     const now = new Date();
     const number: FakeNumber = {
       sid: `PN${hex(16)}`,
