@@ -99,8 +99,9 @@ export class ConversationEnds implements OnModuleInit {
   }
 
   /**
-   * Ends an active conversation (only if idle, with `idle`), and in the same transaction records its call when
-   * the visitor said something: the conditional UPDATE makes this happen once, whichever instance tries first.
+   * Ends an active conversation (only if idle, with `idle`), and in the same transaction records its call (with
+   * `end.reason` as its endedReason) when the visitor said something, or as `end.unanswered` (a phone call never
+   * answered): the conditional UPDATE makes this happen once, whichever instance tries first.
    */
   private finish(
     accountId: number,
