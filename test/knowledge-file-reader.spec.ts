@@ -64,14 +64,16 @@ async function ended(pid: number, withinMs = 15_000): Promise<void> {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** A process's peak resident memory so far (VmHWM), in MiB; undefined once it has ended. */
-function peakResidentMiB(pid: number): number | undefined {
+/** A process's resident memory (VmRSS), or its peak so far (VmHWM), in MiB; undefined once it has ended. */
+function memoryMiB(pid: number, field: 'VmRSS' | 'VmHWM'): number | undefined {
   try {
-    return Number(/^VmHWM:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1024;
+    return Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1024;
   } catch {
     return undefined;
   }
 }
+const residentMiB = (pid: number) => memoryMiB(pid, 'VmRSS');
+const peakResidentMiB = (pid: number) => memoryMiB(pid, 'VmHWM');
 
 /** The outcome of a reading, and the peak resident memory of the process reading it, watched until it answered (it may then be replaced). */
 async function withPeakMemory<T>(pid: number, reading: Promise<T>): Promise<{ outcome: T; peakMiB: number }> {
@@ -186,10 +188,14 @@ describe('the file reading process', () => {
     const limits = { timeoutMs: 120_000, memoryMb: 128 };
     await reader.read([Buffer.from('Words.')], 'text', limits);
     const [host] = hosts();
+    const before = residentMiB(host)!;
     const { outcome, peakMiB } = await withPeakMemory(host, reader.read([inflatingPdf(512)], 'pdf', limits));
     expect(outcome).toEqual({ error: 'The file needs more than 128 MiB of memory to read, and was given up' });
     expect(peakMiB).toBeLessThan(PROCESS_BOUND_MIB(limits.memoryMb));
     expect(await reader.read(fixture('loyalty.md'), 'markdown', limits)).toHaveProperty('reading');
+    // Afterwards the process holds little more than before: the memory given back, or the process replaced (then it ends).
+    if (hosts().some((pid) => pid !== host)) await ended(host);
+    if (running(host)) expect(residentMiB(host)).toBeLessThan(before + READING_OVERHEAD_MB);
   }, 150_000);
 
   it('fails the readings of a process that dies as unreadable, and starts another for the next file', async () => {

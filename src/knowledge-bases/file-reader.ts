@@ -13,7 +13,7 @@ const HOST = scriptEntry(__dirname, 'file-reading-host');
 export type HostMessage = { id: number; parts: Buffer[]; kind: FileKind; limits: FileReadingLimits } | { cancel: number };
 /**
  * What a host answers once a reading has ended: its outcome (none when the service gave it up), and whether the host
- * asks to be replaced (it kept more memory than a reading may use).
+ * asks to be replaced (the reading left it holding more than READING_OVERHEAD_MB over its size idle).
  */
 export interface HostReply {
   id: number;
@@ -60,7 +60,7 @@ const CANCEL_GRACE_MS = 10_000;
  *
  * A host starts with the first file it is needed for and lives as long as the service: starting a process forks the
  * service's, which costs more the larger the service has grown (92 ms at 1.5 GiB), so it is done once per host, and
- * again only when a host asks to be replaced because a reading left it holding more memory than a reading may use.
+ * again only when a host asks to be replaced because a reading left it holding memory it does not give back.
  * The deadline is kept here too (DEADLINE_GRACE_MS later), so a host that the machine's load keeps from running still
  * gives the reading up; that host takes no other file until it has answered (or is killed CANCEL_GRACE_MS later). If
  * a host dies, the reading it had fails as a crashed reading does.

@@ -1,12 +1,12 @@
-import { memoryCeiling, readFileInWorker } from './file-reading';
+import { memoryCeiling, READING_OVERHEAD_MB, readFileInWorker } from './file-reading';
 import type { HostMessage, HostReply } from './file-reader';
 
 /**
  * A process that reads files for the service (see FileReader): started by it at the lowest CPU priority, it reads the
  * files it is sent, one at a time, each in a worker thread of its own (readFileInWorker: a deadline, a heap bound, and
  * a bound on this process's resident memory), and answers each once its worker has ended, with the outcome (none
- * for a reading the service gave up) and whether it asks to be replaced: when the reading left it holding more
- * memory than a reading may use (the allocator does not always give it back), a fresh process costs less.
+ * for a reading the service gave up) and whether it asks to be replaced: when the reading left it holding more than
+ * READING_OVERHEAD_MB over its size idle (the allocator does not always give memory back), a fresh process costs less.
  * Ending a reading's thread waits for that thread, here and not on the service's event loop.
  */
 const readings = new Map<number, AbortController>();
@@ -26,8 +26,9 @@ process.on('message', (message: HostMessage) => {
     )
     .then((outcome) => {
       readings.delete(id);
+      // Kept within READING_OVERHEAD_MB of its size idle, the process leaves the next reading its whole bound.
       const kept = process.memoryUsage.rss() - IDLE_BYTES;
-      send({ id, outcome, replace: kept > limits.memoryMb * 1024 * 1024 });
+      send({ id, outcome, replace: kept > READING_OVERHEAD_MB * 1024 * 1024 });
     });
 });
 

@@ -28,8 +28,9 @@ export interface FileReadingLimits {
 export type FileReadingOutcome = { reading: FileReading } | { error: string; crash?: string };
 
 /**
- * What a reading needs beyond its heap: its thread, the parsers' code, the young generation, the file. A PDF read
- * by the compiled service grows its process by some 70 MiB, heap included (docs/benchmarks.md).
+ * What a reading needs beyond its heap: its thread, the parsers' code, the young generation, the file (a 100-page PDF
+ * read by the compiled service grows its process by some 80 MiB, heap included: docs/benchmarks.md). Also the most a
+ * reading process keeps between readings before it is replaced, so that each reading has its whole bound.
  */
 export const READING_OVERHEAD_MB = 128;
 /** How often the process's resident memory is checked while a file is read. */
