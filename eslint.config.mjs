@@ -5,7 +5,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/', 'coverage/', 'node_modules/', 'clients/typescript/dist/', '**/*.js', '**/*.mjs', 'src/metadata.ts'] },
+  { ignores: ['dist/', 'coverage/', 'node_modules/', 'clients/typescript/dist/', '**/*.js', '**/*.cjs', '**/*.mjs', 'src/metadata.ts'] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {

@@ -31,10 +31,10 @@ describe('the reading queue, shared between accounts', () => {
   const readings = async (sourceIds: number[]) =>
     new Map(
       (
-        (await dataSource.query(
+        await dataSource.query<{ key: string; state: string; startedOn: Date | null }[]>(
           `SELECT singleton_key AS key, state, started_on AS "startedOn" FROM ${context.config.jobQueueSchema}.job WHERE name = $1 AND singleton_key = ANY($2)`,
           [READ_FILE_JOB, sourceIds.map(String)],
-        )) as { key: string; state: string; startedOn: Date | null }[]
+        )
       ).map((job) => [Number(job.key), job]),
     );
 
