@@ -1,4 +1,4 @@
-import { memoryCeiling, READING_OVERHEAD_MB, readFileInWorker } from './file-reading';
+import { FileReadingOutcome, memoryCeiling, READING_OVERHEAD_MB, readFileInWorker, UNREADABLE } from './file-reading';
 import type { HostMessage, HostReply } from './file-reader';
 
 /**
@@ -19,10 +19,12 @@ process.on('message', (message: HostMessage) => {
   const reading = new AbortController();
   readings.set(id, reading);
   void readFileInWorker(parts, kind, limits, { signal: reading.signal, memoryCeiling: memoryCeiling(IDLE_BYTES, limits) })
-    // Only a cancel rejects: the service has already given the reading up, and is told only that it has ended.
     .then(
       (outcome) => outcome,
-      () => undefined,
+      // A cancel: the service has already given the reading up, and is told only that it has ended. Else the worker
+      // could not be started: named, never quoted.
+      (error: unknown): FileReadingOutcome | undefined =>
+        reading.signal.aborted ? undefined : { error: UNREADABLE, crash: error instanceof Error ? error.name : 'unknown' },
     )
     .then((outcome) => {
       readings.delete(id);

@@ -111,4 +111,4 @@ export const memoryCeiling = (idleBytes: number, limits: FileReadingLimits) => i
 
 export const UNREADABLE = 'The file could not be read';
 export const tooSlow = (timeoutMs: number) => `The file took longer than ${timeoutMs / 1000} s to read, and was given up`;
-export const tooLarge = (memoryMb: number) => `The file needs more than ${memoryMb} MiB of memory to read, and was given up`;
+const tooLarge = (memoryMb: number) => `The file needs more than ${memoryMb} MiB of memory to read, and was given up`;
