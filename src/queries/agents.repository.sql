@@ -21,7 +21,18 @@ SELECT
       AND l.agent_id = agents.id
     ORDER BY
       l.knowledge_base_id
-  ) AS "knowledgeBaseIds"
+  ) AS "knowledgeBaseIds",
+  array(
+    SELECT
+      l.tool_id
+    FROM
+      agent_tools l
+    WHERE
+      l.account_id = agents.account_id
+      AND l.agent_id = agents.id
+    ORDER BY
+      l.tool_id
+  ) AS "toolIds"
 FROM
   agents
 WHERE
@@ -50,7 +61,18 @@ SELECT
       AND l.agent_id = agents.id
     ORDER BY
       l.knowledge_base_id
-  ) AS "knowledgeBaseIds"
+  ) AS "knowledgeBaseIds",
+  array(
+    SELECT
+      l.tool_id
+    FROM
+      agent_tools l
+    WHERE
+      l.account_id = agents.account_id
+      AND l.agent_id = agents.id
+    ORDER BY
+      l.tool_id
+  ) AS "toolIds"
 FROM
   agents
 WHERE
@@ -80,7 +102,8 @@ RETURNING
   system_prompt AS "systemPrompt",
   created_at AS "createdAt",
   updated_at AS "updatedAt",
-  '{}'::INT[] AS "knowledgeBaseIds";
+  '{}'::INT[] AS "knowledgeBaseIds",
+  '{}'::INT[] AS "toolIds";
 
 -- AgentsRepository.update
 UPDATE agents
@@ -115,7 +138,18 @@ RETURNING
       AND l.agent_id = agents.id
     ORDER BY
       l.knowledge_base_id
-  ) AS "knowledgeBaseIds";
+  ) AS "knowledgeBaseIds",
+  array(
+    SELECT
+      l.tool_id
+    FROM
+      agent_tools l
+    WHERE
+      l.account_id = agents.account_id
+      AND l.agent_id = agents.id
+    ORDER BY
+      l.tool_id
+  ) AS "toolIds";
 
 -- AgentsRepository.replaceKnowledgeBases
 DELETE FROM agent_knowledge_bases
@@ -135,6 +169,25 @@ WHERE
   AND kb.id = ANY ($3::INT[])
 RETURNING
   knowledge_base_id AS id;
+
+-- AgentsRepository.replaceTools
+DELETE FROM agent_tools
+WHERE
+  account_id = $1
+  AND agent_id = $2;
+INSERT INTO
+  agent_tools (account_id, agent_id, tool_id)
+SELECT
+  $1,
+  $2,
+  tool.id
+FROM
+  tools tool
+WHERE
+  tool.account_id = $1
+  AND tool.id = ANY ($3::INT[])
+RETURNING
+  tool_id AS id;
 
 -- AgentsRepository.delete
 DELETE FROM agents

@@ -322,7 +322,8 @@ SELECT
   recording_key IS NOT NULL AS "hasRecording",
   feedback,
   extracted_data AS "extractedData",
-  transcript
+  transcript,
+  ended_reason AS "endedReason"
 FROM
   calls
 WHERE
@@ -351,7 +352,8 @@ INSERT INTO
     feedback,
     extracted_data,
     transcript,
-    is_test
+    is_test,
+    ended_reason
   )
 VALUES
   (
@@ -374,7 +376,8 @@ VALUES
     $17,
     $18,
     $19,
-    $20
+    $20,
+    $21
   )
 RETURNING
   id,
@@ -395,7 +398,8 @@ RETURNING
   recording_key IS NOT NULL AS "hasRecording",
   feedback,
   extracted_data AS "extractedData",
-  transcript;
+  transcript,
+  ended_reason AS "endedReason";
 
 -- CallsRepository.delete
 DELETE FROM calls

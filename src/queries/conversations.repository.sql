@@ -15,7 +15,8 @@ INSERT INTO
     name,
     phone,
     is_test,
-    site_id
+    site_id,
+    call_type
   )
 VALUES
   (
@@ -31,7 +32,8 @@ VALUES
     $10,
     $11,
     $12,
-    $13
+    $13,
+    $14
   )
 RETURNING
   started_at AS "startedAt";
@@ -56,7 +58,13 @@ SELECT
       WHERE
         site_id = $2
     )
-  )::int AS site
+  )::int AS site,
+  (
+    count(*) FILTER (
+      WHERE
+        channel = 'phone'
+    )
+  )::int AS phone
 FROM
   conversations
 WHERE
@@ -147,6 +155,9 @@ WITH
       allowed_domain,
       site_id,
       visitor_message_count,
+      channel,
+      phone,
+      name,
       last_message_at <= now() - make_interval(secs => $5) AS idle,
       coalesce(
         replying_since > now() - make_interval(secs => $6),
@@ -172,6 +183,18 @@ WITH
                 AND l.agent_id = agents.id
               ORDER BY
                 l.knowledge_base_id
+            ),
+            'toolIds',
+            array(
+              SELECT
+                l.tool_id
+              FROM
+                agent_tools l
+              WHERE
+                l.account_id = agents.account_id
+                AND l.agent_id = agents.id
+              ORDER BY
+                l.tool_id
             )
           )
         FROM
@@ -248,6 +271,9 @@ SELECT
   target.site_id AS "siteId",
   target.visitor_message_count AS "visitorMessageCount",
   target.replying,
+  target.channel,
+  target.phone,
+  target.name,
   turn.seq,
   (
     SELECT
@@ -270,6 +296,7 @@ SELECT
         WHERE
           m.account_id = target.account_id
           AND m.conversation_id = target.id
+          AND m.speaker <> 'tool'
         ORDER BY
           seq DESC
         LIMIT
@@ -285,12 +312,12 @@ FROM
       set_config('synchronous_commit', 'off', TRUE)
   ) AS asynchronous_commit;
 
--- ConversationsRepository.recordReply
+-- ConversationsRepository.recordReply (a reply)
 WITH
   turn AS (
     UPDATE conversations
     SET
-      message_count = message_count + 1,
+      message_count = message_count + 1 + cardinality($6::TEXT[]),
       last_message_at = now(),
       replying_since = NULL
     WHERE
@@ -316,11 +343,23 @@ INSERT INTO
 SELECT
   account_id,
   id,
-  $3 + 1,
+  $3 + entry.n,
+  'tool',
+  entry.text,
+  last_message_at,
+  NULL::double precision
+FROM
+  turn,
+  unnest($6::TEXT[]) WITH ORDINALITY AS entry (text, n)
+UNION ALL
+SELECT
+  account_id,
+  id,
+  $3 + 1 + cardinality($6::TEXT[]),
   'agent',
   $4,
   last_message_at,
-  $5
+  $5::double precision
 FROM
   turn
   CROSS JOIN (
@@ -330,16 +369,155 @@ FROM
 RETURNING
   seq;
 
--- ConversationsRepository.abandonReply
+-- ConversationsRepository.recordReply (after tool calls)
+WITH
+  turn AS (
+    UPDATE conversations
+    SET
+      message_count = message_count + 1 + cardinality($6::TEXT[]),
+      last_message_at = now(),
+      replying_since = NULL
+    WHERE
+      account_id = $1
+      AND id = $2
+      AND status = 'active'
+      AND message_count = $3 + 1
+    RETURNING
+      account_id,
+      id,
+      last_message_at
+  )
+INSERT INTO
+  conversation_messages (
+    account_id,
+    conversation_id,
+    seq,
+    speaker,
+    text,
+    at,
+    start_seconds
+  )
+SELECT
+  account_id,
+  id,
+  $3 + entry.n,
+  'tool',
+  entry.text,
+  last_message_at,
+  NULL::double precision
+FROM
+  turn,
+  unnest($6::TEXT[]) WITH ORDINALITY AS entry (text, n)
+UNION ALL
+SELECT
+  account_id,
+  id,
+  $3 + 1 + cardinality($6::TEXT[]),
+  'agent',
+  $4,
+  last_message_at,
+  $5::double precision
+FROM
+  turn
+  CROSS JOIN (
+    SELECT
+      set_config('synchronous_commit', 'off', TRUE)
+  ) AS asynchronous_commit
+RETURNING
+  seq;
+
+-- ConversationsRepository.abandonReply (a reply)
+WITH
+  turn AS (
+    UPDATE conversations
+    SET
+      message_count = message_count + cardinality($4::TEXT[]),
+      last_message_at = now(),
+      replying_since = NULL
+    WHERE
+      account_id = $1
+      AND id = $2
+      AND status = 'active'
+      AND message_count = $3 + 1
+    RETURNING
+      account_id,
+      id,
+      last_message_at
+  )
+INSERT INTO
+  conversation_messages (
+    account_id,
+    conversation_id,
+    seq,
+    speaker,
+    text,
+    at,
+    start_seconds
+  )
+SELECT
+  account_id,
+  id,
+  $3 + entry.n,
+  'tool',
+  entry.text,
+  last_message_at,
+  NULL
+FROM
+  turn,
+  unnest($4::TEXT[]) WITH ORDINALITY AS entry (text, n);
+
+-- ConversationsRepository.abandonReply (after tool calls)
+WITH
+  turn AS (
+    UPDATE conversations
+    SET
+      message_count = message_count + cardinality($4::TEXT[]),
+      last_message_at = now(),
+      replying_since = NULL
+    WHERE
+      account_id = $1
+      AND id = $2
+      AND status = 'active'
+      AND message_count = $3 + 1
+    RETURNING
+      account_id,
+      id,
+      last_message_at
+  )
+INSERT INTO
+  conversation_messages (
+    account_id,
+    conversation_id,
+    seq,
+    speaker,
+    text,
+    at,
+    start_seconds
+  )
+SELECT
+  account_id,
+  id,
+  $3 + entry.n,
+  'tool',
+  entry.text,
+  last_message_at,
+  NULL
+FROM
+  turn,
+  unnest($4::TEXT[]) WITH ORDINALITY AS entry (text, n);
+
+-- ConversationsRepository.renewReply
 UPDATE conversations
 SET
-  last_message_at = now(),
-  replying_since = NULL
+  replying_since = now()
 WHERE
   account_id = $1
   AND id = $2
   AND status = 'active'
-  AND message_count = $3 + 1;
+  AND message_count = $3 + 1
+  AND replying_since IS NOT NULL
+RETURNING
+  id;
 
 -- ConversationsRepository.messages
 SELECT
@@ -370,6 +548,7 @@ RETURNING
   agent_name AS "agentName",
   reply_language AS "replyLanguage",
   channel,
+  call_type AS "callType",
   website,
   name,
   phone,
@@ -398,6 +577,7 @@ RETURNING
   agent_name AS "agentName",
   reply_language AS "replyLanguage",
   channel,
+  call_type AS "callType",
   website,
   name,
   phone,

@@ -382,6 +382,17 @@ ORDER BY
   best.score DESC,
   best.id;
 
+-- KnowledgeBasesRepository.pendingFilesBefore
+SELECT
+  count(*)::int AS n
+FROM
+  knowledge_base_sources
+WHERE
+  account_id = $1
+  AND type = 'file'
+  AND status = 'pending'
+  AND id < $2;
+
 -- KnowledgeBasesRepository.pendingSources
 -- unscoped: the indexing sweep looks for pending sources of every account, to resend their jobs
 SELECT

@@ -268,11 +268,13 @@ export interface paths {
          *     This operation is documented for the socket; a request without `Upgrade: websocket` gets a 426 (the same for any
          *     conversation id: nothing is looked up).
          *
-         *     **Handshake** (answered before the upgrade, in the error shape): 429 over the widget rate limit of the conversation's
-         *     routes (`WIDGET_RATE_LIMIT`, per conversation and client address, with `Retry-After`); 403 for an `Origin` the
-         *     conversation's routes refuse (a widget conversation: the pages of its site's allowed domain; an API conversation:
-         *     `CORS_ORIGINS` or no `Origin`); 503 while the instance stops. An unknown conversation is not revealed before the
-         *     upgrade: its socket closes with 4404 after `start`.
+         *     **Handshake** (answered before the upgrade, in the error shape, without looking the conversation up: an existing one
+         *     and an unknown one get the same answer): 503 with `Retry-After` when the instance serves as many spoken calls as it
+         *     may (`VOICE_MAX_CALLS`; `GET /health` reports the load) or while it stops; 429 with `Retry-After` for an address
+         *     over the budget of the widget routes' credentials that do not exist (`UNAUTHENTICATED_RATE_LIMIT`: every socket that
+         *     proves no token counts in it as their 404s do) or over the widget rate limit of the conversation's routes
+         *     (`WIDGET_RATE_LIMIT`, per conversation and client address). Whether the conversation exists, and which pages may
+         *     open it, is told only after `start`, to its token.
          *
          *     **Start**: within 10 s, the client's first frame is text: `{"type":"start","token":"vac_…","sampleRate":16000}`
          *     (`sampleRate`: the rate of the audio it will send, a whole number from 8000 to 48000; default 16000). The service
@@ -294,16 +296,19 @@ export interface paths {
          *     `{"type":"ended"}`, then close 1000. The service pings every 15 s; a client that answers no ping, or does not read
          *     what it is sent, is dropped.
          *
-         *     **Close codes**: 4404 a wrong token or an unknown conversation; 4408 no `start` within 10 s; 4409 the conversation
-         *     already has a live socket (the first keeps going; one still closing is waited for), or another socket took it over;
-         *     4410 the conversation had ended by `start`; 1007 a frame that is not what it claims (malformed JSON or not an
-         *     object, an odd byte count, invalid UTF-8); 1008 a frame against the rules (audio before `start`, a first message
-         *     that is not `start`, a bad `token` or `sampleRate`, over 50 frames before `ready`, audio outside 10–200 ms or
-         *     faster than twice real time after a 30 s burst, over 5 text frames a second, an unknown `type`); 1009 a frame over
-         *     256 KiB (the WebSocket library's "message too big"); 1011 a fault of the service's (reconnect); 1001 the instance is
-         *     stopping (reconnect: another instance continues); 1000 after `ended`. The service's own 1007, 1008 and 1011 follow
-         *     an `error` message. A socket that closes does not end the conversation (`end`, `POST …/end` or the idle rule
-         *     do): a new socket may continue it.
+         *     **Close codes**: 4404 a wrong token or an unknown conversation; 4403 an `Origin` the conversation's routes refuse
+         *     (a widget conversation: the pages of its site's allowed domain; an API conversation: `CORS_ORIGINS` or no
+         *     `Origin`); 4429 the client's address went over the budget above after the upgrade (the reason says when to retry);
+         *     1013 no room for another call on this instance by `start` (retry in a few seconds); 4408 no `start` within 10 s;
+         *     4409 the conversation already has a live socket (the first keeps going; one still closing is waited for), or another
+         *     socket took it over; 4410 the conversation had ended by `start`; 1007 a frame that is not what it claims
+         *     (malformed JSON or not an object, an odd byte count, invalid UTF-8); 1008 a frame against the rules (audio before
+         *     `start`, a first message that is not `start`, a bad `token` or `sampleRate`, over 50 frames before
+         *     `ready`, audio outside 10–200 ms or faster than twice real time after a 30 s burst, over 5 text frames a second,
+         *     an unknown `type`); 1009 a frame over 256 KiB (the WebSocket library's "message too big"); 1011 a fault of the
+         *     service's (reconnect); 1001 the instance is stopping (reconnect: another instance continues); 1000 after `ended`.
+         *     The service's own 1007, 1008 and 1011 follow an `error` message. A socket that closes does not end the
+         *     conversation (`end`, `POST …/end` or the idle rule do): a new socket may continue it.
          */
         get: operations["VoiceSocketController_voice"];
         put?: never;
@@ -481,6 +486,60 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/phone-numbers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the account's phone numbers, by id (never their auth tokens) */
+        get: operations["PhoneNumbersController_list"];
+        put?: never;
+        /** Connect a number of the account's Twilio account: the service checks the credentials and points the number's calls at itself */
+        post: operations["PhoneNumbersController_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/phone-numbers/{phoneNumberId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get one phone number */
+        get: operations["PhoneNumbersController_get"];
+        put?: never;
+        post?: never;
+        /** Delete a phone number; calls that arrive for it afterwards are refused like an unknown number */
+        delete: operations["PhoneNumbersController_remove"];
+        options?: never;
+        head?: never;
+        /** Change some of a number's fields (`agentId: null` detaches its agent); a new number or new credentials are checked with the carrier */
+        patch: operations["PhoneNumbersController_update"];
+        trace?: never;
+    };
+    "/phone-numbers/{phoneNumberId}/calls": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Place a call from the number: the agent speaks once the callee answers; the call is listed when it ends (busy and unanswered calls too) */
+        post: operations["PhoneNumbersController_place"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/recordings/{token}": {
         parameters: {
             query?: never;
@@ -495,6 +554,97 @@ export interface paths {
         get: operations["PlaybackController_play"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/telephony/twilio/{phoneNumberId}/incoming": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A call to the number (the carrier's voice URL): TwiML that joins it to the agent's media stream, or says why not and hangs up */
+        post: operations["TwilioWebhooksController_incoming"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/telephony/twilio/{phoneNumberId}/status": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A call's progress (the carrier's status callback): a call never answered becomes a busy, no-answer or failed call */
+        post: operations["TwilioWebhooksController_status"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/tools": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the account's tools, by id (never their secrets) */
+        get: operations["ToolsController_list"];
+        put?: never;
+        /**
+         * Create a tool; a webhook tool's answer carries its signing secret, shown this once
+         * @description A webhook tool's call is a `POST` of JSON to its `url`: `{ "id": "tc_…", "tool": "<name>", "arguments": { … }, "conversation": { "id", "agentId", "channel", "phone", "name" } }` (schema `ToolCallRequest`), signed as a webhook delivery is (Standard Webhooks headers `webhook-id`, the body's `id`; `webhook-timestamp`; `webhook-signature`, with the tool's secret). A 2xx answer's body (JSON or text, at most 16 KiB) is what the model sees; a timeout, another status, a redirect, a refused connection or a larger body gives the model `{"error": "<what went wrong>"}`. Arguments that do not match `parameters` are not sent: the model is told why instead.
+         */
+        post: operations["ToolsController_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/tools/{toolId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get one tool */
+        get: operations["ToolsController_get"];
+        put?: never;
+        post?: never;
+        /** Delete a tool; every agent that had it loses it */
+        delete: operations["ToolsController_remove"];
+        options?: never;
+        head?: never;
+        /** Change some of a tool's fields (those of its type; the type itself cannot change) */
+        patch: operations["ToolsController_update"];
+        trace?: never;
+    };
+    "/tools/{toolId}/rotate-secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Replace a webhook tool's signing secret; for 24 hours its requests carry signatures made with the new and the previous secret */
+        post: operations["ToolsController_rotateSecret"];
         delete?: never;
         options?: never;
         head?: never;
@@ -813,6 +963,13 @@ export interface components {
              */
             systemPrompt: string;
             /**
+             * @description The tools the model may call, by id ascending.
+             * @example [
+             *       5
+             *     ]
+             */
+            toolIds: number[];
+            /**
              * Format: date-time
              * @example 2026-11-22T09:15:02.123Z
              */
@@ -1024,6 +1181,14 @@ export interface components {
              */
             email: string;
             /**
+             * @description How the call ended: `caller-hung-up`, `agent-hung-up`, `transferred`, `visitor-ended` (a widget or API
+             *     visitor's end), `idle-timeout`, `max-duration`, `busy`, `no-answer`, `failed`, `error`; "" for a call posted
+             *     without one and for calls made before it was kept. On the detail only (and so in the webhooks' `data`).
+             * @example visitor-ended
+             * @enum {string}
+             */
+            endedReason: "caller-hung-up" | "agent-hung-up" | "transferred" | "visitor-ended" | "idle-timeout" | "max-duration" | "busy" | "no-answer" | "failed" | "error" | "";
+            /**
              * @example {
              *       "city": "Pune"
              *     }
@@ -1071,6 +1236,80 @@ export interface components {
             /** @example https://shop.example.in/contact */
             website: string;
         };
+        CarrierStatusCallbackForm: {
+            /**
+             * @description The carrier account: the number's `twilioAccountSid`.
+             * @example AC0123456789abcdef0123456789abcdef
+             */
+            AccountSid: string;
+            /**
+             * @description Seconds the call lasted, on `completed`.
+             * @example 42
+             */
+            CallDuration?: string;
+            /**
+             * @description The carrier's id of the call.
+             * @example CA0123456789abcdef0123456789abcdef
+             */
+            CallSid: string;
+            /**
+             * @example ringing
+             * @enum {string}
+             */
+            CallStatus: "queued" | "initiated" | "ringing" | "in-progress" | "completed" | "busy" | "no-answer" | "failed" | "canceled";
+            /**
+             * @description `inbound`, `outbound-api` or `outbound-dial`.
+             * @example inbound
+             */
+            Direction: string;
+            /**
+             * @description The caller (inbound) or the number (outbound).
+             * @example +919876543210
+             */
+            From: string;
+            /**
+             * @description Which progress event this is, from 0.
+             * @example 2
+             */
+            SequenceNumber?: string;
+            /**
+             * @description The number (inbound) or the callee (outbound).
+             * @example +14155550100
+             */
+            To: string;
+        };
+        CarrierVoiceWebhookForm: {
+            /**
+             * @description The carrier account: the number's `twilioAccountSid`.
+             * @example AC0123456789abcdef0123456789abcdef
+             */
+            AccountSid: string;
+            /**
+             * @description The carrier's id of the call.
+             * @example CA0123456789abcdef0123456789abcdef
+             */
+            CallSid: string;
+            /**
+             * @example ringing
+             * @enum {string}
+             */
+            CallStatus: "queued" | "initiated" | "ringing" | "in-progress" | "completed" | "busy" | "no-answer" | "failed" | "canceled";
+            /**
+             * @description `inbound`, `outbound-api` or `outbound-dial`.
+             * @example inbound
+             */
+            Direction: string;
+            /**
+             * @description The caller (inbound) or the number (outbound).
+             * @example +919876543210
+             */
+            From: string;
+            /**
+             * @description The number (inbound) or the callee (outbound).
+             * @example +14155550100
+             */
+            To: string;
+        };
         ConversationMessageResponse: {
             /**
              * Format: date-time
@@ -1078,10 +1317,12 @@ export interface components {
              */
             at: string;
             /**
+             * @description `tool`: what a tool the agent called did, between the visitor's message and the reply (`book_table {"people":2} →
+             *     {"confirmed":true}`, at most 1,000 characters).
              * @example user
              * @enum {string}
              */
-            speaker: "agent" | "user";
+            speaker: "agent" | "user" | "tool";
             /** @example Do you deliver on Sundays? */
             text: string;
         };
@@ -1138,6 +1379,15 @@ export interface components {
              * @default
              */
             systemPrompt?: string;
+            /**
+             * @description The tools the model may call in its conversations (`GET /tools`): ids of tools of this account (400 otherwise),
+             *     at most 20; duplicates count once. Replaces the agent's list. Returned ascending; a deleted tool leaves every
+             *     agent's list.
+             * @example [
+             *       5
+             *     ]
+             */
+            toolIds?: number[];
             /**
              * @description A voice id from `GET /voices`; the platform-only tiers give 403 to other accounts.
              * @default shubh
@@ -1214,6 +1464,13 @@ export interface components {
              * @example priya@example.com
              */
             email?: string;
+            /**
+             * @description How the call ended (one of the values listed), or "" (the default) when not said.
+             * @default
+             * @example caller-hung-up
+             * @enum {string}
+             */
+            endedReason?: "caller-hung-up" | "agent-hung-up" | "transferred" | "visitor-ended" | "idle-timeout" | "max-duration" | "busy" | "no-answer" | "failed" | "error" | "";
             /**
              * @description A JSON object of what the agent extracted from the call; defaults to {}.
              * @example {
@@ -1325,6 +1582,65 @@ export interface components {
              */
             scopes: ("read" | "write")[];
         };
+        CreatedToolResponse: {
+            /**
+             * Format: date-time
+             * @example 2026-11-22T09:15:02.123Z
+             */
+            createdAt: string;
+            /**
+             * @description "" for an end_call tool created without one (the model is given a built-in description).
+             * @example Books a table at the restaurant.
+             */
+            description: string;
+            /** @example 5 */
+            id: number;
+            /** @example book_table */
+            name: string;
+            /** @description transfer_call: where a phone call is transferred; null for the other types. */
+            number: string | null;
+            /**
+             * @description webhook: the JSON Schema of the arguments, as written; null for the other types.
+             * @example {
+             *       "properties": {},
+             *       "type": "object"
+             *     }
+             */
+            parameters: {
+                [key: string]: unknown;
+            } | null;
+            /**
+             * @description A webhook tool's signing secret (`whsec_` + base64 of 32 random bytes): verify its requests with it (Standard
+             *     Webhooks). Shown only here and by rotate-secret; null for the other types, which send no requests.
+             * @example whsec_C2FVsBQIhrscChlQIMV+b5sSYspob7oD6MnAWTVRhDE=
+             */
+            secret: string | null;
+            /**
+             * @description webhook: said while it runs in a spoken conversation; null for the other types.
+             * @example One moment.
+             */
+            speakWhileRunning: string | null;
+            /**
+             * @description webhook: 1–60; null for the other types.
+             * @example 10
+             */
+            timeoutSeconds: number | null;
+            /**
+             * @example webhook
+             * @enum {string}
+             */
+            type: "webhook" | "end_call" | "transfer_call";
+            /**
+             * Format: date-time
+             * @example 2026-11-22T09:15:02.123Z
+             */
+            updatedAt: string;
+            /**
+             * @description webhook: where its requests go; null for the other types.
+             * @example https://bookings.example.com/tools/book-table
+             */
+            url: string | null;
+        };
         CreatedWebhookResponse: {
             /**
              * Format: date-time
@@ -1366,6 +1682,49 @@ export interface components {
              */
             name?: string;
         };
+        CreatePhoneNumberDto: {
+            /**
+             * @description The agent of this account that answers the number (and places its calls by default), or null for none.
+             * @default null
+             * @example 12
+             */
+            agentId?: number | null;
+            /**
+             * @description The agent's first sentence on an inbound call, at most 500 characters after trimming; "" for none (the agent
+             *     waits for the caller).
+             * @default
+             * @example Namaste, how can I help?
+             */
+            greeting?: string;
+            /**
+             * @description A name for the number, at most 200 characters after trimming.
+             * @default
+             * @example Front desk
+             */
+            label?: string;
+            /**
+             * @description The number in E.164, as the carrier account has it; unique within the account.
+             * @example +14155550100
+             */
+            number: string;
+            /**
+             * @description The carrier; only `twilio` (or a carrier that speaks its API, TWILIO_API_BASE_URL).
+             * @default twilio
+             * @example twilio
+             * @enum {string}
+             */
+            provider?: "twilio";
+            /**
+             * @description The Twilio account that has the number.
+             * @example AC0123456789abcdef0123456789abcdef
+             */
+            twilioAccountSid: string;
+            /**
+             * @description That account's auth token: stored encrypted, never returned.
+             * @example 0123456789abcdef0123456789abcdef
+             */
+            twilioAuthToken: string;
+        };
         CreateSourceDto: {
             /**
              * @description For `text` sources the text, at most 500,000 characters in any script, stored byte-exact; for `url` sources an
@@ -1388,6 +1747,74 @@ export interface components {
              * @enum {string}
              */
             type?: "text" | "url" | "file";
+        };
+        CreateToolDto: {
+            /**
+             * @description What the tool does and when to use it, for the model: 1–1,000 characters after trimming.
+             * @example Books a table at the restaurant.
+             */
+            description?: string;
+            /**
+             * @description The function name the model calls: letters, digits, `_` and `-`, 1–64 characters; unique within the account
+             *     (409 otherwise).
+             * @example book_table
+             */
+            name?: string;
+            /**
+             * @description transfer_call: where a phone call is transferred, E.164 (`+` and 8–15 digits).
+             * @example +919876543210
+             */
+            number?: string;
+            /**
+             * @description webhook: the JSON Schema of the arguments, an object schema as a Chat Completions `function` takes it (draft-07,
+             *     or 2020-12 when `$schema` says so), at most 16 KiB as compact JSON; the model's arguments are checked against it
+             *     before a request is sent. `pattern` runs on RE2 (no lookaround or backreferences); `format` is not checked;
+             *     `$ref` only within the schema. Default: no arguments.
+             * @example {
+             *       "properties": {
+             *         "people": {
+             *           "minimum": 1,
+             *           "type": "integer"
+             *         },
+             *         "time": {
+             *           "type": "string"
+             *         }
+             *       },
+             *       "required": [
+             *         "people",
+             *         "time"
+             *       ],
+             *       "type": "object"
+             *     }
+             */
+            parameters?: {
+                [key: string]: unknown;
+            };
+            /**
+             * @description webhook: what the agent says in a spoken conversation while the tool runs, at most 200 characters (default "").
+             * @example One moment, let me check.
+             */
+            speakWhileRunning?: string;
+            /**
+             * @description webhook: the longest the tool may take to answer, 1–60 seconds (default 10).
+             * @example 10
+             */
+            timeoutSeconds?: number;
+            /**
+             * @description `webhook` calls the customer's URL; `end_call` lets the model end the conversation after its last sentence;
+             *     `transfer_call` moves a phone call to `number`. Cannot be changed afterwards.
+             * @example webhook
+             * @enum {string}
+             */
+            type: "webhook" | "end_call" | "transfer_call";
+            /**
+             * Format: uri
+             * @description webhook: where the tool's requests are POSTed, under a webhook's rules: an https URL of a public address, at most
+             *     2,000 characters as stored, without credentials (http and private addresses only with
+             *     WEBHOOK_ALLOW_PRIVATE_TARGETS=true).
+             * @example https://bookings.example.com/tools/book-table
+             */
+            url?: string;
         };
         CreateWebhookDto: {
             /**
@@ -1525,6 +1952,8 @@ export interface components {
              * @enum {string}
              */
             status: "ok";
+            /** @description This instance's spoken calls (the other instances' are theirs to report). */
+            voice: components["schemas"]["VoiceLoadResponse"];
         };
         KnowledgeBaseResponse: {
             /**
@@ -1584,6 +2013,54 @@ export interface components {
              */
             text: string;
         };
+        PhoneNumberResponse: {
+            /**
+             * @description The agent that answers it; null when none (or after that agent was deleted).
+             * @example 12
+             */
+            agentId: number | null;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T09:15:02.123Z
+             */
+            createdAt: string;
+            /**
+             * @description The agent's first sentence on an inbound call; "" for none.
+             * @example Namaste, how can I help?
+             */
+            greeting: string;
+            /** @example 3 */
+            id: number;
+            /**
+             * @description Where the carrier sends the number's calls (set on the number by the service).
+             * @example https://api.example.com/telephony/twilio/3/incoming
+             */
+            inboundUrl: string;
+            /** @example Front desk */
+            label: string;
+            /**
+             * @description E.164.
+             * @example +14155550100
+             */
+            number: string;
+            /**
+             * @example twilio
+             * @enum {string}
+             */
+            provider: "twilio";
+            /**
+             * @description Where the carrier reports the calls' progress (set on the number by the service).
+             * @example https://api.example.com/telephony/twilio/3/status
+             */
+            statusUrl: string;
+            /** @example AC0123456789abcdef0123456789abcdef */
+            twilioAccountSid: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T09:15:02.123Z
+             */
+            updatedAt: string;
+        };
         PingData: {
             /**
              * @description The webhook tested.
@@ -1606,6 +2083,51 @@ export interface components {
             id: string;
             /** @enum {string} */
             type: "ping";
+        };
+        PlaceCallDto: {
+            /**
+             * @description The agent that speaks (one of this account's, 400 otherwise); defaults to the number's agent (409 when it has none).
+             * @example 12
+             */
+            agentId?: number;
+            /**
+             * @description The agent's first sentence once the callee answers, at most 500 characters after trimming; "" (the default)
+             *     for none: the agent waits for the callee.
+             * @default
+             * @example Hello, this is Acme calling about your order.
+             */
+            greeting?: string;
+            /**
+             * @description The callee's name, at most 200 characters: the call's `name`.
+             * @default
+             * @example Priya Sharma
+             */
+            name?: string;
+            /**
+             * @description Who is called, in E.164.
+             * @example +919876543210
+             */
+            to: string;
+        };
+        PlacedCallResponse: {
+            /**
+             * Format: uuid
+             * @description The call it becomes once it ends (busy, no answer and failed calls too).
+             * @example 5f0c2a7e-8d3b-4c1e-9a6f-2b7d4e8c1a90
+             */
+            callId: string;
+            /**
+             * Format: uuid
+             * @description The conversation the call carries (the same id).
+             * @example 5f0c2a7e-8d3b-4c1e-9a6f-2b7d4e8c1a90
+             */
+            conversationId: string;
+            /**
+             * @description The carrier has accepted the call and will dial it.
+             * @example queued
+             * @enum {string}
+             */
+            status: "queued";
         };
         RecordingUrlResponse: {
             /**
@@ -1780,13 +2302,122 @@ export interface components {
              */
             siteKey: string;
         };
+        ToolCallConversation: {
+            /** @example 42 */
+            agentId: number;
+            /**
+             * @example web-widget
+             * @enum {string}
+             */
+            channel: "web-widget" | "api" | "phone";
+            /**
+             * Format: uuid
+             * @description The conversation's id, also its call's.
+             * @example 5f0c2a7e-8d3b-4c1e-9a6f-2b7d4e8c1a90
+             */
+            id: string;
+            /**
+             * @description The visitor's name as given when the conversation started; "" when none was.
+             * @example Priya Sharma
+             */
+            name: string;
+            /**
+             * @description The visitor's phone number as given when the conversation started; "" when none was.
+             * @example +91-98765-43210
+             */
+            phone: string;
+        };
+        ToolCallRequest: {
+            /**
+             * @description The model's arguments, valid against the tool's `parameters`.
+             * @example {
+             *       "people": 2,
+             *       "time": "19:30"
+             *     }
+             */
+            arguments: {
+                [key: string]: unknown;
+            };
+            conversation: components["schemas"]["ToolCallConversation"];
+            /**
+             * @description The call's id, also sent as `webhook-id`.
+             * @example tc_0b8e3c1a3f5e4a8e9d1c6f2b7a9e4c21
+             */
+            id: string;
+            /**
+             * @description The tool's name.
+             * @example book_table
+             */
+            tool: string;
+        };
+        ToolResponse: {
+            /**
+             * Format: date-time
+             * @example 2026-11-22T09:15:02.123Z
+             */
+            createdAt: string;
+            /**
+             * @description "" for an end_call tool created without one (the model is given a built-in description).
+             * @example Books a table at the restaurant.
+             */
+            description: string;
+            /** @example 5 */
+            id: number;
+            /** @example book_table */
+            name: string;
+            /** @description transfer_call: where a phone call is transferred; null for the other types. */
+            number: string | null;
+            /**
+             * @description webhook: the JSON Schema of the arguments, as written; null for the other types.
+             * @example {
+             *       "properties": {},
+             *       "type": "object"
+             *     }
+             */
+            parameters: {
+                [key: string]: unknown;
+            } | null;
+            /**
+             * @description webhook: said while it runs in a spoken conversation; null for the other types.
+             * @example One moment.
+             */
+            speakWhileRunning: string | null;
+            /**
+             * @description webhook: 1–60; null for the other types.
+             * @example 10
+             */
+            timeoutSeconds: number | null;
+            /**
+             * @example webhook
+             * @enum {string}
+             */
+            type: "webhook" | "end_call" | "transfer_call";
+            /**
+             * Format: date-time
+             * @example 2026-11-22T09:15:02.123Z
+             */
+            updatedAt: string;
+            /**
+             * @description webhook: where its requests go; null for the other types.
+             * @example https://bookings.example.com/tools/book-table
+             */
+            url: string | null;
+        };
+        ToolSecretResponse: {
+            /**
+             * @description The new signing secret, shown this once. For 24 hours requests carry signatures made with both the new and the
+             *     previous secret.
+             * @example whsec_C2FVsBQIhrscChlQIMV+b5sSYspob7oD6MnAWTVRhDE=
+             */
+            secret: string;
+        };
         TranscriptTurnDto: {
             /**
              * @description Who spoke.
              * @example agent
              * @enum {string}
              */
-            speaker: "agent" | "user";
+            speaker: "agent" | "user" | "tool";
             /**
              * @description What was said, at most 10,000 characters.
              * @example नमस्ते! मैं आपकी कैसे मदद कर सकती हूँ?
@@ -1798,7 +2429,7 @@ export interface components {
              * @example user
              * @enum {string}
              */
-            speaker: "agent" | "user";
+            speaker: "agent" | "user" | "tool";
             /**
              * @description Where it starts in the call's recording, in seconds (three decimals): only in the transcript of a spoken call.
              * @example 4.52
@@ -1838,11 +2469,114 @@ export interface components {
             /** @description At most 50,000 characters. */
             systemPrompt?: string;
             /**
+             * @description The tools the model may call in its conversations (`GET /tools`): ids of tools of this account (400 otherwise),
+             *     at most 20; duplicates count once. Replaces the agent's list. Returned ascending; a deleted tool leaves every
+             *     agent's list.
+             * @example [
+             *       5
+             *     ]
+             */
+            toolIds?: number[];
+            /**
              * @description A voice id from `GET /voices`; the platform-only tiers give 403 to other accounts.
              * @example anushka
              * @enum {string}
              */
             voice?: "shubh" | "anushka" | "manisha" | "vidya" | "arya" | "abhilash" | "karun" | "hitesh" | "ritu-preview" | "aditya-preview" | "shubh-ng" | "anushka-ng";
+        };
+        UpdatePhoneNumberDto: {
+            /**
+             * @description The agent of this account that answers the number (and places its calls by default), or null for none.
+             * @example 12
+             */
+            agentId?: number | null;
+            /**
+             * @description The agent's first sentence on an inbound call, at most 500 characters after trimming; "" for none (the agent
+             *     waits for the caller).
+             * @example Namaste, how can I help?
+             */
+            greeting?: string;
+            /**
+             * @description A name for the number, at most 200 characters after trimming.
+             * @example Front desk
+             */
+            label?: string;
+            /**
+             * @description Another number of the carrier account, in E.164.
+             * @example +14155550101
+             */
+            number?: string;
+            /**
+             * @description Another Twilio account (its auth token too, unless the same token opens it).
+             * @example AC0123456789abcdef0123456789abcdef
+             */
+            twilioAccountSid?: string;
+            /**
+             * @description A new auth token: stored encrypted, never returned.
+             * @example 0123456789abcdef0123456789abcdef
+             */
+            twilioAuthToken?: string;
+        };
+        UpdateToolDto: {
+            /**
+             * @description What the tool does and when to use it, for the model: 1–1,000 characters after trimming.
+             * @example Books a table at the restaurant.
+             */
+            description?: string;
+            /**
+             * @description The function name the model calls: letters, digits, `_` and `-`, 1–64 characters; unique within the account
+             *     (409 otherwise).
+             * @example book_table
+             */
+            name?: string;
+            /**
+             * @description transfer_call: where a phone call is transferred, E.164 (`+` and 8–15 digits).
+             * @example +919876543210
+             */
+            number?: string;
+            /**
+             * @description webhook: the JSON Schema of the arguments, an object schema as a Chat Completions `function` takes it (draft-07,
+             *     or 2020-12 when `$schema` says so), at most 16 KiB as compact JSON; the model's arguments are checked against it
+             *     before a request is sent. `pattern` runs on RE2 (no lookaround or backreferences); `format` is not checked;
+             *     `$ref` only within the schema. Default: no arguments.
+             * @example {
+             *       "properties": {
+             *         "people": {
+             *           "minimum": 1,
+             *           "type": "integer"
+             *         },
+             *         "time": {
+             *           "type": "string"
+             *         }
+             *       },
+             *       "required": [
+             *         "people",
+             *         "time"
+             *       ],
+             *       "type": "object"
+             *     }
+             */
+            parameters?: {
+                [key: string]: unknown;
+            };
+            /**
+             * @description webhook: what the agent says in a spoken conversation while the tool runs, at most 200 characters (default "").
+             * @example One moment, let me check.
+             */
+            speakWhileRunning?: string;
+            /**
+             * @description webhook: the longest the tool may take to answer, 1–60 seconds (default 10).
+             * @example 10
+             */
+            timeoutSeconds?: number;
+            /**
+             * Format: uri
+             * @description webhook: where the tool's requests are POSTed, under a webhook's rules: an https URL of a public address, at most
+             *     2,000 characters as stored, without credentials (http and private addresses only with
+             *     WEBHOOK_ALLOW_PRIVATE_TARGETS=true).
+             * @example https://bookings.example.com/tools/book-table
+             */
+            url?: string;
         };
         UpdateWebhookDto: {
             /**
@@ -1961,6 +2695,18 @@ export interface components {
              * @example 3990
              */
             durationSeconds: number;
+        };
+        VoiceLoadResponse: {
+            /**
+             * @description Spoken calls this instance serves now: voice sockets whose `start` was accepted, until their call is stored.
+             * @example 37
+             */
+            calls: number;
+            /**
+             * @description `VOICE_MAX_CALLS`: at `calls` = `maxCalls` the voice socket's handshake is refused with 503 and `Retry-After`.
+             * @example 100
+             */
+            maxCalls: number;
         };
         VoiceResponse: {
             /**
@@ -4330,15 +5076,6 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description This page may not open this conversation: an `Origin` the conversation's routes refuse (before the upgrade) */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
             /** @description Upgrade Required: a request without `Upgrade: websocket`. The same answer whatever the id (nothing is looked up), without any credential */
             426: {
                 headers: {
@@ -4352,7 +5089,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description Too many requests from this address for this conversation (the widget rate limit of the conversation routes, before the upgrade); see `Retry-After` */
+            /** @description Too many requests from this address: credentials that do not exist, or this conversation's widget rate limit (before the upgrade); see `Retry-After` */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -4361,7 +5098,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
-            /** @description The instance is stopping (before the upgrade): connect again */
+            /** @description No room for another call on this instance (`VOICE_MAX_CALLS`), or it is stopping (before the upgrade): see `Retry-After`, or connect again */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -5339,6 +6076,665 @@ export interface operations {
             };
         };
     };
+    PhoneNumbersController_list: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PhoneNumberResponse"][];
+                };
+            };
+            /** @description Missing, unknown, revoked or expired API key */
+            401: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The API key does not have the scope this needs (`read` for GET, `write` for the others) */
+            403: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Over the rate limit of this account (all its keys together), or too many requests without a valid key from this address; see `Retry-After` */
+            429: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database (or recording storage) is unavailable; try again shortly */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    PhoneNumbersController_create: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the POST safe to retry: 1–255 printable ASCII characters (a UUID, say), per account. The same key from the same API key with the same method, path and body within 24 hours gets the first answer again (status and body, with `Idempotent-Replayed: true`) and does nothing again; with another request, 422; while the first is still running, 409. Answers 5xx and 429 are not kept: the key may be retried. */
+                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreatePhoneNumberDto"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PhoneNumberResponse"];
+                };
+            };
+            /** @description Invalid or unknown field, or `agentId` not an agent of this account (with `details`); or: Invalid body field, unknown field or bad query parameter (with `details` naming each, as for text PostgreSQL cannot store or a number too large for a double), or malformed JSON, a body that is not an object, one nested deeper than 32 levels or holding more than 10,000 values (without); or: An `Idempotency-Key` that is not 1–255 printable ASCII characters */
+            400: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing, unknown, revoked or expired API key */
+            401: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The API key does not have the scope this needs (`read` for GET, `write` for the others) */
+            403: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The account has this number already; or: A request with this `Idempotency-Key` is still in progress */
+            409: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Body is not application/json, or is compressed (a Content-Encoding other than identity) */
+            415: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The carrier refused the credentials (`details` names `twilioAuthToken`), or has no such number on that account (`number`); or: This `Idempotency-Key` was used with another request (API key, method, path or body) in the last 24 hours */
+            422: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Over the rate limit of this account (all its keys together), or too many requests without a valid key from this address; see `Retry-After` */
+            429: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The carrier could not be reached or failed; nothing was saved */
+            502: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database (or recording storage) is unavailable; try again shortly */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    PhoneNumbersController_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Anything that cannot be an id is a 404, like an unknown id */
+                phoneNumberId: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PhoneNumberResponse"];
+                };
+            };
+            /** @description Missing, unknown, revoked or expired API key */
+            401: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The API key does not have the scope this needs (`read` for GET, `write` for the others) */
+            403: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No such resource on this account (another account's resource is a 404 too) */
+            404: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Over the rate limit of this account (all its keys together), or too many requests without a valid key from this address; see `Retry-After` */
+            429: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database (or recording storage) is unavailable; try again shortly */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    PhoneNumbersController_remove: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Anything that cannot be an id is a 404, like an unknown id */
+                phoneNumberId: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done; the body is empty */
+            204: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Missing, unknown, revoked or expired API key */
+            401: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The API key does not have the scope this needs (`read` for GET, `write` for the others) */
+            403: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No such resource on this account (another account's resource is a 404 too) */
+            404: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Over the rate limit of this account (all its keys together), or too many requests without a valid key from this address; see `Retry-After` */
+            429: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database (or recording storage) is unavailable; try again shortly */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    PhoneNumbersController_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Anything that cannot be an id is a 404, like an unknown id */
+                phoneNumberId: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["UpdatePhoneNumberDto"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PhoneNumberResponse"];
+                };
+            };
+            /** @description Invalid or unknown field, or `agentId` not an agent of this account (with `details`); or: Invalid body field, unknown field or bad query parameter (with `details` naming each, as for text PostgreSQL cannot store or a number too large for a double), or malformed JSON, a body that is not an object, one nested deeper than 32 levels or holding more than 10,000 values (without) */
+            400: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing, unknown, revoked or expired API key */
+            401: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The API key does not have the scope this needs (`read` for GET, `write` for the others) */
+            403: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No such resource on this account (another account's resource is a 404 too) */
+            404: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The account has this number already */
+            409: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Body is not application/json, or is compressed (a Content-Encoding other than identity) */
+            415: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The carrier refused the credentials (`details` names `twilioAuthToken`), or has no such number on that account (`number`) */
+            422: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Over the rate limit of this account (all its keys together), or too many requests without a valid key from this address; see `Retry-After` */
+            429: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The carrier could not be reached or failed; nothing was saved */
+            502: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database (or recording storage) is unavailable; try again shortly */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    PhoneNumbersController_place: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the POST safe to retry: 1–255 printable ASCII characters (a UUID, say), per account. The same key from the same API key with the same method, path and body within 24 hours gets the first answer again (status and body, with `Idempotent-Replayed: true`) and does nothing again; with another request, 422; while the first is still running, 409. Answers 5xx and 429 are not kept: the key may be retried. */
+                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
+            };
+            path: {
+                /** @description Anything that cannot be an id is a 404, like an unknown id */
+                phoneNumberId: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PlaceCallDto"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PlacedCallResponse"];
+                };
+            };
+            /** @description Invalid or unknown field, or `agentId` not an agent of this account (with `details`); or: Invalid body field, unknown field or bad query parameter (with `details` naming each, as for text PostgreSQL cannot store or a number too large for a double), or malformed JSON, a body that is not an object, one nested deeper than 32 levels or holding more than 10,000 values (without); or: An `Idempotency-Key` that is not 1–255 printable ASCII characters */
+            400: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing, unknown, revoked or expired API key */
+            401: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The API key does not have the scope this needs (`read` for GET, `write` for the others) */
+            403: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No such resource on this account (another account's resource is a 404 too) */
+            404: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The number has no agent and no `agentId` was given; or: A request with this `Idempotency-Key` is still in progress */
+            409: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Body is not application/json, or is compressed (a Content-Encoding other than identity) */
+            415: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The carrier refused the call (its message), or the credentials (`details` names `twilioAuthToken`); or: This `Idempotency-Key` was used with another request (API key, method, path or body) in the last 24 hours */
+            422: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Over the rate limit of this account, or as many phone calls in progress as PHONE_MAX_ACTIVE_CALLS (or conversations as CONVERSATION_MAX_ACTIVE_PER_ACCOUNT); see `Retry-After` */
+            429: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The carrier could not be reached or failed; nothing was saved */
+            502: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No speech-to-text is configured (STT_PROVIDER=none): nobody could hear the callee; or the database is unavailable */
+            503: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
     PlaybackController_play: {
         parameters: {
             query: {
@@ -5395,6 +6791,784 @@ export interface operations {
             /** @description The range is outside the recording */
             416: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database (or recording storage) is unavailable; try again shortly */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    TwilioWebhooksController_incoming: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The carrier's signature: base64 HMAC-SHA1, with the number's auth token, of PUBLIC_BASE_URL + the path and the sorted form parameters */
+                "X-Twilio-Signature": string;
+            };
+            path: {
+                phoneNumberId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": components["schemas"]["CarrierVoiceWebhookForm"];
+            };
+        };
+        responses: {
+            /** @description TwiML: `<Connect><Stream url="wss://…/telephony/twilio/stream">` with a one-time `token` parameter; or `<Say>` one sentence and `<Hangup/>` (no agent, no speech-to-text, the caps) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/xml": string;
+                };
+            };
+            /** @description A signed request without a `CallSid` (or, for a status, a `CallStatus` the carrier does not send), or a form PostgreSQL cannot store */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not signed by the carrier with the auth token of this number (or no such number): nothing is done */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Request body too large (64 KiB) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Body is not application/x-www-form-urlencoded, or is compressed */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Too many requests from this address for this number, or not signed by the carrier; see `Retry-After` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database (or recording storage) is unavailable; try again shortly */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    TwilioWebhooksController_status: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The carrier's signature: base64 HMAC-SHA1, with the number's auth token, of PUBLIC_BASE_URL + the path and the sorted form parameters */
+                "X-Twilio-Signature": string;
+            };
+            path: {
+                phoneNumberId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": components["schemas"]["CarrierStatusCallbackForm"];
+            };
+        };
+        responses: {
+            /** @description Recorded (a status already recorded for the call changes nothing) */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description A signed request without a `CallSid` (or, for a status, a `CallStatus` the carrier does not send), or a form PostgreSQL cannot store */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not signed by the carrier with the auth token of this number (or no such number): nothing is done */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Request body too large (64 KiB) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Body is not application/x-www-form-urlencoded, or is compressed */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Too many requests from this address for this number, or not signed by the carrier; see `Retry-After` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database (or recording storage) is unavailable; try again shortly */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    ToolsController_list: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ToolResponse"][];
+                };
+            };
+            /** @description Missing, unknown, revoked or expired API key */
+            401: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The API key does not have the scope this needs (`read` for GET, `write` for the others) */
+            403: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Over the rate limit of this account (all its keys together), or too many requests without a valid key from this address; see `Retry-After` */
+            429: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database (or recording storage) is unavailable; try again shortly */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    ToolsController_create: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the POST safe to retry: 1–255 printable ASCII characters (a UUID, say), per account. The same key from the same API key with the same method, path and body within 24 hours gets the first answer again (status and body, with `Idempotent-Replayed: true`) and does nothing again; with another request, 422; while the first is still running, 409. Answers 5xx and 429 are not kept: the key may be retried. */
+                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateToolDto"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CreatedToolResponse"];
+                };
+            };
+            /** @description Invalid field (a name that is not 1–64 letters, digits, `_` or `-`; `parameters` that is not an object JSON Schema of at most 16 KiB; a URL that is not https, has credentials or points at a private address; a field the type does not take, or a required one missing); or: Invalid body field, unknown field or bad query parameter (with `details` naming each, as for text PostgreSQL cannot store or a number too large for a double), or malformed JSON, a body that is not an object, one nested deeper than 32 levels or holding more than 10,000 values (without); or: An `Idempotency-Key` that is not 1–255 printable ASCII characters */
+            400: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing, unknown, revoked or expired API key */
+            401: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The API key does not have the scope this needs (`read` for GET, `write` for the others) */
+            403: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The account already has a tool of that name; or: A request with this `Idempotency-Key` is still in progress */
+            409: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Body is not application/json, or is compressed (a Content-Encoding other than identity) */
+            415: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description This `Idempotency-Key` was used with another request (API key, method, path or body) in the last 24 hours */
+            422: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Over the rate limit of this account (all its keys together), or too many requests without a valid key from this address; see `Retry-After` */
+            429: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database (or recording storage) is unavailable; try again shortly */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    ToolsController_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Anything that cannot be an id is a 404, like an unknown id */
+                toolId: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ToolResponse"];
+                };
+            };
+            /** @description Missing, unknown, revoked or expired API key */
+            401: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The API key does not have the scope this needs (`read` for GET, `write` for the others) */
+            403: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No such resource on this account (another account's resource is a 404 too) */
+            404: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Over the rate limit of this account (all its keys together), or too many requests without a valid key from this address; see `Retry-After` */
+            429: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database (or recording storage) is unavailable; try again shortly */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    ToolsController_remove: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Anything that cannot be an id is a 404, like an unknown id */
+                toolId: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done; the body is empty */
+            204: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Missing, unknown, revoked or expired API key */
+            401: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The API key does not have the scope this needs (`read` for GET, `write` for the others) */
+            403: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No such resource on this account (another account's resource is a 404 too) */
+            404: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Over the rate limit of this account (all its keys together), or too many requests without a valid key from this address; see `Retry-After` */
+            429: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database (or recording storage) is unavailable; try again shortly */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    ToolsController_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Anything that cannot be an id is a 404, like an unknown id */
+                toolId: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["UpdateToolDto"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ToolResponse"];
+                };
+            };
+            /** @description Invalid body field, unknown field or bad query parameter (with `details` naming each, as for text PostgreSQL cannot store or a number too large for a double), or malformed JSON, a body that is not an object, one nested deeper than 32 levels or holding more than 10,000 values (without) */
+            400: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing, unknown, revoked or expired API key */
+            401: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The API key does not have the scope this needs (`read` for GET, `write` for the others) */
+            403: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No such resource on this account (another account's resource is a 404 too) */
+            404: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The account already has a tool of that name */
+            409: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Body is not application/json, or is compressed (a Content-Encoding other than identity) */
+            415: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Over the rate limit of this account (all its keys together), or too many requests without a valid key from this address; see `Retry-After` */
+            429: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database (or recording storage) is unavailable; try again shortly */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    ToolsController_rotateSecret: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the POST safe to retry: 1–255 printable ASCII characters (a UUID, say), per account. The same key from the same API key with the same method, path and body within 24 hours gets the first answer again (status and body, with `Idempotent-Replayed: true`) and does nothing again; with another request, 422; while the first is still running, 409. Answers 5xx and 429 are not kept: the key may be retried. */
+                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
+            };
+            path: {
+                /** @description Anything that cannot be an id is a 404, like an unknown id */
+                toolId: number;
+            };
+            cookie?: never;
+        };
+        /** @description None: nothing, or an empty object (any field is a 400) */
+        requestBody?: {
+            content: {
+                "application/json": Record<string, never>;
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ToolSecretResponse"];
+                };
+            };
+            /** @description Invalid body field, unknown field or bad query parameter (with `details` naming each, as for text PostgreSQL cannot store or a number too large for a double), or malformed JSON, a body that is not an object, one nested deeper than 32 levels or holding more than 10,000 values (without); or: An `Idempotency-Key` that is not 1–255 printable ASCII characters */
+            400: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing, unknown, revoked or expired API key */
+            401: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The API key does not have the scope this needs (`read` for GET, `write` for the others) */
+            403: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No such resource on this account (another account's resource is a 404 too) */
+            404: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not a webhook tool: it sends no requests, so it has no secret; or: A request with this `Idempotency-Key` is still in progress */
+            409: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Body is not application/json, or is compressed (a Content-Encoding other than identity) */
+            415: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description This `Idempotency-Key` was used with another request (API key, method, path or body) in the last 24 hours */
+            422: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Over the rate limit of this account (all its keys together), or too many requests without a valid key from this address; see `Retry-After` */
+            429: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
