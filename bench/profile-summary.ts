@@ -3,13 +3,14 @@
  * writes them): self time grouped by package (a package under node_modules, a file of the service, a Node
  * internal module, V8's own work such as the garbage collector), and by function.
  *
- *   node -r ./scripts/register.js bench/profile-summary.ts --profile DIR [--scenario get-by-id] [--top 40] [--by package|file|function|line]
+ *   node -r ./scripts/register.js bench/profile-summary.ts --profile DIR [--scenario get-by-id] [--top 40] [--by package|file|function|line] [--inclusive]
  *
  * DIR is what `bench/ab.ts --profile DIR` wrote: DIR/a and DIR/b (one .cpuprofile each) and DIR/windows.json,
  * the measured windows of each scenario (monotonic clock, the profile's own) with the responses each counted.
  * Only the samples inside the windows of the scenario (every scenario without --scenario) count, so start-up,
  * warm-up and the other server's turns are left out, and the figures are µs of the main thread per response,
- * for a and b side by side, sorted by the difference.
+ * for a and b side by side, sorted by the difference. --inclusive: the time of the samples with the group anywhere on
+ * their stack (a function with what it calls), instead of self time.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -23,6 +24,7 @@ interface CallFrame {
 interface ProfileNode {
   id: number;
   callFrame: CallFrame;
+  children?: number[];
 }
 interface CpuProfile {
   nodes: ProfileNode[];
@@ -67,9 +69,19 @@ function groupOf(frame: CallFrame, by: Grouping): string {
   return by === 'line' ? `${name}:${frame.lineNumber + 1}` : name;
 }
 
-/** Self time per group inside the windows, in µs. */
-function selfTime(profile: CpuProfile, windows: readonly MeasuredWindow[], by: Grouping): Map<string, number> {
+/**
+ * Time per group inside the windows, in µs: self time, or with `inclusive` the time of the samples with the group
+ * anywhere on their stack (each sample counted once per group, so recursion does not count twice).
+ */
+function timePerGroup(profile: CpuProfile, windows: readonly MeasuredWindow[], by: Grouping, inclusive: boolean): Map<string, number> {
   const groups = new Map<number, string>(profile.nodes.map((node) => [node.id, groupOf(node.callFrame, by)]));
+  const parents = new Map<number, number>();
+  for (const node of profile.nodes) for (const child of node.children ?? []) parents.set(child, node.id);
+  const stackGroups = (id: number): Set<string> => {
+    const seen = new Set<string>();
+    for (let at: number | undefined = id; at !== undefined; at = parents.get(at)) seen.add(groups.get(at)!);
+    return seen;
+  };
   const totals = new Map<string, number>();
   let time = profile.startTime;
   for (let index = 0; index < profile.samples.length; index++) {
@@ -77,8 +89,9 @@ function selfTime(profile: CpuProfile, windows: readonly MeasuredWindow[], by: G
     // A sample stands for the interval until the next one.
     const interval = index + 1 < profile.timeDeltas.length ? profile.timeDeltas[index + 1] : 0;
     if (!windows.some((window) => time >= window.startUs && time < window.endUs)) continue;
-    const group = groups.get(profile.samples[index])!;
-    totals.set(group, (totals.get(group) ?? 0) + interval);
+    for (const group of inclusive ? stackGroups(profile.samples[index]) : [groups.get(profile.samples[index])!]) {
+      totals.set(group, (totals.get(group) ?? 0) + interval);
+    }
   }
   return totals;
 }
@@ -100,11 +113,12 @@ function main(): void {
   const scenario = arg('scenario');
   const top = Number(arg('top', '40'));
   const by = arg('by', 'package') as Grouping;
+  const inclusive = process.argv.includes('--inclusive');
   const allWindows = JSON.parse(fs.readFileSync(path.join(dir, 'windows.json'), 'utf8')) as MeasuredWindow[];
   const perServer = ['a', 'b'].map((server) => {
     const windows = allWindows.filter((window) => window.server === server && (!scenario || window.scenario === scenario));
     const requests = windows.reduce((sum, window) => sum + window.requests, 0);
-    const totals = selfTime(readProfile(path.join(dir, server)), windows, by);
+    const totals = timePerGroup(readProfile(path.join(dir, server)), windows, by, inclusive);
     const perRequest = new Map([...totals].map(([group, us]) => [group, us / requests]));
     return { server, requests, perRequest };
   });
@@ -113,7 +127,9 @@ function main(): void {
   const rows = [...names].map((name) => ({ name, a: a.perRequest.get(name) ?? 0, b: b.perRequest.get(name) ?? 0 }));
   const busy = (side: 'a' | 'b') => rows.filter((row) => row.name !== '(idle)').reduce((sum, row) => sum + row[side], 0);
   const out = (line: string) => process.stdout.write(`${line}\n`);
-  out(`${scenario ?? 'every scenario'}, by ${by}: µs of the main thread per response (self time; idle left out)`);
+  out(
+    `${scenario ?? 'every scenario'}, by ${by}: µs of the main thread per response (${inclusive ? 'inclusive' : 'self'} time; idle left out)`,
+  );
   out(
     `responses: a ${a.requests}, b ${b.requests}; busy a ${busy('a').toFixed(1)} µs, b ${busy('b').toFixed(1)} µs, b - a ${(busy('b') - busy('a')).toFixed(1)} µs`,
   );
