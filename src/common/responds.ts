@@ -8,8 +8,9 @@
  *
  * The handler returns what the mapper takes (a row, a service result; `tsc` refuses anything else), and what
  * is sent is what the mapper makes of it, so that no row leaves without its `toXResponse()`. A route that
- * declares none of these is refused (a logged 500) before its handler runs; a 204 or own-response route that
- * returns a value anyway, or a list route that returns something else than an array, is refused too.
+ * declares none of these is refused (a logged 500) before its handler runs; a 204 route that returns a value
+ * anyway, or a list route that returns something else than an array, is refused too (an own-response handler
+ * that returns a value does not compile).
  */
 import {
   applyDecorators,
@@ -149,8 +150,8 @@ export const SENDS_MAPPED_REPLIES = Symbol('sendsMappedReplies');
  * Sends what each handler returns through the mapper its route declares (each element, for a list), and refuses
  * what a route returns without one. A guard, the last of the global ones, rather than an interceptor: Nest puts
  * the result of every route that has an interceptor through an rxjs pipeline of its own (defer, mergeAll, a
- * ReplaySubject, lastValueFrom), which cost the small reads more than any other piece of the stack did
- * (docs/experiments.md, "The read path"); a guard is one synchronous call. It refuses a route that declares no
+ * ReplaySubject, lastValueFrom), which with the garbage it kept alive was most of what the small reads lost when
+ * ResponseMapping was one (docs/benchmarks.md, "The read path (issue 41)"); a guard is one synchronous call. It refuses a route that declares no
  * response before its handler runs, and leaves the others' plan on the request's response for the reply
  * (mappedReply). The declaration is read on a handler's first request and kept: per request the work is one map
  * lookup, one property set and the mapper's own call.
