@@ -39,6 +39,9 @@ export const PUBLIC_ROUTES = [
   'POST /telephony/twilio/:phoneNumberId/status',
 ];
 
+/** Routes that read an `application/x-www-form-urlencoded` body (the carrier's webhooks), not JSON. */
+export const FORM_BODY_ROUTES = ['POST /telephony/twilio/:phoneNumberId/incoming', 'POST /telephony/twilio/:phoneNumberId/status'];
+
 /** Middleware applied to every path (JSON body parsing) registers a catch-all layer: not a route. */
 const isMiddlewareLayer = (path: string) => path.includes('*');
 
