@@ -26,7 +26,7 @@ export function callOfConversation(id: string, conversation: EndedConversation, 
     agent: conversation.agentName,
     agentId: conversation.agentId,
     callDate: conversation.startedAt,
-    durationSeconds: Math.max(0, Math.floor((lastMessageAt.getTime() - conversation.startedAt.getTime()) / 1000)),
+    durationSeconds: durationOf(conversation, lastMessageAt),
     replyLanguage: conversation.replyLanguage,
     feedback: null,
     extractedData: {},
@@ -36,6 +36,12 @@ export function callOfConversation(id: string, conversation: EndedConversation, 
     endedReason,
     isTest: conversation.isTest,
   };
+}
+
+/** A phone call lasts from its answer to its hang-up; any other conversation from its start to its last message. */
+function durationOf(conversation: EndedConversation, lastMessageAt: Date): number {
+  const [from, to] = conversation.answeredAt ? [conversation.answeredAt, conversation.endedAt] : [conversation.startedAt, lastMessageAt];
+  return Math.max(0, Math.floor((to.getTime() - from.getTime()) / 1000));
 }
 
 /** The call of a phone conversation whose call was never answered: no duration, nothing said (not even a greeting). */
