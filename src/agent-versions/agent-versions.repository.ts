@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { answeringAgentJson, AnsweringAgent } from '../agents/agents.repository';
+import { answeringAgentJson } from '../agents/agents.repository';
 import { Database, Sql } from '../database/database';
 import { AccountQuery } from '../database/query.decorator';
 
@@ -48,7 +48,6 @@ export function answeringVersionJson(accountId: string, agentId: string, version
                                     'knowledgeBaseIds', ${STILL('knowledge_bases', 'knowledge_base_ids')}, 'toolIds', ${STILL('tools', 'tool_ids')})
              FROM agent_versions v WHERE v.account_id = ${accountId} AND v.agent_id = ${agentId} AND v.version = ${version}) END`;
 }
-export type { AnsweringAgent };
 
 /** Every query of agent_versions. Each method takes the account id first and puts it in the WHERE. */
 @Injectable()
