@@ -66,6 +66,10 @@ export class Call {
   @Column({ type: 'varchar', length: 200, default: '' })
   agentName: string;
 
+  /** The agent version that answered (src/agent-versions); null when none (the agent had none, a test, a posted call). */
+  @Column({ type: 'integer', nullable: true })
+  agentVersion: number | null;
+
   @Column({ type: 'varchar', length: 200, default: '' })
   name: string;
 

@@ -154,6 +154,7 @@ export class CallsService {
       website: dto.website!,
       agent: agent?.name ?? '',
       agentId: agent?.id ?? null,
+      agentVersion: null, // posted, not answered
       callDate: dto.callDate ?? new Date(),
       durationSeconds: dto.durationSeconds!,
       replyLanguage: dto.replyLanguage ?? agent?.language ?? '',

@@ -46,6 +46,10 @@ export class Conversation {
   @Column({ type: 'varchar', length: 10 })
   replyLanguage: string;
 
+  /** The agent version it runs, chosen when it started (null: the agent's current settings). No foreign key: history. */
+  @Column({ type: 'integer', nullable: true })
+  agentVersion: number | null;
+
   @Column({ type: 'varchar', length: 20 })
   channel: ConversationChannel;
 

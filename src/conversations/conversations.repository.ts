@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import { AnsweringAgent, answeringAgentJson } from '../agents/agents.repository';
+import { answeringVersionJson } from '../agent-versions/agent-versions.repository';
+import { AnsweringAgent } from '../agents/agents.repository';
 import { Database, Sql } from '../database/database';
 import { AccountQuery, UnscopedQuery } from '../database/query.decorator';
 import { ConversationCallType, ConversationChannel, ConversationStatus, MessageSpeaker } from './conversation.entity';
@@ -11,6 +12,8 @@ export interface NewConversation {
   agentId: number;
   agentName: string;
   replyLanguage: string;
+  /** The agent version it runs (null: the agent's current settings). */
+  agentVersion: number | null;
   channel: ConversationChannel;
   callType: ConversationCallType;
   website: string;
@@ -79,6 +82,7 @@ export interface ActiveConversations {
 export interface EndedConversation {
   agentId: number;
   agentName: string;
+  agentVersion: number | null;
   replyLanguage: string;
   channel: ConversationChannel;
   callType: ConversationCallType;
@@ -113,6 +117,7 @@ const EXAMPLE_CONVERSATION: NewConversation = {
   agentId: 2,
   agentName: 'Reception',
   replyLanguage: 'hi-IN',
+  agentVersion: 3,
   channel: 'web-widget',
   callType: 'web',
   website: 'www.example.com',
@@ -148,7 +153,7 @@ export const ASYNCHRONOUS_COMMIT = `CROSS JOIN (SELECT set_config('synchronous_c
 const ACCEPT_MESSAGE = withLimits(
   `WITH target AS (
      SELECT account_id, id, agent_id, status, allowed_domain, site_id, visitor_message_count, channel, phone, name, ${IDLE} AS idle,
-            coalesce(${REPLYING}, false) AS replying, ${answeringAgentJson('conversation.account_id', 'conversation.agent_id')} AS agent
+            coalesce(${REPLYING}, false) AS replying, ${answeringVersionJson('conversation.account_id', 'conversation.agent_id', 'conversation.agent_version')} AS agent
        FROM conversations conversation WHERE id = $1 AND token_hash = $2
    ), turn AS (
      UPDATE conversations c
@@ -191,8 +196,8 @@ export class ConversationsRepository {
   async insert(accountId: number, conversation: NewConversation, sql: Sql = this.db): Promise<{ startedAt: Date }> {
     const c = conversation;
     const [row] = await sql.query<{ startedAt: Date }>(
-      `INSERT INTO conversations (account_id, id, token_hash, agent_id, agent_name, reply_language, channel, website, allowed_domain, name, phone, is_test, site_id, call_type)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) RETURNING started_at AS "startedAt"`,
+      `INSERT INTO conversations (account_id, id, token_hash, agent_id, agent_name, reply_language, channel, website, allowed_domain, name, phone, is_test, site_id, call_type, agent_version)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15) RETURNING started_at AS "startedAt"`,
       [
         accountId,
         c.id,
@@ -208,6 +213,7 @@ export class ConversationsRepository {
         c.isTest,
         c.siteId,
         c.callType,
+        c.agentVersion,
       ],
     );
     return row;
@@ -403,7 +409,7 @@ export class ConversationsRepository {
     const [row] = await sql.query<EndedConversation>(
       `UPDATE conversations SET status = 'ended', ended_at = now(), replying_since = NULL
         WHERE account_id = $1 AND id = $2 AND status = 'active'${idleOnly}
-        RETURNING agent_id AS "agentId", agent_name AS "agentName", reply_language AS "replyLanguage", channel, call_type AS "callType",
+        RETURNING agent_id AS "agentId", agent_name AS "agentName", agent_version AS "agentVersion", reply_language AS "replyLanguage", channel, call_type AS "callType",
                   website, name, phone, is_test AS "isTest", started_at AS "startedAt"`,
       idle ? [accountId, id, idle.idleSeconds, idle.staleReplySeconds] : [accountId, id],
     );

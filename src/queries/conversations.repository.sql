@@ -16,7 +16,8 @@ INSERT INTO
     phone,
     is_test,
     site_id,
-    call_type
+    call_type,
+    agent_version
   )
 VALUES
   (
@@ -33,7 +34,8 @@ VALUES
     $11,
     $12,
     $13,
-    $14
+    $14,
+    $15
   )
 RETURNING
   started_at AS "startedAt";
@@ -163,46 +165,89 @@ WITH
         replying_since > now() - make_interval(secs => $6),
         FALSE
       ) AS replying,
-      (
-        SELECT
-          json_build_object(
-            'model',
-            agents.model,
-            'language',
-            agents.language,
-            'systemPrompt',
-            agents.system_prompt,
-            'knowledgeBaseIds',
-            array(
-              SELECT
-                l.knowledge_base_id
-              FROM
-                agent_knowledge_bases l
-              WHERE
-                l.account_id = agents.account_id
-                AND l.agent_id = agents.id
-              ORDER BY
-                l.knowledge_base_id
-            ),
-            'toolIds',
-            array(
-              SELECT
-                l.tool_id
-              FROM
-                agent_tools l
-              WHERE
-                l.account_id = agents.account_id
-                AND l.agent_id = agents.id
-              ORDER BY
-                l.tool_id
+      CASE
+        WHEN conversation.agent_version IS NULL THEN (
+          SELECT
+            json_build_object(
+              'model',
+              agents.model,
+              'language',
+              agents.language,
+              'systemPrompt',
+              agents.system_prompt,
+              'knowledgeBaseIds',
+              array(
+                SELECT
+                  l.knowledge_base_id
+                FROM
+                  agent_knowledge_bases l
+                WHERE
+                  l.account_id = agents.account_id
+                  AND l.agent_id = agents.id
+                ORDER BY
+                  l.knowledge_base_id
+              ),
+              'toolIds',
+              array(
+                SELECT
+                  l.tool_id
+                FROM
+                  agent_tools l
+                WHERE
+                  l.account_id = agents.account_id
+                  AND l.agent_id = agents.id
+                ORDER BY
+                  l.tool_id
+              )
             )
-          )
-        FROM
-          agents
-        WHERE
-          agents.account_id = conversation.account_id
-          AND agents.id = conversation.agent_id
-      ) AS agent
+          FROM
+            agents
+          WHERE
+            agents.account_id = conversation.account_id
+            AND agents.id = conversation.agent_id
+        )
+        ELSE (
+          SELECT
+            json_build_object(
+              'model',
+              v.model,
+              'language',
+              v.language,
+              'systemPrompt',
+              v.system_prompt,
+              'knowledgeBaseIds',
+              array(
+                SELECT
+                  t.id
+                FROM
+                  knowledge_bases t
+                WHERE
+                  t.account_id = v.account_id
+                  AND t.id = ANY (v.knowledge_base_ids)
+                ORDER BY
+                  t.id
+              ),
+              'toolIds',
+              array(
+                SELECT
+                  t.id
+                FROM
+                  tools t
+                WHERE
+                  t.account_id = v.account_id
+                  AND t.id = ANY (v.tool_ids)
+                ORDER BY
+                  t.id
+              )
+            )
+          FROM
+            agent_versions v
+          WHERE
+            v.account_id = conversation.account_id
+            AND v.agent_id = conversation.agent_id
+            AND v.version = conversation.agent_version
+        )
+      END AS agent
     FROM
       conversations conversation
     WHERE
@@ -546,6 +591,7 @@ WHERE
 RETURNING
   agent_id AS "agentId",
   agent_name AS "agentName",
+  agent_version AS "agentVersion",
   reply_language AS "replyLanguage",
   channel,
   call_type AS "callType",
@@ -575,6 +621,7 @@ WHERE
 RETURNING
   agent_id AS "agentId",
   agent_name AS "agentName",
+  agent_version AS "agentVersion",
   reply_language AS "replyLanguage",
   channel,
   call_type AS "callType",

@@ -70,6 +70,9 @@ export class CallResponse extends CallListItemResponse {
    */
   @ApiProperty({ enum: [...ENDED_REASONS, ''], example: 'visitor-ended' })
   endedReason: EndedReason | '';
+  /** The agent version that answered (`GET /agents/{agentId}/versions/{version}`); null when none (the agent had none published, a test, a posted call). On the detail only. @example 3 */
+  @ApiProperty({ type: 'integer', nullable: true })
+  agentVersion: number | null;
 }
 
 /** A call with its computed credits, as the service returns it for the single-call responses. */
@@ -136,5 +139,6 @@ export function toCallResponse(detail: CallDetail): CallResponse {
       startSeconds === undefined ? { speaker, text } : { speaker, text, startSeconds },
     ),
     endedReason: detail.call.endedReason,
+    agentVersion: detail.call.agentVersion,
   };
 }
