@@ -14,6 +14,13 @@ import { TurnDetector } from '../src/voice/vad/turn-detector';
 import { VoiceCalls } from '../src/voice/voice-call';
 
 /**
+ * Closing a service with spoken calls waits for their recordings to be stored and the voice's threads to stop: usually
+ * seconds, but past the 30 s default on a machine whose cores the rest of the suite shares (seen at load 5).
+ * Left open, the service's job workers then ran on in the jest worker and broke the next file it ran.
+ */
+const CLOSE_TIMEOUT_MS = 90_000;
+
+/**
  * Spoken conversations end to end (contract section 15), offline: the built-in voice for real, the browser's
  * text input (no speech-to-text configured), the recording decoded.
  */
@@ -28,7 +35,7 @@ describe('a spoken conversation with the built-in voice', () => {
     owner = await context.createAccount();
     agentId = (await createShopAgent(context, owner)).id;
   });
-  afterAll(() => context?.close());
+  afterAll(() => context?.close(), CLOSE_TIMEOUT_MS);
 
   it('answers a text frame aloud, records both sides in a stereo MP3 that the call serves, with startSeconds', async () => {
     const started = await startConversation(context, owner, agentId);
@@ -246,7 +253,7 @@ describe('a spoken conversation through speech providers (their local stand-ins)
   afterAll(async () => {
     await context?.close();
     await providers?.close();
-  });
+  }, CLOSE_TIMEOUT_MS);
   beforeEach(() => providers.setMode({ kind: 'ok' }));
 
   const speakAndWait = async (client: VoiceClient, type: string) => {
