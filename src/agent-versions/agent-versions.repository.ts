@@ -1,19 +1,13 @@
 import { Injectable } from '@nestjs/common';
-import { answeringAgentJson } from '../agents/agents.repository';
+import { AgentRow, answeringAgentJson } from '../agents/agents.repository';
 import { Database, Sql } from '../database/database';
 import { AccountQuery } from '../database/query.decorator';
 
 /** The settings a version holds: the agent's, as they were when it was published. */
-export interface AgentSettings {
-  name: string;
-  description: string;
-  model: string;
-  voice: string;
-  language: string;
-  systemPrompt: string;
-  knowledgeBaseIds: number[];
-  toolIds: number[];
-}
+export type AgentSettings = Pick<
+  AgentRow,
+  'name' | 'description' | 'model' | 'voice' | 'language' | 'systemPrompt' | 'knowledgeBaseIds' | 'toolIds'
+>;
 
 export interface AgentVersionRow {
   version: number;
