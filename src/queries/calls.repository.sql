@@ -323,7 +323,8 @@ SELECT
   feedback,
   extracted_data AS "extractedData",
   transcript,
-  ended_reason AS "endedReason"
+  ended_reason AS "endedReason",
+  latency
 FROM
   calls
 WHERE
@@ -353,7 +354,8 @@ INSERT INTO
     extracted_data,
     transcript,
     is_test,
-    ended_reason
+    ended_reason,
+    latency
   )
 VALUES
   (
@@ -377,7 +379,8 @@ VALUES
     $18,
     $19,
     $20,
-    $21
+    $21,
+    $22
   )
 RETURNING
   id,
@@ -399,7 +402,8 @@ RETURNING
   feedback,
   extracted_data AS "extractedData",
   transcript,
-  ended_reason AS "endedReason";
+  ended_reason AS "endedReason",
+  latency;
 
 -- CallsRepository.delete
 DELETE FROM calls
