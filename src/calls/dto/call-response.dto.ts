@@ -99,7 +99,8 @@ export class TranscriptTurnResponse {
   startSeconds?: number;
   /**
    * Where the time of the turn this entry answers went: only on an agent entry of a spoken call whose reply's first
-   * audio was sent (not on the greeting, nor on the apology for a visitor who was not heard).
+   * audio was sent (not on the greeting, nor on an apology: for a visitor who was not heard, or a model that failed
+   * before its first token).
    */
   @ApiProperty({ type: TurnLatencyResponse, required: false })
   latencyMs?: TurnLatencyResponse;
