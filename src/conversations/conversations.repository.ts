@@ -311,10 +311,9 @@ export class ConversationsRepository {
 
   /**
    * Records the reply to the visitor's message `seq` and ends the reply in progress, in one statement: the entries of
-   * the tools the reply called first (`toolEntries`, in order), then the reply (with its turn's latency, a spoken
-   * reply's, when given). Nothing is recorded (false) if the
-   * conversation ended meanwhile, or if this reply's claim was taken over as stale. Prepared and committed
-   * asynchronously, as acceptMessage: the two statements of every message.
+   * the tools the reply called first (`toolEntries`, in order), then the reply (with `latencyMs`, a spoken reply's
+   * timing, when given). Nothing is recorded (false) if the conversation ended meanwhile, or if this reply's claim was
+   * taken over as stale. Prepared and committed asynchronously, as acceptMessage: the two statements of every message.
    */
   @AccountQuery(
     { name: 'a reply', params: [1, EXAMPLE_ID, 3, 'Yes, every day from 9 to 6.'] },
