@@ -67,7 +67,7 @@ describe('a spoken conversation with the built-in voice', () => {
     });
     expect(call.transcript).toEqual([
       { speaker: 'user', text: 'How long does delivery take?', startSeconds: expect.any(Number) },
-      { speaker: 'agent', text: KNOWLEDGE.delivery, startSeconds: expect.any(Number) },
+      { speaker: 'agent', text: KNOWLEDGE.delivery, startSeconds: expect.any(Number), latencyMs: expect.any(Object) },
     ]);
     const [visitorAt, agentAt] = call.transcript.map((entry: { startSeconds: number }) => entry.startSeconds);
     // The question starts where its speech does (the VAD's), not where its text came (after the speech).
@@ -179,9 +179,9 @@ describe('a spoken conversation with the built-in voice', () => {
     await client.next('ended');
     const call = await recordedCall(session.conversationId);
     expect(call.transcript).toEqual([
-      { speaker: 'agent', text: heard, startSeconds: expect.any(Number) },
+      { speaker: 'agent', text: heard, startSeconds: expect.any(Number) }, // the greeting answers no turn: not timed
       { speaker: 'user', text: 'What about returns?', startSeconds: expect.any(Number) },
-      { speaker: 'agent', text: KNOWLEDGE.returns, startSeconds: expect.any(Number) },
+      { speaker: 'agent', text: KNOWLEDGE.returns, startSeconds: expect.any(Number), latencyMs: expect.any(Object) },
     ]);
     const [greetingAt, questionAt] = call.transcript.map((entry: { startSeconds: number }) => entry.startSeconds);
     expect(greetingAt).toBeGreaterThanOrEqual(0);

@@ -162,6 +162,7 @@ export class CallsService {
       extractedData: dto.extractedData!,
       transcript: dto.transcript!.map(({ speaker, text }) => ({ speaker, text })),
       endedReason: dto.endedReason!,
+      latency: null, // not spoken here
       isTest: dto.isTest!,
     };
   }

@@ -1,5 +1,6 @@
 import { Column, Entity, Index, JoinColumn, ManyToOne, PrimaryColumn } from 'typeorm';
 import { Account } from '../auth/account.entity';
+import type { TurnLatency } from '../calls/call.entity';
 
 export const CONVERSATION_CHANNELS = ['web-widget', 'api', 'phone'] as const;
 export type ConversationChannel = (typeof CONVERSATION_CHANNELS)[number];
@@ -145,4 +146,8 @@ export class ConversationMessage {
   /** Where it starts in the recording of a spoken conversation, in seconds; null for a message typed or not recorded. */
   @Column({ type: 'double precision', nullable: true })
   startSeconds: number | null;
+
+  /** An agent's reply to a spoken turn: where the turn's time went (TurnLatency); null for every other message. */
+  @Column({ type: 'jsonb', nullable: true })
+  latencyMs: TurnLatency | null;
 }

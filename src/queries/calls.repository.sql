@@ -324,7 +324,8 @@ SELECT
   extracted_data AS "extractedData",
   transcript,
   ended_reason AS "endedReason",
-  agent_version AS "agentVersion"
+  agent_version AS "agentVersion",
+  latency
 FROM
   calls
 WHERE
@@ -355,7 +356,8 @@ INSERT INTO
     transcript,
     is_test,
     ended_reason,
-    agent_version
+    agent_version,
+    latency
   )
 VALUES
   (
@@ -380,7 +382,8 @@ VALUES
     $19,
     $20,
     $21,
-    $22
+    $22,
+    $23
   )
 RETURNING
   id,
@@ -403,7 +406,8 @@ RETURNING
   extracted_data AS "extractedData",
   transcript,
   ended_reason AS "endedReason",
-  agent_version AS "agentVersion";
+  agent_version AS "agentVersion",
+  latency;
 
 -- CallsRepository.delete
 DELETE FROM calls

@@ -383,7 +383,8 @@ INSERT INTO
     speaker,
     text,
     at,
-    start_seconds
+    start_seconds,
+    latency_ms
   )
 SELECT
   account_id,
@@ -392,7 +393,8 @@ SELECT
   'tool',
   entry.text,
   last_message_at,
-  NULL::double precision
+  NULL::double precision,
+  NULL::jsonb
 FROM
   turn,
   unnest($6::TEXT[]) WITH ORDINALITY AS entry (text, n)
@@ -404,7 +406,8 @@ SELECT
   'agent',
   $4,
   last_message_at,
-  $5::double precision
+  $5::double precision,
+  $7::jsonb
 FROM
   turn
   CROSS JOIN (
@@ -440,7 +443,8 @@ INSERT INTO
     speaker,
     text,
     at,
-    start_seconds
+    start_seconds,
+    latency_ms
   )
 SELECT
   account_id,
@@ -449,7 +453,8 @@ SELECT
   'tool',
   entry.text,
   last_message_at,
-  NULL::double precision
+  NULL::double precision,
+  NULL::jsonb
 FROM
   turn,
   unnest($6::TEXT[]) WITH ORDINALITY AS entry (text, n)
@@ -461,7 +466,68 @@ SELECT
   'agent',
   $4,
   last_message_at,
-  $5::double precision
+  $5::double precision,
+  $7::jsonb
+FROM
+  turn
+  CROSS JOIN (
+    SELECT
+      set_config('synchronous_commit', 'off', TRUE)
+  ) AS asynchronous_commit
+RETURNING
+  seq;
+
+-- ConversationsRepository.recordReply (spoken)
+WITH
+  turn AS (
+    UPDATE conversations
+    SET
+      message_count = message_count + 1 + cardinality($6::TEXT[]),
+      last_message_at = now(),
+      replying_since = NULL
+    WHERE
+      account_id = $1
+      AND id = $2
+      AND status = 'active'
+      AND message_count = $3 + 1
+    RETURNING
+      account_id,
+      id,
+      last_message_at
+  )
+INSERT INTO
+  conversation_messages (
+    account_id,
+    conversation_id,
+    seq,
+    speaker,
+    text,
+    at,
+    start_seconds,
+    latency_ms
+  )
+SELECT
+  account_id,
+  id,
+  $3 + entry.n,
+  'tool',
+  entry.text,
+  last_message_at,
+  NULL::double precision,
+  NULL::jsonb
+FROM
+  turn,
+  unnest($6::TEXT[]) WITH ORDINALITY AS entry (text, n)
+UNION ALL
+SELECT
+  account_id,
+  id,
+  $3 + 1 + cardinality($6::TEXT[]),
+  'agent',
+  $4,
+  last_message_at,
+  $5::double precision,
+  $7::jsonb
 FROM
   turn
   CROSS JOIN (
@@ -569,7 +635,8 @@ SELECT
   speaker,
   text,
   at,
-  start_seconds AS "startSeconds"
+  start_seconds AS "startSeconds",
+  latency_ms AS "latencyMs"
 FROM
   conversation_messages
 WHERE

@@ -1149,6 +1149,28 @@ export interface components {
             /** @enum {string} */
             type: "call.deleted";
         };
+        CallLatencyResponse: {
+            /**
+             * @description The slowest turn's `total`, in ms; null when no turn was timed.
+             * @example 2210
+             */
+            maxMs: number | null;
+            /**
+             * @description The median `total`, in ms; null when no turn was timed.
+             * @example 1412.5
+             */
+            p50Ms: number | null;
+            /**
+             * @description The 90th percentile of `total`, in ms; null when no turn was timed.
+             * @example 1980.3
+             */
+            p90Ms: number | null;
+            /**
+             * @description Agent entries of the transcript that have a `latencyMs`.
+             * @example 6
+             */
+            turns: number;
+        };
         CallListItemResponse: {
             /**
              * @description Name of the agent that handled the call (kept after the agent is deleted).
@@ -1319,6 +1341,12 @@ export interface components {
              * @example 5f0c2a7e-8d3b-4c1e-9a6f-2b7d4e8c1a90
              */
             id: string;
+            /**
+             * @description The latency of a spoken call's turns (the `total` of every transcript entry with a `latencyMs`), stored as the call
+             *     was made: `turns: 0` with null figures when none was timed. Null for a call that was not spoken (a text
+             *     conversation, a call posted through the API, a call made before it was kept). On the detail only.
+             */
+            latency: components["schemas"]["CallLatencyResponse"] | null;
             /**
              * @description Caller name; "" when unknown.
              * @example Priya Sharma
@@ -2540,6 +2568,12 @@ export interface components {
         };
         TranscriptTurnResponse: {
             /**
+             * @description Where the time of the turn this entry answers went: only on an agent entry of a spoken call whose reply's first
+             *     audio was sent (not on the greeting, nor on an apology: for a visitor who was not heard, or a model that failed
+             *     before its first token).
+             */
+            latencyMs?: components["schemas"]["TurnLatencyResponse"];
+            /**
              * @example user
              * @enum {string}
              */
@@ -2551,6 +2585,34 @@ export interface components {
             startSeconds?: number;
             /** @example मुझे 2BHK फ्लैट चाहिए */
             text: string;
+        };
+        TurnLatencyResponse: {
+            /**
+             * @description The silence the service waited for before taking the visitor's turn as ended (VOICE_END_OF_TURN_MS, in audio time); 0 for a typed message.
+             * @example 700
+             */
+            endOfTurn: number;
+            /**
+             * @description From the first synthesis request of the reply to its first audio (the voice's own time).
+             * @example 120.4
+             */
+            firstAudio: number;
+            /**
+             * @description From the visitor's message accepted to the model's first token (the knowledge looked up included).
+             * @example 240.6
+             */
+            firstToken: number;
+            /**
+             * @description From the visitor's last sound to the agent's first audio sent: `endOfTurn` plus the service's time from the end of
+             *     the turn to that audio, which holds the other three and whatever was between them (at least their sum).
+             * @example 1412.5
+             */
+            total: number;
+            /**
+             * @description The speech-to-text request, from the end of the turn to its transcript; 0 for a typed message.
+             * @example 310.2
+             */
+            transcription: number;
         };
         UpdateAgentDto: {
             /** @description At most 2,000 characters. */

@@ -30,6 +30,7 @@ import { Tools1796243000000 } from './1796243000000-Tools';
 import { Telephony1796300000000 } from './1796300000000-Telephony';
 import { CallsEndedReason1796300000001 } from './1796300000001-CallsEndedReason';
 import { AgentVersions1796400000000 } from './1796400000000-AgentVersions';
+import { Latency1796500000000 } from './1796500000000-Latency';
 
 export const MIGRATIONS = [
   Initial1795327392008,
@@ -63,4 +64,5 @@ export const MIGRATIONS = [
   Telephony1796300000000,
   CallsEndedReason1796300000001,
   AgentVersions1796400000000,
+  Latency1796500000000,
 ];
