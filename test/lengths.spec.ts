@@ -207,6 +207,20 @@ const TARGETS: Record<string, Target> = {
         .send({ [field]: value }),
     read: async (context, account, written, field) => (await context.as(account).get(`/agents/${written.body.id}`).expect(200)).body[field],
   },
+  PublishVersionDto: {
+    write: async (context, account, field, value) =>
+      context
+        .as(account)
+        .post(`/agents/${await parent(context, account, '/agents', {})}/versions`)
+        .send({ [field]: value }),
+    read: async (context, account, written, field) =>
+      (
+        await context
+          .as(account)
+          .get(`/agents/${await parent(context, account, '/agents', {})}/versions/${written.body.version}`)
+          .expect(200)
+      ).body[field],
+  },
   CreateKnowledgeBaseDto: {
     write: (context, account, field, value) =>
       context

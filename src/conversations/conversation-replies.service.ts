@@ -1,4 +1,5 @@
 import { BeforeApplicationShutdown, Injectable, Logger } from '@nestjs/common';
+import type { TurnLatency } from '../calls/call.entity';
 import { UNSTORABLE } from '../common/storable-text';
 import { AppConfig } from '../config/config';
 import { InjectConfig } from '../config/config.module';
@@ -21,6 +22,8 @@ export interface Delivery {
   interrupted: boolean;
   /** Where the reply starts in the call's recording (spoken replies). */
   startSeconds?: number;
+  /** Where the time of the turn it answers went (a spoken reply whose first audio was sent), kept with the reply. */
+  latencyMs?: TurnLatency;
 }
 
 export interface ReplyOptions {
@@ -129,7 +132,8 @@ export class ConversationReplies implements BeforeApplicationShutdown {
       // before a word of it was heard is none, and the conversation takes the visitor's next message.
       const recorded = storable(delivered.text);
       if (recorded.trim()) {
-        const replied = await this.conversations.recordReply(accountId, id, turn.seq, recorded, delivered.startSeconds, entries);
+        const { startSeconds, latencyMs } = delivered;
+        const replied = await this.conversations.recordReply(accountId, id, turn.seq, recorded, startSeconds, entries, latencyMs);
         if (replied && tools?.hangUp) await (options.hangUp ?? (() => this.hangUp(accountId, id)))();
       } else {
         await this.conversations.abandonReply(accountId, id, turn.seq, entries);

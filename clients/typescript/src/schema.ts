@@ -55,6 +55,58 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/agents/{agentId}/versions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The agent's versions, newest first (`before` pages on) */
+        get: operations["AgentVersionsController_list"];
+        put?: never;
+        /** Publish the agent's current settings as its next version (1, 2, 3…): widget, phone and non-test API conversations started from now on run it */
+        post: operations["AgentVersionsController_publish"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/agents/{agentId}/versions/{version}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One version of the agent */
+        get: operations["AgentVersionsController_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/agents/{agentId}/versions/{version}/restore": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Copy the version's settings back onto the agent (its current settings; publish again to make them live). Knowledge bases and tools deleted since are left out */
+        post: operations["AgentVersionsController_restore"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api-keys": {
         parameters: {
             query?: never;
@@ -958,6 +1010,11 @@ export interface components {
             /** @example Reception desk */
             name: string;
             /**
+             * @description The latest version published (`POST /agents/{agentId}/versions`), which widget, phone and non-test API conversations run; null until the first (they run the current settings).
+             * @example 3
+             */
+            publishedVersion: number | null;
+            /**
              * @description Blank means the built-in generic assistant prompt is used.
              * @example
              */
@@ -976,6 +1033,50 @@ export interface components {
             updatedAt: string;
             /** @example shubh */
             voice: string;
+        };
+        AgentSettingsResponse: {
+            /** @example Answers the front desk line after hours */
+            description: string;
+            /**
+             * @description As published (a knowledge base deleted since is left out when the version answers or is restored).
+             * @example [
+             *       3,
+             *       7
+             *     ]
+             */
+            knowledgeBaseIds: number[];
+            /** @example hi-IN */
+            language: string;
+            /** @example gpt-4.1 */
+            model: string;
+            /** @example Reception desk */
+            name: string;
+            /** @example  */
+            systemPrompt: string;
+            /**
+             * @description As published (a tool deleted since is left out when the version answers or is restored).
+             * @example [
+             *       5
+             *     ]
+             */
+            toolIds: number[];
+            /** @example shubh */
+            voice: string;
+        };
+        AgentVersionResponse: {
+            /**
+             * Format: date-time
+             * @example 2026-11-22T09:15:02.123Z
+             */
+            createdAt: string;
+            /** @example Friendlier greeting */
+            description: string;
+            settings: components["schemas"]["AgentSettingsResponse"];
+            /**
+             * @description 1, 2, 3… per agent.
+             * @example 1
+             */
+            version: number;
         };
         ApiKeyResponse: {
             /**
@@ -1047,6 +1148,28 @@ export interface components {
             id: string;
             /** @enum {string} */
             type: "call.deleted";
+        };
+        CallLatencyResponse: {
+            /**
+             * @description The slowest turn's `total`, in ms; null when no turn was timed.
+             * @example 2210
+             */
+            maxMs: number | null;
+            /**
+             * @description The median `total`, in ms; null when no turn was timed.
+             * @example 1412.5
+             */
+            p50Ms: number | null;
+            /**
+             * @description The 90th percentile of `total`, in ms; null when no turn was timed.
+             * @example 1980.3
+             */
+            p90Ms: number | null;
+            /**
+             * @description Agent entries of the transcript that have a `latencyMs`.
+             * @example 6
+             */
+            turns: number;
         };
         CallListItemResponse: {
             /**
@@ -1155,6 +1278,11 @@ export interface components {
              */
             agentId: number | null;
             /**
+             * @description The agent version that answered (`GET /agents/{agentId}/versions/{version}`); null when none (the agent had none published, a test, a posted call). On the detail only.
+             * @example 3
+             */
+            agentVersion: number | null;
+            /**
              * Format: date-time
              * @example 2026-11-22T09:15:02.123Z
              */
@@ -1213,6 +1341,12 @@ export interface components {
              * @example 5f0c2a7e-8d3b-4c1e-9a6f-2b7d4e8c1a90
              */
             id: string;
+            /**
+             * @description The latency of a spoken call's turns (the `total` of every transcript entry with a `latencyMs`), stored as the call
+             *     was made: `turns: 0` with null figures when none was timed. Null for a call that was not spoken (a text
+             *     conversation, a call posted through the API, a call made before it was kept). On the detail only.
+             */
+            latency: components["schemas"]["CallLatencyResponse"] | null;
             /**
              * @description Caller name; "" when unknown.
              * @example Priya Sharma
@@ -2129,6 +2263,14 @@ export interface components {
              */
             status: "queued";
         };
+        PublishVersionDto: {
+            /**
+             * @description What changed, at most 500 characters ("" when not given).
+             * @default
+             * @example Friendlier greeting; answers from the FAQ
+             */
+            description?: string;
+        };
         RecordingUrlResponse: {
             /**
              * Format: date-time
@@ -2426,6 +2568,12 @@ export interface components {
         };
         TranscriptTurnResponse: {
             /**
+             * @description Where the time of the turn this entry answers went: only on an agent entry of a spoken call whose reply's first
+             *     audio was sent (not on the greeting, nor on an apology: for a visitor who was not heard, or a model that failed
+             *     before its first token).
+             */
+            latencyMs?: components["schemas"]["TurnLatencyResponse"];
+            /**
              * @example user
              * @enum {string}
              */
@@ -2437,6 +2585,34 @@ export interface components {
             startSeconds?: number;
             /** @example मुझे 2BHK फ्लैट चाहिए */
             text: string;
+        };
+        TurnLatencyResponse: {
+            /**
+             * @description The silence the service waited for before taking the visitor's turn as ended (VOICE_END_OF_TURN_MS, in audio time); 0 for a typed message.
+             * @example 700
+             */
+            endOfTurn: number;
+            /**
+             * @description From the first synthesis request of the reply to its first audio (the voice's own time).
+             * @example 120.4
+             */
+            firstAudio: number;
+            /**
+             * @description From the visitor's message accepted to the model's first token (the knowledge looked up included).
+             * @example 240.6
+             */
+            firstToken: number;
+            /**
+             * @description From the visitor's last sound to the agent's first audio sent: `endOfTurn` plus the service's time from the end of
+             *     the turn to that audio, which holds the other three and whatever was between them (at least their sum).
+             * @example 1412.5
+             */
+            total: number;
+            /**
+             * @description The speech-to-text request, from the end of the turn to its transcript; 0 for a typed message.
+             * @example 310.2
+             */
+            transcription: number;
         };
         UpdateAgentDto: {
             /** @description At most 2,000 characters. */
@@ -3511,6 +3687,465 @@ export interface operations {
              * @description Over the rate limit of this account (all its keys together), or too many requests without a valid key from this address;
              *     or the account has as many active conversations as it may (CONVERSATION_MAX_ACTIVE_PER_ACCOUNT); see `Retry-After`
              */
+            429: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database (or recording storage) is unavailable; try again shortly */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    AgentVersionsController_list: {
+        parameters: {
+            query?: {
+                /** @description Only versions numbered below this one: the next page starts before the last version of the previous. */
+                before?: number;
+                /** @description Versions returned, newest first, 1–200. */
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                /** @description Anything that cannot be an id is a 404, like an unknown id */
+                agentId: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AgentVersionResponse"][];
+                };
+            };
+            /** @description Invalid body field, unknown field or bad query parameter (with `details` naming each, as for text PostgreSQL cannot store or a number too large for a double), or malformed JSON, a body that is not an object, one nested deeper than 32 levels or holding more than 10,000 values (without) */
+            400: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing, unknown, revoked or expired API key */
+            401: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The API key does not have the scope this needs (`read` for GET, `write` for the others) */
+            403: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No such resource on this account (another account's resource is a 404 too) */
+            404: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Over the rate limit of this account (all its keys together), or too many requests without a valid key from this address; see `Retry-After` */
+            429: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database (or recording storage) is unavailable; try again shortly */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    AgentVersionsController_publish: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the POST safe to retry: 1–255 printable ASCII characters (a UUID, say), per account. The same key from the same API key with the same method, path and body within 24 hours gets the first answer again (status and body, with `Idempotent-Replayed: true`) and does nothing again; with another request, 422; while the first is still running, 409. Answers 5xx and 429 are not kept: the key may be retried. */
+                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
+            };
+            path: {
+                /** @description Anything that cannot be an id is a 404, like an unknown id */
+                agentId: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["PublishVersionDto"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AgentVersionResponse"];
+                };
+            };
+            /** @description Invalid body field, unknown field or bad query parameter (with `details` naming each, as for text PostgreSQL cannot store or a number too large for a double), or malformed JSON, a body that is not an object, one nested deeper than 32 levels or holding more than 10,000 values (without); or: An `Idempotency-Key` that is not 1–255 printable ASCII characters */
+            400: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing, unknown, revoked or expired API key */
+            401: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The API key does not have the scope this needs (`read` for GET, `write` for the others) */
+            403: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No such resource on this account (another account's resource is a 404 too) */
+            404: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A request with this `Idempotency-Key` is still in progress */
+            409: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Body is not application/json, or is compressed (a Content-Encoding other than identity) */
+            415: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description This `Idempotency-Key` was used with another request (API key, method, path or body) in the last 24 hours */
+            422: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Over the rate limit of this account (all its keys together), or too many requests without a valid key from this address; see `Retry-After` */
+            429: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database (or recording storage) is unavailable; try again shortly */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    AgentVersionsController_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Anything that cannot be an id is a 404, like an unknown id */
+                agentId: number;
+                /** @description Anything that cannot be an id is a 404, like an unknown id */
+                version: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AgentVersionResponse"];
+                };
+            };
+            /** @description Missing, unknown, revoked or expired API key */
+            401: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The API key does not have the scope this needs (`read` for GET, `write` for the others) */
+            403: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No such resource on this account (another account's resource is a 404 too) */
+            404: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Over the rate limit of this account (all its keys together), or too many requests without a valid key from this address; see `Retry-After` */
+            429: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database (or recording storage) is unavailable; try again shortly */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    AgentVersionsController_restore: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the POST safe to retry: 1–255 printable ASCII characters (a UUID, say), per account. The same key from the same API key with the same method, path and body within 24 hours gets the first answer again (status and body, with `Idempotent-Replayed: true`) and does nothing again; with another request, 422; while the first is still running, 409. Answers 5xx and 429 are not kept: the key may be retried. */
+                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
+            };
+            path: {
+                /** @description Anything that cannot be an id is a 404, like an unknown id */
+                agentId: number;
+                /** @description Anything that cannot be an id is a 404, like an unknown id */
+                version: number;
+            };
+            cookie?: never;
+        };
+        /** @description None: nothing, or an empty object (any field is a 400) */
+        requestBody?: {
+            content: {
+                "application/json": Record<string, never>;
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AgentResponse"];
+                };
+            };
+            /** @description Invalid body field, unknown field or bad query parameter (with `details` naming each, as for text PostgreSQL cannot store or a number too large for a double), or malformed JSON, a body that is not an object, one nested deeper than 32 levels or holding more than 10,000 values (without); or: An `Idempotency-Key` that is not 1–255 printable ASCII characters */
+            400: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing, unknown, revoked or expired API key */
+            401: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The API key does not have the scope this needs (`read` for GET, `write` for the others) */
+            403: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No such resource on this account (another account's resource is a 404 too) */
+            404: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A request with this `Idempotency-Key` is still in progress */
+            409: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Body is not application/json, or is compressed (a Content-Encoding other than identity) */
+            415: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description This `Idempotency-Key` was used with another request (API key, method, path or body) in the last 24 hours */
+            422: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Over the rate limit of this account (all its keys together), or too many requests without a valid key from this address; see `Retry-After` */
             429: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];

@@ -8,6 +8,7 @@ import { TextToSpeech } from '../tts/text-to-speech';
 import { VOICE_SAMPLE_RATE } from '../voice-format';
 import type { CallTransport } from '../voice-call';
 import { AgentVoice } from './agent-voice';
+import type { TurnStage } from './turn-timing';
 
 /** What the visitor reads when the agent's voice fails in the middle of a reply (its text still arrives). */
 export const VOICE_UNAVAILABLE = 'The agent cannot speak right now; its reply is shown as text.';
@@ -19,12 +20,10 @@ export interface SpokenReplyOptions {
   /** Null: no text-to-speech (the reply is text only). */
   tts: TextToSpeech | null;
   speaker: { voice: string; language: ReplyLanguage };
-  /** Notes when the reply's first text and first synthesised audio came (for the turn's latency at debug level). */
-  mark?: (stage: TurnStage) => void;
+  /** Notes when the reply's first text came, its first synthesis started and its first audio came (the turn's latency). */
+  mark?: (stage: Extract<TurnStage, 'firstTextMs' | 'synthesisMs' | 'firstSpeechMs'>) => void;
   logger: Logger;
 }
-
-export type TurnStage = 'firstTextMs' | 'firstSpeechMs';
 
 /**
  * One reply of the agent, spoken: its pieces are shown as they come (`reply`), cut into sentences, each
@@ -131,6 +130,7 @@ export class SpokenReply {
     if (this.interrupted || this.voiceFailed || this.concluding) return;
     const { voice, speaker, transport, logger } = this.options;
     const resampler = new Resampler(tts.sampleRate, VOICE_SAMPLE_RATE);
+    this.options.mark?.('synthesisMs');
     try {
       for await (const chunk of tts.synthesize({ text: sentence, ...speaker, signal: this.signal })) {
         if (this.interrupted) return;

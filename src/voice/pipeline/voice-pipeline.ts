@@ -14,7 +14,8 @@ import type { CallTransport, VoiceCall, VoiceCallContext } from '../voice-call';
 import { FRAME_SAMPLES, VOICE_SAMPLE_RATE } from '../voice-format';
 import { AgentVoice } from './agent-voice';
 import { AudioIntake, AudioWorkQueue } from './audio-work';
-import { SpokenReply, TurnStage } from './spoken-reply';
+import { SpokenReply } from './spoken-reply';
+import { TurnTiming } from './turn-timing';
 import { VisitorAudio } from './visitor-audio';
 
 /** The agent's speech queued ahead of what plays, at most: synthesis waits beyond it. */
@@ -86,7 +87,10 @@ export class VoicePipeline implements VoiceCall {
   private utteranceStart: number | undefined;
   /** The visitor has said something on this socket (a greeting not yet said is then cut off at once). */
   private visitorSpoke = false;
-  /** The last utterance's way to the first frame of its reply (logged at debug level): the service's own latency. */
+  /**
+   * The timing of the turn whose reply is being spoken, until its first frame is sent (then logged at debug level);
+   * undefined for the greeting and the apology, which answer no turn.
+   */
   private turnTiming: TurnTiming | undefined;
   private readonly stopTicking: () => void;
 
@@ -237,23 +241,22 @@ export class VoicePipeline implements VoiceCall {
         // A short sound over the agent's voice ("mm", a cough) that did not interrupt it is not a turn.
         if (this.finishing || (this.overAgent && !this.interruptedAgent)) return;
         if (!this.services.stt) return;
-        this.turnTiming = new TurnTiming();
-        this.hear(event.audio, this.takeUtteranceStart());
+        this.hear(event.audio, this.takeUtteranceStart(), TurnTiming.spoken(event.silenceMs));
         break;
     }
   }
 
   /** Transcribes an utterance and takes it as the visitor's message; a failed transcription gets the spoken apology. */
-  private hear(audio: Int16Array, startSeconds: number | undefined): void {
+  private hear(audio: Int16Array, startSeconds: number | undefined, timing: TurnTiming): void {
     const language = this.setup.speaker.language;
     // Transcribed at once, answered in turn: the turn awaits it, which may be after it failed (hence the catch now).
+    // Timed as it answers, not as the turn resumes (which may wait for the reply to an earlier turn).
     const heard = this.services.stt!.transcribe({ audio, language, signal: this.closing.signal });
-    heard.catch(() => undefined);
+    heard.then(() => timing.mark('heardMs')).catch(() => undefined);
     this.queueTurn(async () => {
       let text: string;
       try {
         text = (await heard).trim();
-        this.turnTiming?.mark('heardMs');
       } catch (error) {
         if (this.closing.signal.aborted) return;
         logProviderFailure(this.services.logger, error, 'The visitor was not heard; they got the apology');
@@ -261,12 +264,13 @@ export class VoicePipeline implements VoiceCall {
       }
       if (!text) return;
       this.transport.send({ type: 'transcript', text, final: true });
-      await this.answer(text, startSeconds);
+      await this.answer(text, startSeconds, timing);
     });
   }
 
   private take(text: string, startSeconds: number | undefined): void {
-    this.queueTurn(() => this.answer(text, startSeconds));
+    const timing = TurnTiming.typed();
+    this.queueTurn(() => this.answer(text, startSeconds, timing));
   }
 
   /** Runs turns one after the other (one reply at a time, as section 10); more than one waiting is refused. */
@@ -284,13 +288,15 @@ export class VoicePipeline implements VoiceCall {
   }
 
   /** The visitor's message, accepted and answered aloud through ConversationReplies (one path with text messages). */
-  private async answer(text: string, startSeconds: number | undefined): Promise<void> {
+  private async answer(text: string, startSeconds: number | undefined, timing: TurnTiming): Promise<void> {
     const { access, authorization, address } = this.context;
     const turn = await this.services.talk.accept(access.id, authorization, text, address, () => undefined, startSeconds);
-    this.turnTiming?.mark('acceptedMs');
-    const reply = this.newReply();
+    timing.mark('acceptedMs');
+    const reply = this.newReply(timing);
+    // The reply is recorded with where its turn's time went, once its first frame was sent (contract section 19).
+    const deliver = async (produced: string): Promise<Delivery> => ({ ...(await reply.deliver(produced)), latencyMs: timing.latency() });
     try {
-      await this.services.replies.reply(turn, reply.piece, { signal: reply.signal, deliver: reply.deliver });
+      await this.services.replies.reply(turn, reply.piece, { signal: reply.signal, deliver });
     } finally {
       this.replied(reply);
     }
@@ -315,13 +321,15 @@ export class VoicePipeline implements VoiceCall {
     await this.services.replies.recordGreeting(accountId, id, said, said.startSeconds ?? this.recordingSeconds());
   }
 
-  private newReply(): SpokenReply {
+  /** A reply, timed when it answers a turn (`timing`). */
+  private newReply(timing?: TurnTiming): SpokenReply {
+    this.turnTiming = timing;
     this.reply = new SpokenReply({
       transport: this.transport,
       voice: this.voice,
       tts: this.services.tts,
       speaker: this.setup.speaker,
-      mark: (stage) => this.turnTiming?.mark(stage),
+      mark: (stage) => timing?.mark(stage),
       logger: this.services.logger,
     });
     this.turn = 'answering';
@@ -367,25 +375,6 @@ export class VoicePipeline implements VoiceCall {
   /** The recording's clock now, in seconds, or `aheadSamples` of the visitor's audio later. */
   private recordingSeconds(aheadSamples = 0): number {
     return Math.round((this.setup.recorder.seconds + aheadSamples / VOICE_SAMPLE_RATE) * 1000) / 1000;
-  }
-}
-
-/** Milliseconds from the end of an utterance to each stage of its reply, the first frame sent last. */
-class TurnTiming {
-  private readonly from = performance.now();
-  private readonly stages: Record<string, number> = {};
-
-  /** The first time a stage is reached counts. */
-  mark(stage: 'heardMs' | 'acceptedMs' | TurnStage): void {
-    this.stages[stage] ??= this.since();
-  }
-
-  firstAudio(): Record<string, number> {
-    return { firstAudioMs: this.since(), ...this.stages };
-  }
-
-  private since(): number {
-    return Math.round((performance.now() - this.from) * 10) / 10;
   }
 }
 
