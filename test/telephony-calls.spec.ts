@@ -146,7 +146,7 @@ describe('a phone call end to end', () => {
     const transcription = providers.requests.find((request) => request.path.endsWith('/audio/transcriptions'));
     expect(transcription).toBeDefined();
     // The agent's voice reached the caller: audible μ-law, 8 kHz.
-    const heard = stream.receivedPcm();
+    const heard = Float32Array.from(stream.receivedPcm(), (sample) => sample / 32_768);
     expect(levelDbfs(heard, 8_000, 0, heard.length / 8_000)).toBeGreaterThan(-40);
 
     await stream.hangUp();

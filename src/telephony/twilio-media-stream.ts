@@ -66,7 +66,7 @@ const CALL_SID = /^CA[0-9a-fA-F]{32}$/;
 /** The marks the pipeline sends (AgentVoice: `generation:frames`); an echo of anything else is not ours. */
 const MAX_MARK_NAME = 32;
 const DIGIT = /^[0-9*#A-D]$/;
-/** The caller's `media` kept while the call opens, at most (a second of it): after `start`, the carrier sends at once. */
+/** The caller's `media` and `dtmf` kept while the call opens, at most (a second of audio): after `start`, the carrier sends at once. */
 const MAX_EARLY_MEDIA = 50;
 /** Digits in one keypad turn at most: more are a turn of their own. */
 const MAX_KEYPAD_DIGITS = 32;
@@ -202,6 +202,7 @@ export class TwilioMediaStream implements CallTransport, HeldStream {
           return;
         case 'dtmf':
           if (this.state === 'open') this.digit(message);
+          else if (this.state === 'opening' && this.early.length < MAX_EARLY_MEDIA) this.early.push(message);
           return;
         case 'stop':
           return this.hungUp();
@@ -264,7 +265,10 @@ export class TwilioMediaStream implements CallTransport, HeldStream {
     this.state = 'open';
     this.watch();
     this.call.begin();
-    for (const message of this.early.splice(0)) this.media(message);
+    for (const message of this.early.splice(0)) {
+      if (message.event === 'dtmf') this.digit(message);
+      else this.media(message);
+    }
   }
 
   /** Pings, the lease's renewal, and the call's maximum length, while the call is open. */
