@@ -59,6 +59,11 @@ describe('a phone call end to end', () => {
     timings = context.app.get(MEDIA_STREAM_TIMINGS);
     Object.assign(timings, { keypadGapMs: 500 });
     owner = await context.createAccount();
+    await context
+      .as(owner)
+      .post('/webhooks')
+      .send({ url: 'https://phone-calls.invalid/hooks', events: ['call.created'] })
+      .expect(201);
     const agentId = await createAgent(context, owner, { name: 'Reception', language: 'en-IN' });
     connected = await connectNumber(context, owner, twilio, { agentId, greeting: GREETING });
     const endCall = (await context.as(owner).post('/tools').send({ type: 'end_call' }).expect(201)).body as { id: number; name: string };
@@ -132,6 +137,26 @@ describe('a phone call end to end', () => {
     }, 60_000);
   }
 
+  /** The body of the call's call.created event (in the outbox, or relayed). */
+  async function createdEvent(callId: string) {
+    const [row] = await context.app.get(DataSource).query<{ body: string }[]>(
+      `SELECT body FROM webhook_outbox WHERE account_id = $1 AND call_id = $2 AND type = 'call.created'
+         UNION ALL SELECT body FROM webhook_events WHERE account_id = $1 AND call_id = $2 AND type = 'call.created'`,
+      [owner.id, callId],
+    );
+    return row && (JSON.parse(row.body) as Record<string, unknown>);
+  }
+
+  /** The agent's entries of the conversation after the greeting, in order. */
+  async function agentEntries(conversationId: string): Promise<string[]> {
+    const rows = await context.app
+      .get(DataSource)
+      .query<{ text: string }[]>(`SELECT text FROM conversation_messages WHERE conversation_id = $1 AND speaker = 'agent' ORDER BY seq`, [
+        conversationId,
+      ]);
+    return rows.slice(1).map((row) => row.text);
+  }
+
   const completions = (call: FakeCall) =>
     twilio.requests.filter((request) => request.path.endsWith(`/Calls/${call.sid}.json`) && request.form.get('Status') === 'completed');
 
@@ -160,6 +185,10 @@ describe('a phone call end to end', () => {
     ]);
     expect(recorded.durationSeconds).toBeGreaterThanOrEqual(2);
     expect(completions(call)).toEqual([]); // the caller hung up: nothing to ask the carrier
+    expect(await createdEvent(conversationId)).toMatchObject({
+      type: 'call.created',
+      data: { id: conversationId, channel: 'phone', phone: CALLER },
+    });
 
     const download = await context.as(owner).get(`/calls/${conversationId}/recording/download`).buffer(true).parse(binaryBody);
     expect(download.status).toBe(200);
@@ -172,6 +201,27 @@ describe('a phone call end to end', () => {
     expect(levelDbfs(agent, mp3.sampleRate, question + 0.3, question + 1.5)).toBeLessThan(-60);
     expect(levelDbfs(agent, mp3.sampleRate, 0.1, 1)).toBeGreaterThan(-40);
     expect(levelDbfs(agent, mp3.sampleRate, answer + 0.1, answer + 0.6)).toBeGreaterThan(-40);
+  });
+
+  it('stops at once when the caller speaks over the agent: clear, and the transcript keeps what the caller heard', async () => {
+    const long = 'We deliver every day of the week, from nine in the morning. '.repeat(6).trim();
+    answerWith(() => ({ kind: 'stream', pieces: [long] }));
+    const { call, stream, conversationId } = await dialIn();
+    await greeted(stream);
+    const greetingMs = stream.playedMs;
+    stream.say(fixture('en-question'), 16_000);
+    await stream.played(greetingMs + 1_500); // the answer is being heard
+    stream.say(fixture('en-long'), 16_000);
+    await stream.cleared();
+    const [heard] = await eventually(async () => {
+      const entries = await agentEntries(conversationId);
+      return entries.length > 0 ? entries : undefined;
+    }, 60_000);
+    expect(heard.length).toBeGreaterThan(0);
+    expect(heard.length).toBeLessThan(long.length);
+    expect(long.startsWith(heard)).toBe(true);
+    await stream.hangUp();
+    await twilio.ended(call);
   });
 
   it('takes keypad digits pressed together as one turn of the caller', async () => {

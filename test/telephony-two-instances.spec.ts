@@ -24,6 +24,8 @@ describe('a phone call ended on another instance', () => {
   let llm: FakeLlm;
   let a: TestContext;
   let b: TestContext;
+  let aUrl: string;
+  let bUrl: string;
   let owner: TestAccount;
   let connected: ConnectedNumber;
 
@@ -43,8 +45,8 @@ describe('a phone call ended on another instance', () => {
       openAiStt: { baseUrl: providers.openAiUrl, apiKey: FAKE_SPEECH_KEY, model: 'whisper-1' },
     };
     const settings = { ...storage.config, voice, llm: { baseUrl: llm.url, apiKey: 'sk-test-key', timeoutMs: 30_000, maxTokens: 256 } };
-    ({ context: a } = await telephonyContext(twilio, settings));
-    ({ context: b } = await telephonyContext(twilio, settings));
+    ({ context: a, baseUrl: aUrl } = await telephonyContext(twilio, settings));
+    ({ context: b, baseUrl: bUrl } = await telephonyContext(twilio, settings));
     owner = await a.createAccount();
     const agentId = await createAgent(a, owner, { name: 'Reception', language: 'en-IN' });
     connected = await connectNumber(a, owner, twilio, { agentId, greeting: 'Namaste.' });
@@ -65,9 +67,12 @@ describe('a phone call ended on another instance', () => {
       await a.app.get(DataSource).query<{ id: string }[]>(`SELECT conversation_id AS id FROM phone_calls WHERE call_sid = $1`, [call.sid])
     )[0].id;
 
-  it('hangs up through the instance holding the stream when another ends the conversation', async () => {
-    // The number's webhooks are a's (it connected the number), so the stream is a's too.
+  it('runs a call whose webhook one instance answered and whose stream the other holds; an end on the first hangs up through the second', async () => {
+    // The number's webhooks are a's (it connected the number); behind one balancer the stream may reach b: the TwiML
+    // a answered is connected to b.
     const { call } = await twilio.dialIn(connected.carrierNumber, '+919876543210');
+    call.twiml = call.twiml.replace(aUrl.replace(/^http/, 'ws'), bUrl.replace(/^http/, 'ws'));
+    expect(call.twiml).toContain(bUrl.replace(/^http/, 'ws'));
     const stream = await twilio.connect(call);
     const conversationId = await conversationOf(call);
     stream.press('1'); // at once: a digit pressed while the call opens is kept for it
@@ -79,14 +84,17 @@ describe('a phone call ended on another instance', () => {
         ]);
       return rows.length > 0 ? true : undefined;
     }, 60_000);
-    const held = jest.spyOn(b.app.get(PhoneStreams), 'hangUpCarrierCall');
+    const notHolding = jest.spyOn(a.app.get(PhoneStreams), 'hangUpCarrierCall');
 
-    expect(await b.app.get(ConversationEnds).endNow(owner.id, conversationId, 'idle-timeout')).toBe(true);
-    await twilio.ended(call); // a finished the last sentence, asked the carrier, closed the stream
+    expect(await a.app.get(ConversationEnds).endNow(owner.id, conversationId, 'idle-timeout')).toBe(true);
+    await twilio.ended(call); // b finished the last sentence, asked the carrier, closed the stream
     expect(completions(call)).toHaveLength(1);
-    expect(held).not.toHaveBeenCalled(); // b left the hang-up to the holder
-    const recorded = (await a.as(owner).get(`/calls/${conversationId}`).expect(200)).body;
-    expect(recorded.endedReason).toBe('idle-timeout');
+    expect(notHolding).not.toHaveBeenCalled(); // a left the hang-up to the holder
+    const recorded = await eventually(async () => {
+      const response = await a.as(owner).get(`/calls/${conversationId}`).expect(200);
+      return response.body.hasRecording ? response.body : undefined;
+    }, 60_000);
+    expect(recorded).toMatchObject({ channel: 'phone', endedReason: 'idle-timeout' });
   });
 
   it('asks the carrier itself when no instance holds the stream (the call is not answered yet)', async () => {
