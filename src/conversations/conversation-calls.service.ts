@@ -33,7 +33,7 @@ export function callOfConversation(id: string, conversation: EndedConversation, 
     agentId: conversation.agentId,
     agentVersion: conversation.agentVersion,
     callDate: conversation.startedAt,
-    durationSeconds: Math.max(0, Math.floor((lastMessageAt.getTime() - conversation.startedAt.getTime()) / 1000)),
+    durationSeconds: durationOf(conversation, lastMessageAt),
     replyLanguage: conversation.replyLanguage,
     feedback: null,
     extractedData: {},
@@ -42,6 +42,12 @@ export function callOfConversation(id: string, conversation: EndedConversation, 
     latency: spoken ? callLatency(transcript) : null,
     isTest: conversation.isTest,
   };
+}
+
+/** A phone call lasts from its answer to its hang-up; any other conversation from its start to its last message. */
+function durationOf(conversation: EndedConversation, lastMessageAt: Date): number {
+  const [from, to] = conversation.answeredAt ? [conversation.answeredAt, conversation.endedAt] : [conversation.startedAt, lastMessageAt];
+  return Math.max(0, Math.floor((to.getTime() - from.getTime()) / 1000));
 }
 
 function transcriptTurn({ speaker, text, startSeconds, latencyMs }: MessageRow): TranscriptTurn {

@@ -118,6 +118,16 @@ export class ConversationStarts {
     return this.start(accountId, agent, { name: call.name, phone: call.phone }, phone, call.greeting, alongside);
   }
 
+  /**
+   * A new bearer token for an active conversation whose token nobody holds (a phone call's: its media stream takes
+   * it, to speak the conversation as any client does); the previous one opens nothing from now on. Undefined when the
+   * conversation is not active.
+   */
+  async handOver(accountId: number, id: string): Promise<string | undefined> {
+    const token = generateConversationToken();
+    return (await this.conversations.replaceToken(accountId, id, hashConversationToken(token))) ? token : undefined;
+  }
+
   /** Removes a phone call's conversation that the carrier then refused to place: as if it had never started. */
   async abandon(accountId: number, id: string): Promise<void> {
     await this.conversations.deleteForErasure(accountId, id);

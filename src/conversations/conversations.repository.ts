@@ -94,6 +94,9 @@ export interface EndedConversation {
   phone: string;
   isTest: boolean;
   startedAt: Date;
+  endedAt: Date;
+  /** A phone call's: when its media stream connected (the call was answered); null otherwise. */
+  answeredAt: Date | null;
 }
 
 /** An active conversation that is idle. */
@@ -418,10 +421,22 @@ export class ConversationsRepository {
       `UPDATE conversations SET status = 'ended', ended_at = now(), replying_since = NULL
         WHERE account_id = $1 AND id = $2 AND status = 'active'${idleOnly}
         RETURNING agent_id AS "agentId", agent_name AS "agentName", agent_version AS "agentVersion", reply_language AS "replyLanguage", channel, call_type AS "callType",
-                  website, name, phone, is_test AS "isTest", started_at AS "startedAt"`,
+                  website, name, phone, is_test AS "isTest", started_at AS "startedAt", ended_at AS "endedAt",
+                  (SELECT pc.stream_connected_at FROM phone_calls pc
+                    WHERE pc.account_id = conversations.account_id AND pc.conversation_id = conversations.id) AS "answeredAt"`,
       idle ? [accountId, id, idle.idleSeconds, idle.staleReplySeconds] : [accountId, id],
     );
     return row;
+  }
+
+  /** Replaces the conversation's bearer token (the previous one opens nothing from now on); false when it is not active. */
+  @AccountQuery([1, EXAMPLE_ID, EXAMPLE_HASH])
+  async replaceToken(accountId: number, id: string, tokenHash: string): Promise<boolean> {
+    const rows = await this.db.query(
+      `UPDATE conversations SET token_hash = $3 WHERE account_id = $1 AND id = $2 AND status = 'active' RETURNING id`,
+      [accountId, id, tokenHash],
+    );
+    return rows.length > 0;
   }
 
   /** Erasure of the call the conversation became, in its transaction: the conversation and its messages (they cascade). */

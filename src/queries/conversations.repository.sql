@@ -666,7 +666,17 @@ RETURNING
   name,
   phone,
   is_test AS "isTest",
-  started_at AS "startedAt";
+  started_at AS "startedAt",
+  ended_at AS "endedAt",
+  (
+    SELECT
+      pc.stream_connected_at
+    FROM
+      phone_calls pc
+    WHERE
+      pc.account_id = conversations.account_id
+      AND pc.conversation_id = conversations.id
+  ) AS "answeredAt";
 
 -- ConversationsRepository.end (when idle)
 UPDATE conversations
@@ -696,7 +706,28 @@ RETURNING
   name,
   phone,
   is_test AS "isTest",
-  started_at AS "startedAt";
+  started_at AS "startedAt",
+  ended_at AS "endedAt",
+  (
+    SELECT
+      pc.stream_connected_at
+    FROM
+      phone_calls pc
+    WHERE
+      pc.account_id = conversations.account_id
+      AND pc.conversation_id = conversations.id
+  ) AS "answeredAt";
+
+-- ConversationsRepository.replaceToken
+UPDATE conversations
+SET
+  token_hash = $3
+WHERE
+  account_id = $1
+  AND id = $2
+  AND status = 'active'
+RETURNING
+  id;
 
 -- ConversationsRepository.deleteForErasure
 DELETE FROM conversations

@@ -121,6 +121,16 @@ RETURNING
   pc.phone_number_id AS "phoneNumberId",
   c.call_type AS "callType";
 
+-- PhoneCallsRepository.carrierCall
+SELECT
+  call_sid AS "callSid",
+  phone_number_id AS "phoneNumberId"
+FROM
+  phone_calls
+WHERE
+  account_id = $1
+  AND conversation_id = $2;
+
 -- PhoneCallsRepository.deleteStatusesForErasure
 DELETE FROM phone_call_statuses s USING phone_calls pc
 WHERE

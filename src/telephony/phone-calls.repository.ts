@@ -33,6 +33,12 @@ export interface StreamGrant {
   callType: ConversationCallType;
 }
 
+/** A phone conversation's call on the carrier. */
+export interface CarrierCallRow {
+  callSid: string | null;
+  phoneNumberId: number;
+}
+
 const EXAMPLE_CONVERSATION = '5f0c2a7e-8d3b-4c1e-9a6f-2b7d4e8c1a90';
 const EXAMPLE_CALL_SID = 'CA0123456789abcdef0123456789abcdef';
 const EXAMPLE_HASH = 'a'.repeat(64);
@@ -151,6 +157,16 @@ export class PhoneCallsRepository {
       [hashStreamToken(token)],
     );
     return grant;
+  }
+
+  /** The carrier's call of a phone conversation (its CallSid null until the carrier gave it), and its number. */
+  @AccountQuery([1, EXAMPLE_CONVERSATION])
+  async carrierCall(accountId: number, conversationId: string): Promise<CarrierCallRow | undefined> {
+    const [row] = await this.db.query<CarrierCallRow>(
+      `SELECT call_sid AS "callSid", phone_number_id AS "phoneNumberId" FROM phone_calls WHERE account_id = $1 AND conversation_id = $2`,
+      [accountId, conversationId],
+    );
+    return row;
   }
 
   /** Erasure of the call a phone conversation became, in its transaction: the statuses of its carrier call (the call's row cascades). */

@@ -646,6 +646,45 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/telephony/twilio/stream": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The carrier's media stream of a phone call (a WebSocket; a plain GET is a 426)
+         * @description Twilio's Media Streams protocol over a WebSocket (`wss://`, or `ws://` when the API's base address
+         *     is http): what the carrier connects to when it runs the `<Connect><Stream>` TwiML the service answered a call with. No
+         *     credential in the handshake: the stream's one-time token comes in its `start` message. A request without
+         *     `Upgrade: websocket` gets a 426.
+         *
+         *     **From the carrier**: `connected`; `start` (`start.streamSid`, `start.callSid`, `start.customParameters.token`,
+         *     `start.mediaFormat` `audio/x-mulaw` 8000 Hz mono): a start without a valid token (unknown, used, late, or its call
+         *     over), or none within 10 s, closes the stream (1008) and nothing is created; `media` (`media.payload`: base64 μ-law,
+         *     20 ms); `mark` (a name the service sent, echoed once the audio before it has played); `dtmf` (`dtmf.digit`: digits
+         *     within 2 s of each other are one caller turn, `(keypad) 1 2 3`); `stop` (the caller hung up: the conversation ends).
+         *     What is not JSON, an unknown event and a malformed message are ignored.
+         *
+         *     **To the carrier**: `{"event":"media","streamSid":…,"media":{"payload":<base64 μ-law 8 kHz>}}`, the agent's voice,
+         *     at most about a second ahead of what has played; `{"event":"mark","streamSid":…,"mark":{"name":…}}` every 200 ms of
+         *     it and after each sentence; `{"event":"clear","streamSid":…}` when the caller interrupts.
+         *
+         *     **Ends**: `stop` or the socket closing ends the conversation (`caller-hung-up`). When the service ends it (the
+         *     agent's `end_call`, `POST /conversations/{id}/end`, `PHONE_MAX_CALL_SECONDS`), the last sentence plays, the carrier
+         *     is asked to complete the call, and the stream closes with 1000. 1013: no room for another call on this instance by
+         *     `start`; 1001: the instance is stopping; 1009: a message over 64 KiB.
+         */
+        get: operations["TwilioStreamController_stream"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/tools": {
         parameters: {
             query?: never;
@@ -7597,6 +7636,50 @@ export interface operations {
                 };
             };
             /** @description The database (or recording storage) is unavailable; try again shortly */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    TwilioStreamController_stream: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Switching Protocols: the stream is open; the carrier sends `connected`, then `start` */
+            101: {
+                headers: {
+                    Connection?: "Upgrade";
+                    /** @description RFC 6455 section 4.2.2 */
+                    "Sec-WebSocket-Accept"?: string;
+                    Upgrade?: "websocket";
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Upgrade Required: a request without `Upgrade: websocket`. The same answer whatever the id (nothing is looked up), without any credential */
+            426: {
+                headers: {
+                    /** @description `Upgrade` (with `close` when the connection closes) */
+                    Connection?: string;
+                    /** @description The protocol to upgrade to */
+                    Upgrade?: "websocket";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No room for another call on this instance (`VOICE_MAX_CALLS`), or it is stopping (before the upgrade): see `Retry-After` */
             503: {
                 headers: {
                     [name: string]: unknown;

@@ -10,7 +10,7 @@ import { CallRecorder } from '../recording/call-recorder';
 import { SpeechToText } from '../stt/speech-to-text';
 import { TextToSpeech } from '../tts/text-to-speech';
 import { TurnDetector, TurnEvent } from '../vad/turn-detector';
-import type { VoiceCall, VoiceCallContext, VoiceLink } from '../voice-call';
+import type { CallTransport, VoiceCall, VoiceCallContext } from '../voice-call';
 import { FRAME_SAMPLES, VOICE_SAMPLE_RATE } from '../voice-format';
 import { AgentVoice } from './agent-voice';
 import { AudioIntake, AudioWorkQueue } from './audio-work';
@@ -20,8 +20,6 @@ import { VisitorAudio } from './visitor-audio';
 
 /** The agent's speech queued ahead of what plays, at most: synthesis waits beyond it. */
 const MAX_QUEUED_FRAMES = (5 * VOICE_SAMPLE_RATE) / FRAME_SAMPLES;
-/** Bytes the socket may hold unsent before the agent's voice waits (the session drops a socket that stays above). */
-const MAX_UNSENT_BYTES = 64 * 1024;
 /** Utterances waiting for the reply in progress, at most; one more is refused as a message would be (409). */
 const MAX_WAITING_TURNS = 1;
 const SILENCE = new Int16Array(FRAME_SAMPLES);
@@ -50,14 +48,25 @@ export interface CallSetup {
 }
 
 /**
- * One socket's spoken conversation (contract section 15): the visitor's audio, queued as it arrives and worked
- * through a slice at a time (AudioWorkQueue: a burst never holds the event loop in one piece), is resampled and
- * goes to the recording and the turn detector; an utterance (or a text frame) becomes a message through the same
- * path as section 10's, answered and spoken by SpokenReply; the visitor's speech over the agent's interrupts it.
- * Each tick of the voice clock plays one frame of the agent's voice and writes 20 ms of both sides to the recording.
+ * Where the turn is: the visitor has the floor (`listening`), a reply is being produced (`answering`) or heard
+ * (`speaking`), or the visitor cut it off (`interrupted`, until that reply is done).
+ */
+export type TurnState = 'listening' | 'answering' | 'speaking' | 'interrupted';
+
+/**
+ * One spoken conversation over one transport (contract sections 15 and 17: the browser's socket, a carrier's media
+ * stream): the visitor's audio, queued as it arrives and worked through a slice at a time (AudioWorkQueue: a burst
+ * never holds the event loop in one piece), is resampled and goes to the recording and the turn detector; an
+ * utterance (or a text) becomes a message through the same path as section 10's, answered and spoken by
+ * SpokenReply; the visitor's speech over the agent's interrupts it. The pipeline is the one owner of the turn's
+ * state (TurnState): the reply and the agent's voice are told what happens, never asked. Each tick of the voice
+ * clock moves the agent's voice on and writes 20 ms of both sides to the recording.
  */
 export class VoicePipeline implements VoiceCall {
-  private readonly voice = new AgentVoice(MAX_QUEUED_FRAMES);
+  private readonly voice: AgentVoice;
+  private turn: TurnState = 'listening';
+  /** The conversation ended elsewhere: nothing more is heard or answered (finish). */
+  private finishing = false;
   private readonly visitor = new VisitorAudio();
   private readonly closing = new AbortController();
   /** The visitor's audio waiting to be resampled, recorded and heard. */
@@ -72,7 +81,7 @@ export class VoicePipeline implements VoiceCall {
   /** The turns, one after the other, the greeting first. */
   private turns: Promise<void> = Promise.resolve();
   private waitingTurns = 0;
-  /** Of the utterance under way: whether the agent was speaking when it began, and whether it interrupted it. */
+  /** Of the utterance under way: whether the agent had the floor when it began, and whether it interrupted it. */
   private overAgent = false;
   private interruptedAgent = false;
   private utteranceStart: number | undefined;
@@ -87,11 +96,18 @@ export class VoicePipeline implements VoiceCall {
 
   constructor(
     private readonly context: VoiceCallContext,
-    private readonly link: VoiceLink,
+    private readonly transport: CallTransport,
     private readonly services: VoiceServices,
     private readonly setup: CallSetup,
     subscribe: (tick: () => void) => () => void,
   ) {
+    const sink = {
+      playback: transport.playback,
+      sendAudio: this.sendAudio,
+      mark: (name: string) => transport.mark(name),
+      clear: () => transport.clear(),
+    };
+    this.voice = new AgentVoice(sink, MAX_QUEUED_FRAMES);
     this.stopTicking = subscribe(this.tick);
     const rate = context.inputSampleRate ?? VOICE_SAMPLE_RATE;
     this.resampler = new Resampler(rate, VOICE_SAMPLE_RATE);
@@ -133,20 +149,38 @@ export class VoicePipeline implements VoiceCall {
   }
 
   private takeText(text: string): void {
+    if (this.finishing) return;
     this.visitorSpoke = true;
-    this.reply?.interrupt();
-    this.link.send({ type: 'transcript', text, final: true });
+    this.interrupt();
+    this.transport.send({ type: 'transcript', text, final: true });
     // Recognised in the browser, the utterance began where the VAD heard speech begin, before its text came.
     this.take(text, this.takeUtteranceStart());
   }
 
   async end(): Promise<void> {
     await new Promise<void>((resolve) => this.intake.after(resolve));
-    this.reply?.interrupt();
+    this.interrupt();
     await this.turns;
     await this.services.ends.endNow(this.context.access.accountId, this.context.access.id);
-    this.link.send({ type: 'ended' });
-    this.link.close(1000, 'Conversation ended');
+    this.transport.send({ type: 'ended' });
+    this.transport.close(1000, 'Conversation ended');
+  }
+
+  played(mark: string): void {
+    this.voice.played(mark);
+  }
+
+  async finish(maxMs: number): Promise<void> {
+    this.finishing = true;
+    this.intake.cancel();
+    const reply = this.reply;
+    reply?.conclude();
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      (reply?.spoken() ?? Promise.resolve()).then(() => this.voice.idle()),
+      new Promise<void>((resolve) => (timer = setTimeout(resolve, maxMs))),
+    ]);
+    clearTimeout(timer);
   }
 
   async close(): Promise<void> {
@@ -160,19 +194,30 @@ export class VoicePipeline implements VoiceCall {
   }
 
   private readonly tick = (): void => {
-    const agent = this.voice.tick((frame) => this.sendAudio(frame)) ?? SILENCE;
-    this.reply?.played();
+    const agent = this.voice.tick() ?? SILENCE;
+    if (this.reply) {
+      this.reply.played(this.recordingSeconds());
+      if (this.turn === 'answering' && this.voice.started) this.turn = 'speaking';
+    }
     const visitor = this.visitor.take();
     this.setup.recorder.write(visitor, visitor.length === agent.length ? agent : padded(agent, visitor.length));
   };
 
-  private sendAudio(frame: Int16Array): boolean {
-    if (this.link.bufferedAmount() > MAX_UNSENT_BYTES) return false;
-    this.link.sendAudio(frame);
+  /** A frame of the agent's voice to the transport (false: backed up); the turn's first one logs its latency. */
+  private readonly sendAudio = (frame: Int16Array): boolean => {
+    if (!this.transport.sendAudio(frame)) return false;
     if (this.turnTiming) {
       this.services.logger.debug({ voiceTurn: this.turnTiming.firstAudio() }, 'Voice turn');
       this.turnTiming = undefined;
     }
+    return true;
+  };
+
+  /** The visitor cut the agent off (or sent a text): the reply in progress, if any, stops and its audio is dropped. */
+  private interrupt(): boolean {
+    if (!this.reply || this.turn === 'listening' || this.turn === 'interrupted') return false;
+    this.reply.interrupt();
+    this.turn = 'interrupted';
     return true;
   }
 
@@ -180,8 +225,9 @@ export class VoicePipeline implements VoiceCall {
   private onTurnEvent(event: TurnEvent, samplesAfter: number): void {
     switch (event.type) {
       case 'speech-start': {
+        if (this.finishing) return;
         this.visitorSpoke = true;
-        this.overAgent = this.reply !== undefined;
+        this.overAgent = this.turn !== 'listening';
         this.interruptedAgent = false;
         // Where the frame ends in the recording: what it holds, and the backlog not yet in it but for what follows.
         const frameEnd = this.recordingSeconds(this.visitor.backlog - samplesAfter);
@@ -189,14 +235,11 @@ export class VoicePipeline implements VoiceCall {
         break;
       }
       case 'barge-in':
-        if (this.reply) {
-          this.reply.interrupt();
-          this.interruptedAgent = true;
-        }
+        if (this.interrupt()) this.interruptedAgent = true;
         break;
       case 'utterance':
         // A short sound over the agent's voice ("mm", a cough) that did not interrupt it is not a turn.
-        if (this.overAgent && !this.interruptedAgent) return;
+        if (this.finishing || (this.overAgent && !this.interruptedAgent)) return;
         if (!this.services.stt) return;
         this.hear(event.audio, this.takeUtteranceStart(), TurnTiming.spoken(event.silenceMs));
         break;
@@ -220,7 +263,7 @@ export class VoicePipeline implements VoiceCall {
         return void (await this.say(APOLOGY));
       }
       if (!text) return;
-      this.link.send({ type: 'transcript', text, final: true });
+      this.transport.send({ type: 'transcript', text, final: true });
       await this.answer(text, startSeconds, timing);
     });
   }
@@ -232,13 +275,14 @@ export class VoicePipeline implements VoiceCall {
 
   /** Runs turns one after the other (one reply at a time, as section 10); more than one waiting is refused. */
   private queueTurn(turn: () => Promise<void>): void {
+    if (this.finishing) return;
     if (this.waitingTurns > MAX_WAITING_TURNS) {
-      this.link.send({ type: 'error', message: 'A reply to the previous message is still being produced.' });
+      this.transport.send({ type: 'error', message: 'A reply to the previous message is still being produced.' });
       return;
     }
     this.waitingTurns++;
     this.turns = this.turns
-      .then(() => (this.closing.signal.aborted ? undefined : turn()))
+      .then(() => (this.closing.signal.aborted || this.finishing ? undefined : turn()))
       .catch((error: unknown) => this.failed(error))
       .finally(() => this.waitingTurns--);
   }
@@ -254,18 +298,18 @@ export class VoicePipeline implements VoiceCall {
     try {
       await this.services.replies.reply(turn, reply.piece, { signal: reply.signal, deliver });
     } finally {
-      if (this.reply === reply) this.reply = undefined;
+      this.replied(reply);
     }
   }
 
   /** Says a text that is not a reply to a message (the greeting, the apology when the visitor was not heard). */
   private async say(text: string, interrupted = false): Promise<Delivery> {
     const reply = this.newReply();
-    if (interrupted) reply.interrupt();
+    if (interrupted) this.interrupt();
     try {
       return await reply.say(text);
     } finally {
-      if (this.reply === reply) this.reply = undefined;
+      this.replied(reply);
     }
   }
 
@@ -281,38 +325,44 @@ export class VoicePipeline implements VoiceCall {
   private newReply(timing?: TurnTiming): SpokenReply {
     this.turnTiming = timing;
     this.reply = new SpokenReply({
-      link: this.link,
+      transport: this.transport,
       voice: this.voice,
       tts: this.services.tts,
       speaker: this.setup.speaker,
-      recordingSeconds: () => this.recordingSeconds(),
-      sendAhead: () => this.voice.sendAhead((frame) => this.sendAudio(frame)),
       mark: (stage) => timing?.mark(stage),
       logger: this.services.logger,
     });
+    this.turn = 'answering';
     return this.reply;
+  }
+
+  /** A reply is done (heard, or cut off): the visitor has the floor. */
+  private replied(reply: SpokenReply): void {
+    if (this.reply !== reply) return;
+    this.reply = undefined;
+    this.turn = 'listening';
   }
 
   /** The visitor's audio could not be worked through (a fault of the service's): the socket closes with 1011. */
   private readonly broke = (error: unknown): void => {
     this.services.logger.error({ error: { name: (error as Error)?.name } }, "A spoken call's audio failed");
-    this.link.send({ type: 'error', message: 'The call failed; please reconnect.' });
-    this.link.close(1011, 'Internal error');
+    this.transport.send({ type: 'error', message: 'The call failed; please reconnect.' });
+    this.transport.close(1011, 'Internal error');
   };
 
   /** A refused message maps to the socket as section 15 says; anything else is logged without the visitor's data. */
   private failed(error: unknown): void {
     if (error instanceof HttpException) {
       const status = error.getStatus();
-      if (status === 404) return this.link.close(4404, 'Unknown conversation');
+      if (status === 404) return this.transport.close(4404, 'Unknown conversation');
       if (status === 410) {
-        this.link.send({ type: 'ended' });
-        return this.link.close(1000, 'Conversation ended');
+        this.transport.send({ type: 'ended' });
+        return this.transport.close(1000, 'Conversation ended');
       }
-      return this.link.send({ type: 'error', message: error.message });
+      return this.transport.send({ type: 'error', message: error.message });
     }
     this.services.logger.error({ error: { name: (error as Error)?.name } }, 'A spoken turn failed');
-    this.link.send({ type: 'error', message: 'Something went wrong; please say that again.' });
+    this.transport.send({ type: 'error', message: 'Something went wrong; please say that again.' });
   }
 
   /** Where the visitor's latest utterance began in the recording (now, if none was heard since the last), once. */
