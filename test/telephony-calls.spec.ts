@@ -23,6 +23,8 @@ const GREETING = 'Namaste, how can I help?';
 const QUESTION = 'Do you deliver on Sundays?';
 const ANSWER = 'Yes, we deliver every day.';
 const GOODBYE = 'Thank you for calling, goodbye!';
+const SALES = '+919800000099';
+const MOVING = 'I am putting you through to sales now.';
 /** Closing a service with spoken calls waits for their recordings: seconds, more on a busy machine. */
 const CLOSE_TIMEOUT_MS = 90_000;
 
@@ -38,6 +40,7 @@ describe('a phone call end to end', () => {
   let owner: TestAccount;
   let connected: ConnectedNumber;
   let hangingUp: ConnectedNumber;
+  let transferring: ConnectedNumber;
   let timings: MediaStreamTimings;
 
   beforeAll(async () => {
@@ -69,6 +72,15 @@ describe('a phone call end to end', () => {
     const endCall = (await context.as(owner).post('/tools').send({ type: 'end_call' }).expect(201)).body as { id: number; name: string };
     const closer = await createAgent(context, owner, { name: 'Closer', language: 'en-IN', toolIds: [endCall.id] });
     hangingUp = await connectNumber(context, owner, twilio, { agentId: closer, greeting: GREETING });
+    const transfer = (
+      await context
+        .as(owner)
+        .post('/tools')
+        .send({ type: 'transfer_call', name: 'to_sales', description: 'To a person in sales', number: SALES })
+        .expect(201)
+    ).body as { id: number };
+    const mover = await createAgent(context, owner, { name: 'Mover', language: 'en-IN', toolIds: [transfer.id] });
+    transferring = await connectNumber(context, owner, twilio, { agentId: mover, greeting: GREETING });
   });
   afterAll(async () => {
     await context?.close();
@@ -255,6 +267,29 @@ describe('a phone call end to end', () => {
     const recorded = await recordedCall(conversationId);
     expect(recorded.endedReason).toBe('agent-hung-up');
     expect(recorded.transcript.at(-1)).toMatchObject({ speaker: 'agent', text: GOODBYE });
+  });
+
+  it('transfers the call when the agent calls transfer_call: its sentence plays, then the carrier is given <Dial> for the number', async () => {
+    answerWith((request) =>
+      afterTools(request) ? { kind: 'stream', pieces: [MOVING] } : { kind: 'tool-calls', calls: [{ name: 'to_sales', arguments: '{}' }] },
+    );
+    const { call, stream, conversationId } = await dialIn(transferring);
+    await greeted(stream);
+    stream.say(fixture('en-question'), 16_000);
+    await stream.closed; // the carrier left the stream for the new TwiML
+    const redirects = twilio.requests.filter((request) => request.path.endsWith(`/Calls/${call.sid}.json`) && request.form.has('Twiml'));
+    expect(redirects).toHaveLength(1);
+    expect(redirects[0].form.get('Twiml')).toBe(
+      `<?xml version="1.0" encoding="UTF-8"?><Response><Dial><Number>${SALES}</Number></Dial></Response>`,
+    );
+    expect(stream.bufferedMs).toBeLessThanOrEqual(100); // the sentence announcing it had played
+    expect(completions(call)).toEqual([]); // moved, not hung up
+    const recorded = await recordedCall(conversationId);
+    expect(recorded.endedReason).toBe('transferred');
+    expect(recorded.transcript.slice(-2)).toEqual([
+      { speaker: 'tool', text: expect.stringContaining(SALES) },
+      expect.objectContaining({ speaker: 'agent', text: MOVING }),
+    ]);
   });
 
   it('ends a call that runs past PHONE_MAX_CALL_SECONDS (max-duration), through the carrier', async () => {

@@ -18,6 +18,8 @@ export interface ConversationEnded {
   id: string;
   channel: ConversationChannel;
   reason: EndedReason;
+  /** Where a phone call is moved (`transferred`: the agent's transfer_call). */
+  transferTo?: string;
 }
 
 /**
@@ -85,6 +87,14 @@ export class ConversationEnds implements OnModuleInit {
     return this.finish(accountId, id, undefined, { reason });
   }
 
+  /**
+   * Ends a phone conversation whose agent moved the call to `number` (`transferred`); its listeners hand the call over.
+   * False when it had already ended.
+   */
+  transfer(accountId: number, id: string, number: string): Promise<boolean> {
+    return this.finish(accountId, id, undefined, { reason: 'transferred', transferTo: number });
+  }
+
   /** Ends the conversation if it is idle; false when it is not (or had already ended). */
   endIfIdle(accountId: number, id: string): Promise<boolean> {
     return this.finish(accountId, id, this.idleRule, { reason: 'idle-timeout' });
@@ -130,7 +140,7 @@ export class ConversationEnds implements OnModuleInit {
     accountId: number,
     id: string,
     idle: IdleRule | undefined,
-    end: { reason: EndedReason; unanswered?: UnansweredOutcome; onThePhone?: EndedReason },
+    end: { reason: EndedReason; unanswered?: UnansweredOutcome; onThePhone?: EndedReason; transferTo?: string },
   ): Promise<boolean> {
     const ended = await this.db.transaction(async (sql) => {
       const conversation = await this.conversations.end(accountId, id, idle, sql);
@@ -138,7 +148,7 @@ export class ConversationEnds implements OnModuleInit {
       const reason = conversation.channel === 'phone' ? (end.onThePhone ?? end.reason) : end.reason;
       const messages = await this.conversations.messages(accountId, id, sql);
       await this.calls.record(accountId, id, conversation, messages, { reason, unanswered: end.unanswered }, sql);
-      return { accountId, id, channel: conversation.channel, reason };
+      return { accountId, id, channel: conversation.channel, reason, transferTo: end.transferTo };
     });
     if (!ended) return false;
     for (const listener of this.endedListeners) listener(ended);

@@ -134,7 +134,8 @@ export class ConversationReplies implements BeforeApplicationShutdown {
       if (recorded.trim()) {
         const { startSeconds, latencyMs } = delivered;
         const replied = await this.conversations.recordReply(accountId, id, turn.seq, recorded, startSeconds, entries, latencyMs);
-        if (replied && tools?.hangUp) await (options.hangUp ?? (() => this.hangUp(accountId, id)))();
+        if (replied && tools?.transferTo) await this.transfer(accountId, id, tools.transferTo);
+        else if (replied && tools?.hangUp) await (options.hangUp ?? (() => this.hangUp(accountId, id)))();
       } else {
         await this.conversations.abandonReply(accountId, id, turn.seq, entries);
       }
@@ -166,6 +167,21 @@ export class ConversationReplies implements BeforeApplicationShutdown {
    * The agent hung up (end_call): the conversation ends now that its last sentence is recorded. Should that fail, the
    * reply stands (the visitor has it) and the conversation ends when idle.
    */
+  /**
+   * The agent moves the phone call to `number` (transfer_call): the conversation ends (`transferred`) now that the
+   * sentence announcing it has been heard, and the telephony module hands the call to the carrier's `<Dial>`.
+   */
+  private async transfer(accountId: number, id: string, number: string): Promise<void> {
+    try {
+      await this.ends.transfer(accountId, id, number);
+    } catch (error) {
+      this.logger.error(
+        { error: { name: (error as Error)?.name } },
+        'The agent transferred the call, but the conversation could not be ended',
+      );
+    }
+  }
+
   private async hangUp(accountId: number, id: string): Promise<void> {
     try {
       await this.ends.endNow(accountId, id, 'agent-hung-up');

@@ -123,13 +123,23 @@ RETURNING
 
 -- PhoneCallsRepository.carrierCall
 SELECT
-  call_sid AS "callSid",
-  phone_number_id AS "phoneNumberId"
+  pc.call_sid AS "callSid",
+  pc.phone_number_id AS "phoneNumberId",
+  EXISTS (
+    SELECT
+      1
+    FROM
+      calls c
+    WHERE
+      c.account_id = pc.account_id
+      AND c.id = pc.conversation_id
+      AND c.ended_reason = 'transferred'
+  ) AS transferred
 FROM
-  phone_calls
+  phone_calls pc
 WHERE
-  account_id = $1
-  AND conversation_id = $2;
+  pc.account_id = $1
+  AND pc.conversation_id = $2;
 
 -- PhoneCallsRepository.deleteStatusesForErasure
 DELETE FROM phone_call_statuses s USING phone_calls pc

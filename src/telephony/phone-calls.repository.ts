@@ -37,6 +37,8 @@ export interface StreamGrant {
 export interface CarrierCallRow {
   callSid: string | null;
   phoneNumberId: number;
+  /** Its conversation ended with the call moved elsewhere (transfer_call). */
+  transferred: boolean;
 }
 
 const EXAMPLE_CONVERSATION = '5f0c2a7e-8d3b-4c1e-9a6f-2b7d4e8c1a90';
@@ -163,7 +165,9 @@ export class PhoneCallsRepository {
   @AccountQuery([1, EXAMPLE_CONVERSATION])
   async carrierCall(accountId: number, conversationId: string): Promise<CarrierCallRow | undefined> {
     const [row] = await this.db.query<CarrierCallRow>(
-      `SELECT call_sid AS "callSid", phone_number_id AS "phoneNumberId" FROM phone_calls WHERE account_id = $1 AND conversation_id = $2`,
+      `SELECT pc.call_sid AS "callSid", pc.phone_number_id AS "phoneNumberId",
+              EXISTS (SELECT 1 FROM calls c WHERE c.account_id = pc.account_id AND c.id = pc.conversation_id AND c.ended_reason = 'transferred') AS transferred
+         FROM phone_calls pc WHERE pc.account_id = $1 AND pc.conversation_id = $2`,
       [accountId, conversationId],
     );
     return row;

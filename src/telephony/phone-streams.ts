@@ -6,7 +6,8 @@ import { NotificationListener } from '../database/notification-listener';
 import { CONVERSATION_ENDED_CHANNEL, VoiceLeasesRepository } from '../voice/voice-leases.repository';
 import { PhoneCallsRepository } from './phone-calls.repository';
 import { PhoneNumbersService } from './phone-numbers.service';
-import { TwilioRest } from './twilio-rest';
+import { CarrierCredentials, TwilioRest } from './twilio-rest';
+import { dial } from './twiml';
 
 /** A media stream this instance holds: it is told when its conversation ended elsewhere. */
 export interface HeldStream {
@@ -55,8 +56,10 @@ export class PhoneStreams implements OnModuleInit, OnApplicationShutdown {
   }
 
   onModuleInit(): void {
-    this.ends.afterEnd(({ accountId, id, channel, reason }) => {
-      if (channel === 'phone' && HUNG_UP_BY_THE_SERVICE.has(reason)) void this.hangUp(accountId, id);
+    this.ends.afterEnd(({ accountId, id, channel, reason, transferTo }) => {
+      if (channel !== 'phone') return;
+      if (reason === 'transferred' && transferTo) void this.transfer(accountId, id, transferTo);
+      else if (HUNG_UP_BY_THE_SERVICE.has(reason)) void this.hangUp(accountId, id);
     });
   }
 
@@ -74,11 +77,14 @@ export class PhoneStreams implements OnModuleInit, OnApplicationShutdown {
     if (this.held.get(conversationId) === stream) this.held.delete(conversationId);
   }
 
-  /** Asks the carrier to end the conversation's call (`Status=completed`); a failure is logged (the call ends when its stream closes). */
+  /**
+   * Asks the carrier to end the conversation's call (`Status=completed`); a failure is logged (the call ends when its
+   * stream closes). A transferred call is the dialled party's now: it is left alone.
+   */
   async hangUpCarrierCall(accountId: number, conversationId: string): Promise<void> {
     try {
       const call = await this.calls.carrierCall(accountId, conversationId);
-      if (!call?.callSid) return; // not placed by the carrier (yet): there is no call to end
+      if (!call?.callSid || call.transferred) return; // not placed by the carrier (yet), or moved: no call of ours to end
       const number = await this.numbers.getWithToken(accountId, call.phoneNumberId);
       await this.carrier.endCall(this.numbers.credentialsOf(accountId, number), call.callSid);
     } catch (error) {
@@ -86,6 +92,23 @@ export class PhoneStreams implements OnModuleInit, OnApplicationShutdown {
         { conversationId, error: { name: (error as Error)?.name } },
         'A phone call could not be hung up through the carrier',
       );
+    }
+  }
+
+  /**
+   * The agent moved the call (transfer_call), its last sentence heard: the carrier is given `<Dial>` for the call, and
+   * leaves the media stream (`stop`). Should the carrier refuse, the call is hung up rather than left silent.
+   */
+  private async transfer(accountId: number, conversationId: string, number: string): Promise<void> {
+    const call = await this.calls.carrierCall(accountId, conversationId).catch(() => undefined);
+    if (!call?.callSid) return; // a phone conversation has its CallSid once its stream runs: nothing to move otherwise
+    let credentials: CarrierCredentials | undefined;
+    try {
+      credentials = this.numbers.credentialsOf(accountId, await this.numbers.getWithToken(accountId, call.phoneNumberId));
+      await this.carrier.redirectCall(credentials, call.callSid, dial(number));
+    } catch (error) {
+      this.logger.warn({ conversationId, error: { name: (error as Error)?.name } }, 'A phone call could not be transferred; it is hung up');
+      if (credentials) await this.carrier.endCall(credentials, call.callSid).catch(() => undefined);
     }
   }
 

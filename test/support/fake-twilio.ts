@@ -319,9 +319,9 @@ export class FakeTwilio {
     return ending;
   }
 
-  /** Posts `completed` once (a call already in a final status is left alone). */
+  /** Posts `completed` once (a call already in a final status is left alone, and one moved on to other TwiML). */
   private async complete(call: FakeCall): Promise<WebhookAnswer | undefined> {
-    if (call.completedReported) return undefined;
+    if (call.completedReported || this.plan(call).kind !== 'stream') return undefined;
     call.completedReported = true;
     if (!call.statusCallback) return undefined;
     return this.report(call, 'completed');
@@ -551,9 +551,11 @@ export class FakeTwilio {
     const twiml = form.get('Twiml');
     if (twiml) call.twiml = twiml;
     send(200, this.callJson(call));
-    // Ending a call in progress stops its stream (`stop`, closed); `completed` is posted then, after this answer.
+    // Ending a call in progress stops its stream (`stop`, closed); `completed` is posted then, after this answer. New
+    // TwiML (a `<Dial>`) leaves the stream too, and the call goes on with the dialled party: no `completed` yet.
     const stream = this.streams.get(call.sid);
     if ((status === 'completed' || status === 'canceled') && stream) stream.stop();
     else if (status === 'completed' || status === 'canceled') call.status = status;
+    else if (twiml && stream) stream.stop();
   }
 }
