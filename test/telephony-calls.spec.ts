@@ -60,7 +60,7 @@ describe('a phone call end to end', () => {
     const llmConfig = { baseUrl: llm.url, apiKey: 'sk-test-key', timeoutMs: 30_000, maxTokens: 256 };
     ({ context } = await telephonyContext(twilio, { voice, llm: llmConfig }));
     timings = context.app.get(MEDIA_STREAM_TIMINGS);
-    Object.assign(timings, { keypadGapMs: 500 });
+    Object.assign(timings, { keypadGapMs: 1_000 });
     owner = await context.createAccount();
     await context
       .as(owner)
