@@ -1,9 +1,11 @@
 import { Controller, Get, Res } from '@nestjs/common';
-import { ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { ApiExtension, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { Public } from '../auth/public.decorator';
 import { ApiErrors } from '../common/api-errors.decorator';
+import { messagesExtension } from '../common/message-unions';
 import { WritesOwnResponse } from '../common/responds';
+import { TWILIO_STREAM_FROM_CARRIER, TWILIO_STREAM_MESSAGES_DOC, TWILIO_STREAM_TO_CARRIER } from './dto/media-stream-messages.dto';
 import { SWITCHING_PROTOCOLS_RESPONSE, UPGRADE_REQUIRED_RESPONSE, upgradeRequired } from '../voice/voice-socket.controller';
 
 const STREAM_PROTOCOL = `Twilio's Media Streams protocol over a WebSocket (\`wss://\`, or \`ws://\` when the API's base address
@@ -23,9 +25,11 @@ at most about a second ahead of what has played; \`{"event":"mark","streamSid":â
 it and after each sentence; \`{"event":"clear","streamSid":â€¦}\` when the caller interrupts.
 
 **Ends**: \`stop\` or the socket closing ends the conversation (\`caller-hung-up\`). When the service ends it (the
-agent's \`end_call\`, \`POST /conversations/{id}/end\`, \`PHONE_MAX_CALL_SECONDS\`), the last sentence plays, the carrier
+agent's \`end_call\`, the idle sweep, \`PHONE_MAX_CALL_SECONDS\`; the agent's \`transfer_call\` gives the call \`<Dial>\` instead), the last sentence plays, the carrier
 is asked to complete the call, and the stream closes with 1000. 1013: no room for another call on this instance by
-\`start\`; 1001: the instance is stopping; 1009: a message over 64 KiB.`;
+\`start\`; 1001: the instance is stopping; 1009: a message over 64 KiB.
+
+${TWILIO_STREAM_MESSAGES_DOC}`;
 
 /**
  * `GET /telephony/twilio/stream` in the OpenAPI document and, for a request that is not a WebSocket handshake, its
@@ -38,6 +42,7 @@ export class TwilioStreamController {
   @Get('stream')
   @WritesOwnResponse() // every answer is an error, which the exception filter writes
   @ApiOperation({ summary: "The carrier's media stream of a phone call (a WebSocket; a plain GET is a 426)", description: STREAM_PROTOCOL })
+  @ApiExtension('x-messages', messagesExtension({ receives: TWILIO_STREAM_FROM_CARRIER, sends: TWILIO_STREAM_TO_CARRIER }))
   @ApiResponse({
     ...SWITCHING_PROTOCOLS_RESPONSE,
     description: 'Switching Protocols: the stream is open; the carrier sends `connected`, then `start`',

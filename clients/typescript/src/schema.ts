@@ -361,6 +361,10 @@ export interface paths {
          *     service's (reconnect); 1001 the instance is stopping (reconnect: another instance continues); 1000 after `ended`.
          *     The service's own 1007, 1008 and 1011 follow an `error` message. A socket that closes does not end the
          *     conversation (`end`, `POST …/end` or the idle rule do): a new socket may continue it.
+         *
+         *     **Schemas**: the text frames are `VoiceClientMessage` (`start`, `text`, `end`) and `VoiceServerMessage`
+         *     (`ready`, `transcript`, `reply`, `reply.done`, `clear`, `error`, `ended`), unions on `type` in
+         *     components.schemas, which this operation's `x-messages` refers to (`receives`: what the service receives).
          */
         get: operations["VoiceSocketController_voice"];
         put?: never;
@@ -672,9 +676,11 @@ export interface paths {
          *     it and after each sentence; `{"event":"clear","streamSid":…}` when the caller interrupts.
          *
          *     **Ends**: `stop` or the socket closing ends the conversation (`caller-hung-up`). When the service ends it (the
-         *     agent's `end_call`, `POST /conversations/{id}/end`, `PHONE_MAX_CALL_SECONDS`), the last sentence plays, the carrier
+         *     agent's `end_call`, the idle sweep, `PHONE_MAX_CALL_SECONDS`; the agent's `transfer_call` gives the call `<Dial>` instead), the last sentence plays, the carrier
          *     is asked to complete the call, and the stream closes with 1000. 1013: no room for another call on this instance by
          *     `start`; 1001: the instance is stopping; 1009: a message over 64 KiB.
+         *
+         *     Messages: the carrier sends `TwilioStreamFromCarrier` (`connected`, `start`, `media`, `mark`, `dtmf`, `stop`), the service sends `TwilioStreamToCarrier` (`media`, `mark`, `clear`): schemas in components.schemas, referenced by `x-messages`.
          */
         get: operations["TwilioStreamController_stream"];
         put?: never;
@@ -697,7 +703,7 @@ export interface paths {
         put?: never;
         /**
          * Create a tool; a webhook tool's answer carries its signing secret, shown this once
-         * @description A webhook tool's call is a `POST` of JSON to its `url`: `{ "id": "tc_…", "tool": "<name>", "arguments": { … }, "conversation": { "id", "agentId", "channel", "phone", "name" } }` (schema `ToolCallRequest`), signed as a webhook delivery is (Standard Webhooks headers `webhook-id`, the body's `id`; `webhook-timestamp`; `webhook-signature`, with the tool's secret). A 2xx answer's body (JSON or text, at most 16 KiB) is what the model sees; a timeout, another status, a redirect, a refused connection or a larger body gives the model `{"error": "<what went wrong>"}`. Arguments that do not match `parameters` are not sent: the model is told why instead.
+         * @description A webhook tool's call is a `POST` of JSON to its `url`: `{ "id": "tc_…", "tool": "<name>", "arguments": { … }, "conversation": { "id", "agentId", "channel", "phone", "name" } }` (schema `ToolCallRequest`, the `tool-call` webhook of this document), signed as a webhook delivery is (Standard Webhooks headers `webhook-id`, the body's `id`; `webhook-timestamp`; `webhook-signature`, with the tool's secret). A 2xx answer's body (JSON or text, at most 16 KiB) is what the model sees; a timeout, another status, a redirect, a refused connection or a larger body gives the model `{"error": "<what went wrong>"}`. Arguments that do not match `parameters` are not sent: the model is told why instead.
          */
         post: operations["ToolsController_create"];
         delete?: never;
@@ -811,7 +817,7 @@ export interface paths {
         put?: never;
         /**
          * Create a webhook; the answer carries its signing secret, shown this once
-         * @description Deliveries are POSTed as JSON, signed as the Standard Webhooks specification says (`webhook-id`, `webhook-timestamp`, `webhook-signature`); the event schemas are `CallCreatedEvent`, `CallRecordingReadyEvent`, `CallDeletedEvent` and `PingEvent` (see `x-webhooks`). A 2xx answer is a success; anything else, a timeout or a refused connection is retried on the schedule of `WEBHOOK_RETRY_SECONDS`; a 410 disables the webhook.
+         * @description Deliveries are POSTed as JSON, signed as the Standard Webhooks specification says (`webhook-id`, `webhook-timestamp`, `webhook-signature`); the event schemas are `CallCreatedEvent`, `CallRecordingReadyEvent`, `CallDeletedEvent` and `PingEvent` (under `webhooks` in this document). A 2xx answer is a success; anything else, a timeout or a refused connection is retried on the schedule of `WEBHOOK_RETRY_SECONDS`; a 410 disables the webhook.
          */
         post: operations["WebhooksController_create"];
         delete?: never;
@@ -1021,7 +1027,258 @@ export interface paths {
         trace?: never;
     };
 }
-export type webhooks = Record<string, never>;
+export interface webhooks {
+    "call.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The `call.created` event
+         * @description POSTed to each enabled webhook subscribed to it (`ping`: by `POST /webhooks/{webhookId}/test`).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The event id (the body's `id`), the same on every attempt: deduplicate on it. */
+                    "webhook-id": string;
+                    /** @description `v1,<base64 HMAC-SHA256 of id.timestamp.body>` with each active secret, space-separated (two for 24 hours after a rotation). Verify with any Standard Webhooks library. */
+                    "webhook-signature": string;
+                    /** @description When this attempt was made, in seconds since the Unix epoch: refuse one more than a few minutes old. */
+                    "webhook-timestamp": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["CallCreatedEvent"];
+                };
+            };
+            responses: {
+                /** @description Received. Anything else (or no answer within WEBHOOK_TIMEOUT_MS) is retried; 410 disables the webhook. */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "call.deleted": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The `call.deleted` event
+         * @description POSTed to each enabled webhook subscribed to it (`ping`: by `POST /webhooks/{webhookId}/test`).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The event id (the body's `id`), the same on every attempt: deduplicate on it. */
+                    "webhook-id": string;
+                    /** @description `v1,<base64 HMAC-SHA256 of id.timestamp.body>` with each active secret, space-separated (two for 24 hours after a rotation). Verify with any Standard Webhooks library. */
+                    "webhook-signature": string;
+                    /** @description When this attempt was made, in seconds since the Unix epoch: refuse one more than a few minutes old. */
+                    "webhook-timestamp": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["CallDeletedEvent"];
+                };
+            };
+            responses: {
+                /** @description Received. Anything else (or no answer within WEBHOOK_TIMEOUT_MS) is retried; 410 disables the webhook. */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "call.recording.ready": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The `call.recording.ready` event
+         * @description POSTed to each enabled webhook subscribed to it (`ping`: by `POST /webhooks/{webhookId}/test`).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The event id (the body's `id`), the same on every attempt: deduplicate on it. */
+                    "webhook-id": string;
+                    /** @description `v1,<base64 HMAC-SHA256 of id.timestamp.body>` with each active secret, space-separated (two for 24 hours after a rotation). Verify with any Standard Webhooks library. */
+                    "webhook-signature": string;
+                    /** @description When this attempt was made, in seconds since the Unix epoch: refuse one more than a few minutes old. */
+                    "webhook-timestamp": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["CallRecordingReadyEvent"];
+                };
+            };
+            responses: {
+                /** @description Received. Anything else (or no answer within WEBHOOK_TIMEOUT_MS) is retried; 410 disables the webhook. */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    ping: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The `ping` event
+         * @description POSTed to each enabled webhook subscribed to it (`ping`: by `POST /webhooks/{webhookId}/test`).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The event id (the body's `id`), the same on every attempt: deduplicate on it. */
+                    "webhook-id": string;
+                    /** @description `v1,<base64 HMAC-SHA256 of id.timestamp.body>` with each active secret, space-separated (two for 24 hours after a rotation). Verify with any Standard Webhooks library. */
+                    "webhook-signature": string;
+                    /** @description When this attempt was made, in seconds since the Unix epoch: refuse one more than a few minutes old. */
+                    "webhook-timestamp": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["PingEvent"];
+                };
+            };
+            responses: {
+                /** @description Received. Anything else (or no answer within WEBHOOK_TIMEOUT_MS) is retried; 410 disables the webhook. */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "tool-call": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A webhook tool called by the model
+         * @description POSTed to the tool's `url` when the agent's model calls it in a conversation (`POST /tools`), signed with the tool's secret.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The tool call's id (the body's `id`). */
+                    "webhook-id": string;
+                    /** @description `v1,<base64 HMAC-SHA256 of id.timestamp.body>` with each active secret, space-separated (two for 24 hours after a rotation). Verify with any Standard Webhooks library. */
+                    "webhook-signature": string;
+                    /** @description When this attempt was made, in seconds since the Unix epoch: refuse one more than a few minutes old. */
+                    "webhook-timestamp": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["ToolCallRequest"];
+                };
+            };
+            responses: {
+                /** @description The result the model sees: the body, JSON or text, at most 16 KiB. */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": unknown;
+                        "text/plain": string;
+                    };
+                };
+                /** @description Any other status, a redirect, no answer within the tool's `timeoutSeconds` or a body over 16 KiB: the model is told `{"error": "<what went wrong>"}`, and the conversation goes on. */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+}
 export interface components {
     schemas: {
         AgentResponse: {
@@ -1156,6 +1413,7 @@ export interface components {
              */
             scopes: ("read" | "write")[];
         };
+        /** @description A call was recorded (not a test call). `data` is the call exactly as `GET /calls/{callId}` returns it. */
         CallCreatedEvent: {
             /**
              * Format: date-time
@@ -1172,6 +1430,7 @@ export interface components {
             /** @enum {string} */
             type: "call.created";
         };
+        /** @description The call was deleted (its transcript and recording are gone; earlier events' stored payloads are erased). */
         CallDeletedEvent: {
             /**
              * Format: date-time
@@ -1289,6 +1548,7 @@ export interface components {
             /** @example https://shop.example.in/contact */
             website: string;
         };
+        /** @description A recording upload of the call was committed. `data` is the call exactly as `GET /calls/{callId}` returns it then. */
         CallRecordingReadyEvent: {
             /**
              * Format: date-time
@@ -2241,6 +2501,7 @@ export interface components {
              */
             webhookId: number;
         };
+        /** @description Sent by `POST /webhooks/{webhookId}/test`, whatever the webhook's events. */
         PingEvent: {
             /**
              * Format: date-time
@@ -2508,6 +2769,7 @@ export interface components {
              */
             phone: string;
         };
+        /** @description What a webhook tool's `url` receives when the model calls it: a `POST` of this JSON, with the Standard Webhooks headers `webhook-id` (this `id`), `webhook-timestamp` and `webhook-signature` (made with the tool's secret, and for 24 hours after a rotation with the previous one too). */
         ToolCallRequest: {
             /**
              * @description The model's arguments, valid against the tool's `parameters`.
@@ -2653,6 +2915,215 @@ export interface components {
              */
             transcription: number;
         };
+        /** @description The caller interrupted: the carrier drops the audio it has not played (and echoes the marks after it). */
+        TwilioStreamClear: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            event: "clear";
+            /** @example MZ18ad3ab5a668481ce02b83e7395059f0 */
+            streamSid: string;
+        };
+        /** @description The first frame once the socket is open. */
+        TwilioStreamConnected: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            event: "connected";
+            /** @example Call */
+            protocol: string;
+            /** @example 1.0.0 */
+            version: string;
+        };
+        /** @description The caller pressed a key. */
+        TwilioStreamDtmf: {
+            dtmf: components["schemas"]["TwilioStreamDtmfDigit"];
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            event: "dtmf";
+            /** @example 5 */
+            sequenceNumber: string;
+            /** @example MZ18ad3ab5a668481ce02b83e7395059f0 */
+            streamSid: string;
+        };
+        TwilioStreamDtmfDigit: {
+            /**
+             * @description The key the caller pressed: 0–9, `*` or `#`.
+             * @example 1
+             */
+            digit: string;
+            /** @enum {string} */
+            track: "inbound_track";
+        };
+        /** @description A frame Twilio sends on the media stream (JSON text): Twilio's Media Streams protocol. */
+        TwilioStreamFromCarrier: components["schemas"]["TwilioStreamConnected"] | components["schemas"]["TwilioStreamStart"] | components["schemas"]["TwilioStreamMedia"] | components["schemas"]["TwilioStreamMark"] | components["schemas"]["TwilioStreamDtmf"] | components["schemas"]["TwilioStreamStop"];
+        /** @description A mark the service sent, echoed once the audio sent before it has played (or was cleared). */
+        TwilioStreamMark: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            event: "mark";
+            mark: components["schemas"]["TwilioStreamMarkName"];
+            /** @example 4 */
+            sequenceNumber: string;
+            /** @example MZ18ad3ab5a668481ce02b83e7395059f0 */
+            streamSid: string;
+        };
+        TwilioStreamMarkName: {
+            /**
+             * @description The name the service gave the mark.
+             * @example sentence-3
+             */
+            name: string;
+        };
+        /** @description The caller's audio, every 20 ms. */
+        TwilioStreamMedia: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            event: "media";
+            media: components["schemas"]["TwilioStreamMediaChunk"];
+            /** @example 3 */
+            sequenceNumber: string;
+            /** @example MZ18ad3ab5a668481ce02b83e7395059f0 */
+            streamSid: string;
+        };
+        TwilioStreamMediaChunk: {
+            /**
+             * @description Counts the track's chunks from "1".
+             * @example 2
+             */
+            chunk: string;
+            /**
+             * @description 20 ms of μ-law audio at 8 kHz, mono, base64.
+             * @example fn5+fn5+fn5+fn5+fn5+fn5+fn5+fn5+fn5+fn5+fn5+fn5+fn5+fn5+fn5+fn5+fn5+fn5+fn5+fn5+fn5+
+             */
+            payload: string;
+            /**
+             * @description Milliseconds since the stream started.
+             * @example 5
+             */
+            timestamp: string;
+            /**
+             * @example inbound
+             * @enum {string}
+             */
+            track: "inbound" | "outbound";
+        };
+        TwilioStreamMediaFormat: {
+            /**
+             * @example 1
+             * @enum {integer}
+             */
+            channels: 1;
+            /** @enum {string} */
+            encoding: "audio/x-mulaw";
+            /**
+             * @example 8000
+             * @enum {integer}
+             */
+            sampleRate: 8000;
+        };
+        TwilioStreamOutboundAudio: {
+            /**
+             * @description The agent's voice: μ-law at 8 kHz, mono, base64, without headers.
+             * @example fn5+fn5+fn5+fn5+
+             */
+            payload: string;
+        };
+        TwilioStreamParameters: {
+            /**
+             * @description The one-time token that opens the stream (valid for 60 s and one stream).
+             * @example vst_3q2-7wVhZ0kq9yXb1mT4cR8sLdE6uJfA0kq9yXb1mT4
+             */
+            token: string;
+        };
+        /** @description After each sentence: the carrier echoes it once the sentence has played, so the transcript keeps what the caller heard. */
+        TwilioStreamSendMark: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            event: "mark";
+            mark: components["schemas"]["TwilioStreamMarkName"];
+            /** @example MZ18ad3ab5a668481ce02b83e7395059f0 */
+            streamSid: string;
+        };
+        /** @description The agent's voice, paced at about the speed it plays (never more than about a second ahead). */
+        TwilioStreamSendMedia: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            event: "media";
+            media: components["schemas"]["TwilioStreamOutboundAudio"];
+            /** @example MZ18ad3ab5a668481ce02b83e7395059f0 */
+            streamSid: string;
+        };
+        /** @description Once, after `connected`: which call the stream carries. No valid token within 10 s closes the socket. */
+        TwilioStreamStart: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            event: "start";
+            /**
+             * @description Counts the stream's messages from "1".
+             * @example 1
+             */
+            sequenceNumber: string;
+            start: components["schemas"]["TwilioStreamStartDetails"];
+            /** @example MZ18ad3ab5a668481ce02b83e7395059f0 */
+            streamSid: string;
+        };
+        TwilioStreamStartDetails: {
+            /** @example AC0123456789abcdef0123456789abcdef */
+            accountSid: string;
+            /**
+             * @description The carrier's id of the call (`CallSid` of the voice webhook).
+             * @example CA0123456789abcdef0123456789abcdef
+             */
+            callSid: string;
+            /** @description The `<Parameter>`s of the `<Stream>` the service answered the call with. */
+            customParameters: components["schemas"]["TwilioStreamParameters"];
+            mediaFormat: components["schemas"]["TwilioStreamMediaFormat"];
+            /** @example MZ18ad3ab5a668481ce02b83e7395059f0 */
+            streamSid: string;
+            /**
+             * @description The audio that will flow: `inbound` (the caller's) for a `<Connect><Stream>`.
+             * @example [
+             *       "inbound"
+             *     ]
+             */
+            tracks: ("inbound" | "outbound")[];
+        };
+        /** @description The stream ended (the caller hung up, or the call was moved on): the conversation ends. */
+        TwilioStreamStop: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            event: "stop";
+            /** @example 6 */
+            sequenceNumber: string;
+            stop: components["schemas"]["TwilioStreamStopDetails"];
+            /** @example MZ18ad3ab5a668481ce02b83e7395059f0 */
+            streamSid: string;
+        };
+        TwilioStreamStopDetails: {
+            /** @example AC0123456789abcdef0123456789abcdef */
+            accountSid: string;
+            /** @example CA0123456789abcdef0123456789abcdef */
+            callSid: string;
+        };
+        /** @description A frame the service sends to Twilio on the media stream (JSON text), in a bidirectional stream. */
+        TwilioStreamToCarrier: components["schemas"]["TwilioStreamSendMedia"] | components["schemas"]["TwilioStreamSendMark"] | components["schemas"]["TwilioStreamClear"];
         UpdateAgentDto: {
             /** @description At most 2,000 characters. */
             description?: string;
@@ -2911,6 +3382,42 @@ export interface components {
              */
             durationSeconds: number;
         };
+        /** @description Drop the agent audio not yet played: the visitor interrupted. */
+        VoiceClearMessage: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "clear";
+        };
+        /** @description A text frame the client sends on the voice socket (JSON); its audio goes in binary frames. */
+        VoiceClientMessage: components["schemas"]["VoiceStartMessage"] | components["schemas"]["VoiceTextMessage"] | components["schemas"]["VoiceEndMessage"];
+        /** @description The conversation has ended; the socket closes with 1000. */
+        VoiceEndedMessage: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "ended";
+        };
+        /** @description Ends the conversation, as `POST /conversations/{conversationId}/end` does. */
+        VoiceEndMessage: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "end";
+        };
+        /** @description Something the client sent was refused (a 1007, 1008 or 1011 close may follow). */
+        VoiceErrorMessage: {
+            /** @example Audio frames are 10 to 200 ms long */
+            message: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "error";
+        };
         VoiceLoadResponse: {
             /**
              * @description Spoken calls this instance serves now: voice sockets whose `start` was accepted, until their call is stored.
@@ -2922,6 +3429,53 @@ export interface components {
              * @example 100
              */
             maxCalls: number;
+        };
+        /** @description The answer to `start`: the call has begun. */
+        VoiceReadyMessage: {
+            /**
+             * @description `speech`: the service transcribes the audio itself; `text`: the client sends what the browser recognised as `text` frames.
+             * @example speech
+             * @enum {string}
+             */
+            input: "speech" | "text";
+            /**
+             * @description The rate of the PCM the service sends, in Hz.
+             * @example 16000
+             */
+            sampleRate: number;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "ready";
+        };
+        /** @description The agent's reply is over. */
+        VoiceReplyDoneMessage: {
+            /**
+             * @description Whether the visitor interrupted it.
+             * @example false
+             */
+            interrupted: boolean;
+            /**
+             * @description What the agent said (up to where the visitor interrupted it).
+             * @example Yes, we deliver every day from 9 am to 6 pm.
+             */
+            text: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "reply.done";
+        };
+        /** @description A piece of the agent's reply, as it is produced. */
+        VoiceReplyMessage: {
+            /** @example Yes, we deliver */
+            text: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "reply";
         };
         VoiceResponse: {
             /**
@@ -2938,6 +3492,52 @@ export interface components {
              * @enum {string}
              */
             tier: "stable" | "preview" | "next-generation";
+        };
+        /** @description A text frame the service sends on the voice socket (JSON); the agent's voice goes in binary frames. */
+        VoiceServerMessage: components["schemas"]["VoiceReadyMessage"] | components["schemas"]["VoiceTranscriptMessage"] | components["schemas"]["VoiceReplyMessage"] | components["schemas"]["VoiceReplyDoneMessage"] | components["schemas"]["VoiceClearMessage"] | components["schemas"]["VoiceErrorMessage"] | components["schemas"]["VoiceEndedMessage"];
+        /** @description The first frame, within 10 s of the upgrade: the conversation's token, and the rate of the audio to come. */
+        VoiceStartMessage: {
+            /**
+             * @description The rate of the PCM the client will send, in Hz.
+             * @default 16000
+             * @example 16000
+             */
+            sampleRate?: number;
+            /**
+             * @description The `token` the conversation was started with.
+             * @example vac_3q2-7wVhZ0kq9yXb1mT4cR8sLdE6uJfA
+             */
+            token: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "start";
+        };
+        /** @description An utterance recognised in the browser, or typed: a message with the rules of `POST …/messages` (an `error` if it breaks them). */
+        VoiceTextMessage: {
+            /**
+             * @description 1–2,000 characters after trimming.
+             * @example Do you deliver on Sundays?
+             */
+            text: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "text";
+        };
+        /** @description The visitor's speech as heard so far; one `final` per utterance. */
+        VoiceTranscriptMessage: {
+            /** @example true */
+            final: boolean;
+            /** @example Do you deliver on Sundays? */
+            text: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "transcript";
         };
         WebhookDeliveryResponse: {
             /**
