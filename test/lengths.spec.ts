@@ -385,6 +385,12 @@ function valuesOf(limit: Limit, count: number): [string, string][] {
   return Object.entries(KINDS).map(([kind, unit]) => [kind, textOf(unit, count)]);
 }
 
+/**
+ * Two tests walk every limited field of the API (a few hundred requests each, more with every module): on two cores shared
+ * with the rest of the suite they have passed the 30 s default (seen at load 5).
+ */
+jest.setTimeout(120_000);
+
 describe('length limits, counted in code points as PostgreSQL counts them', () => {
   let context: TestContext;
   let account: TestAccount;
