@@ -58,6 +58,7 @@ describe('phone numbers', () => {
         'number',
         'provider',
         'agentId',
+        'agentVersion',
         'label',
         'greeting',
         'twilioAccountSid',

@@ -32,6 +32,7 @@ describe('widget sites (management)', () => {
         id: expect.any(Number),
         name: 'Storefront',
         agentId: null,
+        agentVersion: null,
         allowedDomain: '',
         widgetPosition: 'bottom-right',
         widgetLabel: 'Talk to us',

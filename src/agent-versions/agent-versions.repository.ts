@@ -100,12 +100,33 @@ export class AgentVersionsRepository {
     return row;
   }
 
-  /** The agent's latest version (undefined when it has none): what a new conversation that is not a test runs. */
-  @AccountQuery([1, 2])
-  async latest(accountId: number, agentId: number, sql: Sql = this.db): Promise<StartingVersion | undefined> {
+  /**
+   * The voice and language a conversation speaks with: its version's (the one it started on), or its agent's current
+   * ones when it runs none; undefined when the conversation or its agent is gone.
+   */
+  @AccountQuery([1, '5f0c2a7e-8d3b-4b7e-9a51-2b1f7d9e4c10'])
+  async speakerOf(accountId: number, conversationId: string): Promise<{ voice: string; language: string } | undefined> {
+    const [row] = await this.db.query<{ voice: string; language: string }>(
+      `SELECT coalesce(v.voice, a.voice) AS voice, coalesce(v.language, a.language) AS language
+         FROM conversations c
+         JOIN agents a ON a.account_id = c.account_id AND a.id = c.agent_id
+         LEFT JOIN agent_versions v ON v.account_id = c.account_id AND v.agent_id = c.agent_id AND v.version = c.agent_version
+        WHERE c.account_id = $1 AND c.id = $2`,
+      [accountId, conversationId],
+    );
+    return row;
+  }
+
+  /**
+   * What a new conversation that is not a test runs: the version `pinned` (by its widget site or phone number) when
+   * given and still there, else the agent's latest; undefined when the agent has none.
+   */
+  @AccountQuery([1, 2, 3])
+  async starting(accountId: number, agentId: number, pinned: number | null, sql: Sql = this.db): Promise<StartingVersion | undefined> {
     const [row] = await sql.query<StartingVersion>(
-      `SELECT version, name, language FROM agent_versions WHERE account_id = $1 AND agent_id = $2 ORDER BY version DESC LIMIT 1`,
-      [accountId, agentId],
+      `SELECT version, name, language FROM agent_versions WHERE account_id = $1 AND agent_id = $2
+        ORDER BY version = $3 DESC, version DESC LIMIT 1`,
+      [accountId, agentId, pinned],
     );
     return row;
   }

@@ -1,6 +1,7 @@
 import { Injectable, NotFoundException } from '@nestjs/common';
 import { AgentRow } from '../agents/agents.repository';
 import { AgentsService } from '../agents/agents.service';
+import { RequestValidationException } from '../common/validation';
 import { Database } from '../database/database';
 import { AgentVersionRow, AgentVersionsRepository, StartingVersion } from './agent-versions.repository';
 
@@ -36,6 +37,26 @@ export class AgentVersionsService {
    * Copies the version's settings back onto the agent (its current settings; publishedVersion is unchanged: publish
    * again to make them what conversations run). Knowledge bases and tools deleted since are left out.
    */
+  /**
+   * The `agentVersion` a widget site or a phone number keeps, given its agent after the change (`agentId`) and what the
+   * request said (`requested`; undefined when it said nothing): unchanged (undefined), cleared (null: asked, or the
+   * agent changed without a new pin), or a version of that agent (else a 400 naming agentVersion).
+   */
+  async pin(
+    accountId: number,
+    agentId: number | null,
+    requested: number | null | undefined,
+    agentChanged: boolean,
+  ): Promise<number | null | undefined> {
+    if (requested === undefined) return agentChanged ? null : undefined;
+    if (requested === null) return null;
+    const refuse = (message: string) => new RequestValidationException([{ field: 'agentVersion', message }]);
+    if (agentId === null) throw refuse('agentVersion needs an agentId: a version is of one agent');
+    if (!(await this.versions.get(accountId, agentId, requested)))
+      throw refuse(`agentVersion ${requested} is not a version of agent ${agentId}`);
+    return requested;
+  }
+
   async restore(accountId: number, agentId: number, version: number): Promise<AgentRow> {
     const { settings } = await this.get(accountId, agentId, version);
     return this.agents.replaceSettings(accountId, agentId, settings);
@@ -45,7 +66,17 @@ export class AgentVersionsService {
    * The version a new conversation runs: none (its current settings) for a test, or while the agent has never been
    * published; otherwise the latest.
    */
-  async forConversation(accountId: number, agentId: number, isTest: boolean): Promise<StartingVersion | undefined> {
-    return isTest ? undefined : this.versions.latest(accountId, agentId);
+  /** The voice and language a conversation speaks with (its version's); undefined when it or its agent is gone. */
+  speakerOf(accountId: number, conversationId: string): Promise<{ voice: string; language: string } | undefined> {
+    return this.versions.speakerOf(accountId, conversationId);
+  }
+
+  async forConversation(
+    accountId: number,
+    agentId: number,
+    isTest: boolean,
+    pinned: number | null = null,
+  ): Promise<StartingVersion | undefined> {
+    return isTest ? undefined : this.versions.starting(accountId, agentId, pinned);
   }
 }

@@ -31,6 +31,8 @@ export interface SessionSite {
   agent: Pick<AgentRow, 'id' | 'name' | 'language'>;
   allowedDomain: string;
   greeting: string;
+  /** The version of the agent the site pins (null: the published one). */
+  agentVersion: number | null;
 }
 
 /** A phone call's conversation (src/telephony): its direction, the other party, and the agent's first sentence. */
@@ -41,6 +43,8 @@ export interface PhoneCallStart {
   name: string;
   /** Spoken first once the call is connected; "" for none (the agent waits for the other party). */
   greeting: string;
+  /** The version of the agent the number pins (null: the published one). */
+  agentVersion: number | null;
 }
 
 /** Where a conversation starts: an API client (the dashboard), a widget site's page, or a phone call. */
@@ -51,6 +55,8 @@ interface ConversationOrigin {
   siteId: number | null;
   allowedDomain: string | null;
   isTest: boolean;
+  /** The version its site or number pins; null: the published one (a test runs the current settings either way). */
+  pinnedVersion: number | null;
 }
 
 /** The host of a page's Origin header ("" when there is none, it is not a URL, or its name is longer than any host's). */
@@ -82,7 +88,15 @@ export class ConversationStarts {
   /** The dashboard's test-call button (or any API client): a conversation with one of the account's agents. */
   async startWithAgent(accountId: number, agentId: number, visitor: Visitor, isTest: boolean): Promise<StartedConversation> {
     const agent = await this.agents.get(accountId, agentId);
-    const api = { channel: 'api' as const, callType: 'web' as const, website: '', siteId: null, allowedDomain: null, isTest };
+    const api = {
+      channel: 'api' as const,
+      callType: 'web' as const,
+      website: '',
+      siteId: null,
+      allowedDomain: null,
+      isTest,
+      pinnedVersion: null,
+    };
     return this.start(accountId, agent, visitor, api, '');
   }
 
@@ -99,6 +113,7 @@ export class ConversationStarts {
       siteId: site.id,
       allowedDomain: site.allowedDomain,
       isTest: false,
+      pinnedVersion: site.agentVersion,
     };
     return this.start(site.accountId, site.agent, visitor, web, site.greeting);
   }
@@ -114,7 +129,15 @@ export class ConversationStarts {
     call: PhoneCallStart,
     alongside: (sql: TransactionSql, conversationId: string) => Promise<void>,
   ): Promise<StartedConversation> {
-    const phone = { channel: 'phone' as const, callType: call.callType, website: '', siteId: null, allowedDomain: null, isTest: false };
+    const phone = {
+      channel: 'phone' as const,
+      callType: call.callType,
+      website: '',
+      siteId: null,
+      allowedDomain: null,
+      isTest: false,
+      pinnedVersion: call.agentVersion,
+    };
     return this.start(accountId, agent, { name: call.name, phone: call.phone }, phone, call.greeting, alongside);
   }
 
@@ -145,7 +168,7 @@ export class ConversationStarts {
     const id = randomUUID();
     const token = generateConversationToken();
     // Pinned now: publishing while it runs changes nothing for it (it keeps this version to its end).
-    const version = await this.versions.forConversation(accountId, agent.id, origin.isTest);
+    const version = await this.versions.forConversation(accountId, agent.id, origin.isTest, origin.pinnedVersion);
     const conversation = {
       id,
       tokenHash: hashConversationToken(token),

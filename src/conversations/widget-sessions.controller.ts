@@ -57,10 +57,10 @@ export class WidgetSessionsController {
     const site = typeof siteKey === 'string' ? await this.sites.findSessionSiteBySiteKey(siteKey) : undefined;
     if (site) allowSiteOrigin(site.allowedDomain, origin, response);
     const dto = await validatedBody(body, StartWidgetSessionDto);
-    const { accountId, agent, allowedDomain, widgetGreeting } = site!; // found: a valid body has a string siteKey
+    const { accountId, agent, allowedDomain, widgetGreeting, agentVersion } = site!; // found: a valid body has a string siteKey
     if (!agent) throw new ConflictException('This widget site has no agent to talk to');
     return this.starts.startOnSite(
-      { id: site!.id, accountId, agent, allowedDomain, greeting: widgetGreeting },
+      { id: site!.id, accountId, agent, allowedDomain, greeting: widgetGreeting, agentVersion },
       origin,
       { name: dto.name!, phone: dto.phone! },
       clientAddressKey(request),

@@ -132,7 +132,22 @@ WHERE
   AND agent_id = $2
   AND version = $3;
 
--- AgentVersionsRepository.latest
+-- AgentVersionsRepository.speakerOf
+SELECT
+  coalesce(v.voice, a.voice) AS voice,
+  coalesce(v.language, a.language) AS language
+FROM
+  conversations c
+  JOIN agents a ON a.account_id = c.account_id
+  AND a.id = c.agent_id
+  LEFT JOIN agent_versions v ON v.account_id = c.account_id
+  AND v.agent_id = c.agent_id
+  AND v.version = c.agent_version
+WHERE
+  c.account_id = $1
+  AND c.id = $2;
+
+-- AgentVersionsRepository.starting
 SELECT
   version,
   name,
@@ -143,6 +158,7 @@ WHERE
   account_id = $1
   AND agent_id = $2
 ORDER BY
+  version = $3 DESC,
   version DESC
 LIMIT
   1;

@@ -6,6 +6,7 @@ SELECT
   number,
   provider,
   agent_id AS "agentId",
+  agent_version AS "agentVersion",
   label,
   greeting,
   twilio_account_sid AS "twilioAccountSid",
@@ -24,6 +25,7 @@ SELECT
   number,
   provider,
   agent_id AS "agentId",
+  agent_version AS "agentVersion",
   label,
   greeting,
   twilio_account_sid AS "twilioAccountSid",
@@ -41,6 +43,7 @@ SELECT
   number,
   provider,
   agent_id AS "agentId",
+  agent_version AS "agentVersion",
   label,
   greeting,
   twilio_account_sid AS "twilioAccountSid",
@@ -78,15 +81,17 @@ INSERT INTO
     label,
     greeting,
     twilio_account_sid,
-    twilio_auth_token_sealed
+    twilio_auth_token_sealed,
+    agent_version
   )
 VALUES
-  ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+  ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
 RETURNING
   id,
   number,
   provider,
   agent_id AS "agentId",
+  agent_version AS "agentVersion",
   label,
   greeting,
   twilio_account_sid AS "twilioAccountSid",
@@ -105,6 +110,10 @@ SET
   greeting = coalesce($7, greeting),
   twilio_account_sid = coalesce($8, twilio_account_sid),
   twilio_auth_token_sealed = coalesce($9, twilio_auth_token_sealed),
+  agent_version = CASE
+    WHEN $10 THEN $11::integer
+    ELSE agent_version
+  END,
   updated_at = now()
 WHERE
   account_id = $1
@@ -114,6 +123,7 @@ RETURNING
   number,
   provider,
   agent_id AS "agentId",
+  agent_version AS "agentVersion",
   label,
   greeting,
   twilio_account_sid AS "twilioAccountSid",
@@ -147,7 +157,8 @@ SELECT
       'language',
       agent.language
     )
-  END AS agent
+  END AS agent,
+  phone.agent_version AS "agentVersion"
 FROM
   phone_numbers phone
   LEFT JOIN agents agent ON agent.id = phone.agent_id

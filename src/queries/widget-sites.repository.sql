@@ -5,6 +5,7 @@ SELECT
   id,
   name,
   agent_id AS "agentId",
+  agent_version AS "agentVersion",
   allowed_domain AS "allowedDomain",
   widget_position AS "widgetPosition",
   widget_label AS "widgetLabel",
@@ -28,6 +29,7 @@ SELECT
   id,
   name,
   agent_id AS "agentId",
+  agent_version AS "agentVersion",
   allowed_domain AS "allowedDomain",
   widget_position AS "widgetPosition",
   widget_label AS "widgetLabel",
@@ -59,14 +61,30 @@ INSERT INTO
     widget_mode,
     widget_ask_name,
     widget_ask_phone,
-    site_key
+    site_key,
+    agent_version
   )
 VALUES
-  ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
+  (
+    $1,
+    $2,
+    $3,
+    $4,
+    $5,
+    $6,
+    $7,
+    $8,
+    $9,
+    $10,
+    $11,
+    $12,
+    $13
+  )
 RETURNING
   id,
   name,
   agent_id AS "agentId",
+  agent_version AS "agentVersion",
   allowed_domain AS "allowedDomain",
   widget_position AS "widgetPosition",
   widget_label AS "widgetLabel",
@@ -95,6 +113,10 @@ SET
   widget_mode = coalesce($11, widget_mode),
   widget_ask_name = coalesce($12, widget_ask_name),
   widget_ask_phone = coalesce($13, widget_ask_phone),
+  agent_version = CASE
+    WHEN $14 THEN $15::integer
+    ELSE agent_version
+  END,
   updated_at = now()
 WHERE
   account_id = $1
@@ -103,6 +125,7 @@ RETURNING
   id,
   name,
   agent_id AS "agentId",
+  agent_version AS "agentVersion",
   allowed_domain AS "allowedDomain",
   widget_position AS "widgetPosition",
   widget_label AS "widgetLabel",
@@ -127,6 +150,7 @@ RETURNING
   id,
   name,
   agent_id AS "agentId",
+  agent_version AS "agentVersion",
   allowed_domain AS "allowedDomain",
   widget_position AS "widgetPosition",
   widget_label AS "widgetLabel",
@@ -159,12 +183,27 @@ SELECT
   site.widget_ask_name AS "widgetAskName",
   site.widget_ask_phone AS "widgetAskPhone",
   agent.id AS "agentId",
-  agent.name AS "agentName",
-  agent.language AS "agentLanguage"
+  coalesce(runs.name, agent.name) AS "agentName",
+  coalesce(runs.language, agent.language) AS "agentLanguage"
 FROM
   widget_sites site
   LEFT JOIN agents agent ON agent.id = site.agent_id
   AND agent.account_id = site.account_id
+  LEFT JOIN LATERAL (
+    SELECT
+      v.name,
+      v.language
+    FROM
+      agent_versions v
+    WHERE
+      v.account_id = site.account_id
+      AND v.agent_id = agent.id
+    ORDER BY
+      v.version = site.agent_version DESC,
+      v.version DESC
+    LIMIT
+      1
+  ) runs ON TRUE
 WHERE
   site.site_key = $1;
 
@@ -185,7 +224,8 @@ SELECT
       'language',
       agent.language
     )
-  END AS agent
+  END AS agent,
+  site.agent_version AS "agentVersion"
 FROM
   widget_sites site
   LEFT JOIN agents agent ON agent.id = site.agent_id

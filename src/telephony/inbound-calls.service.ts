@@ -39,7 +39,13 @@ export class InboundCalls {
     if (number.agent === null) return sayAndHangUp(NO_AGENT_SENTENCE);
     if (!this.canListen) return sayAndHangUp(NO_LISTENER_SENTENCE); // STT_PROVIDER=none: nobody could hear the caller
     const { token, hash } = newStreamToken();
-    const call = { callType: 'inbound' as const, phone: callerPhone(single(params, 'From')), name: '', greeting: number.greeting };
+    const call = {
+      callType: 'inbound' as const,
+      phone: callerPhone(single(params, 'From')),
+      name: '',
+      greeting: number.greeting,
+      agentVersion: number.agentVersion,
+    };
     try {
       await this.starts.startPhoneCall(number.accountId, number.agent, call, (sql, conversationId) =>
         this.calls.insert(

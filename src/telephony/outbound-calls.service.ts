@@ -57,7 +57,9 @@ export class OutboundCalls {
     const agent = await this.agents.getReferenced(accountId, agentId);
     const credentials = this.numbers.credentialsOf(accountId, number);
     const { token, hash } = newStreamToken();
-    const call = { callType: 'outbound' as const, phone: dto.to, name: dto.name!, greeting: dto.greeting! };
+    // The number's pin is of the number's agent: a call placed with another agent runs that one's published version.
+    const agentVersion = agentId === number.agentId ? number.agentVersion : null;
+    const call = { callType: 'outbound' as const, phone: dto.to, name: dto.name!, greeting: dto.greeting!, agentVersion };
     const { conversationId } = await this.starts.startPhoneCall(accountId, agent, call, (sql, id) =>
       this.calls.insert(
         accountId,

@@ -21,6 +21,10 @@ export class PhoneNumber extends AccountOwnedEntity {
   @JoinColumn({ name: 'agent_id' })
   agent?: Agent | null;
 
+  /** The version of the agent its calls run (null: the agent's published version); cleared with the agent. */
+  @Column({ type: 'integer', nullable: true })
+  agentVersion: number | null;
+
   /** E.164, as given: `+` and 8–15 digits. */
   @Column({ type: 'varchar', length: 16 })
   number: string;

@@ -10,6 +10,8 @@ export interface PhoneNumberRow {
   number: string;
   provider: PhoneProvider;
   agentId: number | null;
+  /** A version of the agent that the number's calls run; null: the agent's published version. */
+  agentVersion: number | null;
   label: string;
   greeting: string;
   twilioAccountSid: string;
@@ -18,7 +20,10 @@ export interface PhoneNumberRow {
 }
 
 /** The fields a client sets: every one on create (defaults applied), any subset on update. */
-export type PhoneNumberFields = Pick<PhoneNumberRow, 'number' | 'provider' | 'agentId' | 'label' | 'greeting' | 'twilioAccountSid'>;
+export type PhoneNumberFields = Pick<
+  PhoneNumberRow,
+  'number' | 'provider' | 'agentId' | 'agentVersion' | 'label' | 'greeting' | 'twilioAccountSid'
+>;
 
 /** A number with its sealed auth token: what the service needs to speak to the carrier for it. */
 export interface PhoneNumberWithToken extends PhoneNumberRow {
@@ -35,15 +40,18 @@ export interface WebhookNumberRow {
   greeting: string;
   /** Its agent, only when one of the number's account; null when it has none. */
   agent: Pick<AgentRow, 'id' | 'name' | 'language'> | null;
+  /** The version of the agent the number pins (null: the published one). */
+  agentVersion: number | null;
 }
 
-const COLUMNS = `id, number, provider, agent_id AS "agentId", label, greeting, twilio_account_sid AS "twilioAccountSid",
+const COLUMNS = `id, number, provider, agent_id AS "agentId", agent_version AS "agentVersion", label, greeting, twilio_account_sid AS "twilioAccountSid",
   created_at AS "createdAt", updated_at AS "updatedAt"`;
 
 const EXAMPLE_FIELDS: PhoneNumberFields = {
   number: '+14155550100',
   provider: 'twilio',
   agentId: 2,
+  agentVersion: null,
   label: 'Front desk',
   greeting: 'Namaste, how can I help?',
   twilioAccountSid: 'AC0123456789abcdef0123456789abcdef',
@@ -103,8 +111,8 @@ export class PhoneNumbersRepository {
   @AccountQuery([1, 3, EXAMPLE_FIELDS, EXAMPLE_SEALED])
   async insert(accountId: number, id: number, fields: PhoneNumberFields, authTokenSealed: Buffer): Promise<PhoneNumberRow> {
     const [row] = await this.db.query<PhoneNumberRow>(
-      `INSERT INTO phone_numbers (account_id, id, number, provider, agent_id, label, greeting, twilio_account_sid, twilio_auth_token_sealed)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING ${COLUMNS}`,
+      `INSERT INTO phone_numbers (account_id, id, number, provider, agent_id, label, greeting, twilio_account_sid, twilio_auth_token_sealed, agent_version)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING ${COLUMNS}`,
       [
         accountId,
         id,
@@ -115,14 +123,15 @@ export class PhoneNumbersRepository {
         fields.greeting,
         fields.twilioAccountSid,
         authTokenSealed,
+        fields.agentVersion,
       ],
     );
     return row;
   }
 
   /**
-   * Changes the fields given (and the sealed token when given); the others keep their values. agent_id may be set
-   * to null, so whether it was given travels separately.
+   * Changes the fields given (and the sealed token when given); the others keep their values. agent_id and
+   * agent_version may be set to null, so whether each was given travels separately.
    */
   @AccountQuery([1, 3, { label: 'Reception', agentId: null }, undefined])
   async update(
@@ -135,7 +144,8 @@ export class PhoneNumbersRepository {
       `UPDATE phone_numbers
           SET agent_id = CASE WHEN $3 THEN $4::integer ELSE agent_id END, number = coalesce($5, number), label = coalesce($6, label),
               greeting = coalesce($7, greeting), twilio_account_sid = coalesce($8, twilio_account_sid),
-              twilio_auth_token_sealed = coalesce($9, twilio_auth_token_sealed), updated_at = now()
+              twilio_auth_token_sealed = coalesce($9, twilio_auth_token_sealed),
+              agent_version = CASE WHEN $10 THEN $11::integer ELSE agent_version END, updated_at = now()
         WHERE account_id = $1 AND id = $2 RETURNING ${COLUMNS}`,
       [
         accountId,
@@ -144,6 +154,8 @@ export class PhoneNumbersRepository {
         ...[fields.agentId, fields.number, fields.label, fields.greeting, fields.twilioAccountSid, authTokenSealed].map(
           (value) => value ?? null,
         ),
+        fields.agentVersion !== undefined,
+        fields.agentVersion ?? null,
       ],
     );
     return row;
@@ -162,7 +174,8 @@ export class PhoneNumbersRepository {
     const [row] = await this.db.query<WebhookNumberRow>(
       `SELECT phone.id, phone.account_id AS "accountId", phone.number, phone.twilio_account_sid AS "twilioAccountSid",
               phone.twilio_auth_token_sealed AS "twilioAuthTokenSealed", phone.greeting,
-              CASE WHEN agent.id IS NULL THEN NULL ELSE json_build_object('id', agent.id, 'name', agent.name, 'language', agent.language) END AS agent
+              CASE WHEN agent.id IS NULL THEN NULL ELSE json_build_object('id', agent.id, 'name', agent.name, 'language', agent.language) END AS agent,
+              phone.agent_version AS "agentVersion"
          FROM phone_numbers phone
          LEFT JOIN agents agent ON agent.id = phone.agent_id AND agent.account_id = phone.account_id
         WHERE phone.id = $1`,

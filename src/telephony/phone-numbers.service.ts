@@ -1,3 +1,4 @@
+import { AgentVersionsService } from '../agent-versions/agent-versions.service';
 import { ConflictException, Injectable, NotFoundException } from '@nestjs/common';
 import { AgentsService, unknownAgentField } from '../agents/agents.service';
 import { definedFields } from '../common/defined-fields';
@@ -29,6 +30,7 @@ export class PhoneNumbersService {
   private readonly publicBaseUrl: string;
 
   constructor(
+    private readonly versions: AgentVersionsService,
     private readonly numbers: PhoneNumbersRepository,
     private readonly agents: AgentsService,
     private readonly carrier: TwilioRest,
@@ -54,6 +56,7 @@ export class PhoneNumbersService {
   /** 400 for another account's agent, 409 for a number the account has, 422 or 502 from the carrier; then saved. */
   async create(accountId: number, dto: CreatePhoneNumberDto): Promise<PhoneNumberRow> {
     if (dto.agentId != null) await this.agents.getReferenced(accountId, dto.agentId);
+    const agentVersion = (await this.versions.pin(accountId, dto.agentId ?? null, dto.agentVersion, false)) ?? null;
     if ((await this.numbers.idOf(accountId, dto.number)) !== undefined) throw taken(dto.number);
     const id = await this.numbers.reserveId();
     await this.pointAtService(id, { accountSid: dto.twilioAccountSid, authToken: dto.twilioAuthToken }, dto.number);
@@ -61,6 +64,7 @@ export class PhoneNumbersService {
       number: dto.number,
       provider: dto.provider!,
       agentId: dto.agentId ?? null,
+      agentVersion,
       label: dto.label!,
       greeting: dto.greeting!,
       twilioAccountSid: dto.twilioAccountSid,
@@ -74,6 +78,10 @@ export class PhoneNumbersService {
     if (Object.keys(fields).length === 0 && twilioAuthToken === undefined) return this.get(accountId, id);
     const current = await this.getWithToken(accountId, id); // another account's number is a 404 before anything else is said
     if (fields.agentId != null) await this.agents.getReferenced(accountId, fields.agentId);
+    const agentId = fields.agentId !== undefined ? fields.agentId : current.agentId;
+    const pinned = await this.versions.pin(accountId, agentId, fields.agentVersion, agentId !== current.agentId);
+    if (pinned === undefined) delete fields.agentVersion;
+    else fields.agentVersion = pinned;
     const number = fields.number ?? current.number;
     if (number !== current.number && (await this.numbers.idOf(accountId, number)) !== undefined) throw taken(number);
     if (fields.number !== undefined || fields.twilioAccountSid !== undefined || twilioAuthToken !== undefined) {

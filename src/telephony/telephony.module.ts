@@ -1,3 +1,4 @@
+import { AgentVersionsModule } from '../agent-versions/agent-versions.module';
 import { Module } from '@nestjs/common';
 import { AgentsModule } from '../agents/agents.module';
 import { AppConfig } from '../config/config';
@@ -29,7 +30,7 @@ import { TwilioWebhooksController } from './twilio-webhooks.controller';
  * audio through the voice pipeline (a transport of its own: TwilioMediaStream), with their hang-ups (PhoneStreams).
  */
 @Module({
-  imports: [AgentsModule, ConversationsModule, VoiceModule, VoiceCapacityModule],
+  imports: [AgentsModule, AgentVersionsModule, ConversationsModule, VoiceModule, VoiceCapacityModule],
   controllers: [PhoneNumbersController, TwilioWebhooksController, TwilioStreamController],
   providers: [
     PhoneNumbersRepository,

@@ -1,5 +1,5 @@
+import { AgentVersionsModule } from '../agent-versions/agent-versions.module';
 import { Module } from '@nestjs/common';
-import { AgentsModule } from '../agents/agents.module';
 import { ConversationsModule } from '../conversations/conversations.module';
 import { RecordingsModule } from '../recordings/recordings.module';
 import { SpokenCalls } from './pipeline/spoken-calls.service';
@@ -25,7 +25,7 @@ import { DEFAULT_TIMINGS } from './voice-session';
  * previews. Conversations stay the conversations module's: a spoken turn goes through its services.
  */
 @Module({
-  imports: [ConversationsModule, AgentsModule, RecordingsModule, VoiceCapacityModule],
+  imports: [ConversationsModule, AgentVersionsModule, RecordingsModule, VoiceCapacityModule],
   controllers: [VoicePreviewController, VoiceSocketController],
   providers: [
     VoiceGateway,

@@ -17,6 +17,10 @@ export class WidgetSite extends AccountOwnedEntity {
   @JoinColumn({ name: 'agent_id' })
   agent?: Agent | null;
 
+  /** The version of the agent its conversations run (null: the agent's published version); cleared with the agent. */
+  @Column({ type: 'integer', nullable: true })
+  agentVersion: number | null;
+
   @Column({ type: 'varchar', length: 200 })
   name: string;
 

@@ -1,3 +1,4 @@
+import { AgentVersionsModule } from '../agent-versions/agent-versions.module';
 import { Module } from '@nestjs/common';
 import { AgentsModule } from '../agents/agents.module';
 import { WidgetPublicController } from './widget-public.controller';
@@ -6,7 +7,7 @@ import { WidgetSitesRepository } from './widget-sites.repository';
 import { WidgetSitesService } from './widget-sites.service';
 
 @Module({
-  imports: [AgentsModule],
+  imports: [AgentsModule, AgentVersionsModule],
   controllers: [WidgetSitesController, WidgetPublicController],
   providers: [WidgetSitesService, WidgetSitesRepository],
   exports: [WidgetSitesService],

@@ -8,6 +8,8 @@ export interface WidgetSiteRow {
   id: number;
   name: string;
   agentId: number | null;
+  /** A version of the agent that the site's conversations run; null: the agent's published version. */
+  agentVersion: number | null;
   allowedDomain: string;
   widgetPosition: WidgetPosition;
   widgetLabel: string;
@@ -42,15 +44,18 @@ export interface WidgetSessionSiteRow extends Pick<WidgetSiteRow, 'id' | 'allowe
   /** The site's account, which the conversation belongs to. */
   accountId: number;
   agent: { id: number; name: string; language: string } | null;
+  /** The version of the agent the site pins (null: the published one). */
+  agentVersion: number | null;
 }
 
-const COLUMNS = `id, name, agent_id AS "agentId", allowed_domain AS "allowedDomain", widget_position AS "widgetPosition",
+const COLUMNS = `id, name, agent_id AS "agentId", agent_version AS "agentVersion", allowed_domain AS "allowedDomain", widget_position AS "widgetPosition",
   widget_label AS "widgetLabel", widget_avatar AS "widgetAvatar", widget_greeting AS "widgetGreeting", widget_mode AS "widgetMode",
   widget_ask_name AS "widgetAskName", widget_ask_phone AS "widgetAskPhone", site_key AS "siteKey", created_at AS "createdAt", updated_at AS "updatedAt"`;
 
 const EXAMPLE_FIELDS: WidgetSiteFields = {
   name: 'Storefront',
   agentId: 2,
+  agentVersion: null,
   allowedDomain: '*.example.com',
   widgetPosition: 'bottom-right',
   widgetLabel: 'Talk to us',
@@ -86,8 +91,8 @@ export class WidgetSitesRepository {
   async insert(accountId: number, fields: WidgetSiteFields, siteKey: string): Promise<WidgetSiteRow> {
     const [site] = await this.db.query<WidgetSiteRow>(
       `INSERT INTO widget_sites (account_id, agent_id, name, allowed_domain, widget_position, widget_label, widget_avatar,
-                                 widget_greeting, widget_mode, widget_ask_name, widget_ask_phone, site_key)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING ${COLUMNS}`,
+                                 widget_greeting, widget_mode, widget_ask_name, widget_ask_phone, site_key, agent_version)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) RETURNING ${COLUMNS}`,
       [
         accountId,
         fields.agentId,
@@ -101,14 +106,15 @@ export class WidgetSitesRepository {
         fields.widgetAskName,
         fields.widgetAskPhone,
         siteKey,
+        fields.agentVersion,
       ],
     );
     return site;
   }
 
   /**
-   * Changes the fields given; the others keep their values. Every column but agent_id is NOT NULL, so null means
-   * "not given" there; agent_id may be set to null (detached), so whether it was given travels separately.
+   * Changes the fields given; the others keep their values. Every column but agent_id and agent_version is NOT NULL,
+   * so null means "not given" there; those two may be set to null, so whether each was given travels separately.
    */
   @AccountQuery([1, 3, { name: 'Storefront (EU)', agentId: null }])
   async update(accountId: number, id: number, fields: Partial<WidgetSiteFields>): Promise<WidgetSiteRow | undefined> {
@@ -118,7 +124,8 @@ export class WidgetSitesRepository {
               allowed_domain = coalesce($6, allowed_domain), widget_position = coalesce($7, widget_position),
               widget_label = coalesce($8, widget_label), widget_avatar = coalesce($9, widget_avatar),
               widget_greeting = coalesce($10, widget_greeting), widget_mode = coalesce($11, widget_mode),
-              widget_ask_name = coalesce($12, widget_ask_name), widget_ask_phone = coalesce($13, widget_ask_phone), updated_at = now()
+              widget_ask_name = coalesce($12, widget_ask_name), widget_ask_phone = coalesce($13, widget_ask_phone),
+              agent_version = CASE WHEN $14 THEN $15::integer ELSE agent_version END, updated_at = now()
         WHERE account_id = $1 AND id = $2 RETURNING ${COLUMNS}`,
       [
         accountId,
@@ -136,6 +143,8 @@ export class WidgetSitesRepository {
           fields.widgetAskName,
           fields.widgetAskPhone,
         ].map((value) => value ?? null),
+        fields.agentVersion !== undefined,
+        fields.agentVersion ?? null,
       ],
     );
     return site;
@@ -158,16 +167,22 @@ export class WidgetSitesRepository {
     return deleted.length > 0;
   }
 
-  /** The site a public widget route names by its key, with its agent only when that agent is of the site's account. */
+  /**
+   * The site a public widget route names by its key, with its agent only when that agent is of the site's account:
+   * the name and language of the version its conversations run (the pinned one, else the latest published, else the
+   * agent's current settings).
+   */
   @UnscopedQuery('the public widget routes have no API key: the site key is their credential, and it names one site', [EXAMPLE_KEY])
   async findConfigBySiteKey(siteKey: string): Promise<WidgetConfigRow | undefined> {
     const [config] = await this.db.query<WidgetConfigRow>(
       `SELECT site.allowed_domain AS "allowedDomain", site.widget_position AS "widgetPosition", site.widget_label AS "widgetLabel",
               site.widget_avatar AS "widgetAvatar", site.widget_greeting AS "widgetGreeting", site.widget_mode AS "widgetMode",
-              site.widget_ask_name AS "widgetAskName", site.widget_ask_phone AS "widgetAskPhone", agent.id AS "agentId", agent.name AS "agentName",
-              agent.language AS "agentLanguage"
+              site.widget_ask_name AS "widgetAskName", site.widget_ask_phone AS "widgetAskPhone", agent.id AS "agentId",
+              coalesce(runs.name, agent.name) AS "agentName", coalesce(runs.language, agent.language) AS "agentLanguage"
          FROM widget_sites site
          LEFT JOIN agents agent ON agent.id = site.agent_id AND agent.account_id = site.account_id
+         LEFT JOIN LATERAL (SELECT v.name, v.language FROM agent_versions v WHERE v.account_id = site.account_id AND v.agent_id = agent.id
+                             ORDER BY v.version = site.agent_version DESC, v.version DESC LIMIT 1) runs ON true
         WHERE site.site_key = $1`,
       [siteKey],
     );
@@ -179,7 +194,8 @@ export class WidgetSitesRepository {
   async findSessionSiteBySiteKey(siteKey: string): Promise<WidgetSessionSiteRow | undefined> {
     const [site] = await this.db.query<WidgetSessionSiteRow>(
       `SELECT site.id, site.account_id AS "accountId", site.allowed_domain AS "allowedDomain", site.widget_greeting AS "widgetGreeting",
-              CASE WHEN agent.id IS NULL THEN NULL ELSE json_build_object('id', agent.id, 'name', agent.name, 'language', agent.language) END AS agent
+              CASE WHEN agent.id IS NULL THEN NULL ELSE json_build_object('id', agent.id, 'name', agent.name, 'language', agent.language) END AS agent,
+              site.agent_version AS "agentVersion"
          FROM widget_sites site
          LEFT JOIN agents agent ON agent.id = site.agent_id AND agent.account_id = site.account_id
         WHERE site.site_key = $1`,

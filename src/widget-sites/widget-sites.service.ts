@@ -1,4 +1,5 @@
 import { Injectable, NotFoundException } from '@nestjs/common';
+import { AgentVersionsService } from '../agent-versions/agent-versions.service';
 import { AgentsService, unknownAgentField } from '../agents/agents.service';
 import { definedFields } from '../common/defined-fields';
 import { CreateWidgetSiteDto } from './dto/create-widget-site.dto';
@@ -16,6 +17,7 @@ export class WidgetSitesService {
   constructor(
     private readonly sites: WidgetSitesRepository,
     private readonly agents: AgentsService,
+    private readonly versions: AgentVersionsService,
   ) {}
 
   list(accountId: number): Promise<WidgetSiteRow[]> {
@@ -28,15 +30,23 @@ export class WidgetSitesService {
 
   async create(accountId: number, dto: CreateWidgetSiteDto): Promise<WidgetSiteRow> {
     if (dto.agentId != null) await this.agents.getReferenced(accountId, dto.agentId); // a site is answered only by its account's agent
-    return this.whileAgentExists(dto.agentId, () => this.sites.insert(accountId, dto as WidgetSiteFields, generateSiteKey()));
+    const agentVersion = (await this.versions.pin(accountId, dto.agentId ?? null, dto.agentVersion, false)) ?? null;
+    const fields = { ...dto, agentVersion } as WidgetSiteFields;
+    return this.whileAgentExists(dto.agentId, () => this.sites.insert(accountId, fields, generateSiteKey()));
   }
 
   async update(accountId: number, id: number, dto: UpdateWidgetSiteDto): Promise<WidgetSiteRow> {
     const fields = definedFields(dto);
     if (Object.keys(fields).length === 0) return this.get(accountId, id);
-    if (fields.agentId != null) {
-      await this.get(accountId, id); // another account's site is a 404 before anything is said about the agent
-      await this.agents.getReferenced(accountId, fields.agentId);
+    if (fields.agentId != null || fields.agentVersion !== undefined) {
+      const current = await this.get(accountId, id); // another account's site is a 404 before anything is said about the agent
+      if (fields.agentId != null) await this.agents.getReferenced(accountId, fields.agentId);
+      const agentId = fields.agentId !== undefined ? fields.agentId : current.agentId;
+      const pinned = await this.versions.pin(accountId, agentId, fields.agentVersion, agentId !== current.agentId);
+      if (pinned === undefined) delete fields.agentVersion;
+      else fields.agentVersion = pinned;
+    } else if (fields.agentId === null) {
+      fields.agentVersion = null; // no agent, no version of it
     }
     return (await this.whileAgentExists(fields.agentId, () => this.sites.update(accountId, id, fields))) ?? Promise.reject(notFound(id));
   }

@@ -2123,6 +2123,11 @@ export interface components {
              */
             agentId?: number | null;
             /**
+             * @description A published version of `agentId` that its conversations run (`GET /agents/{agentId}/versions`), or null (the default): the agent's latest published version. Cleared when `agentId` changes without a new pin, and when the agent is deleted.
+             * @example 3
+             */
+            agentVersion?: number | null;
+            /**
              * @description The agent's first sentence on an inbound call, at most 500 characters after trimming; "" for none (the agent
              *     waits for the caller).
              * @default
@@ -2285,6 +2290,11 @@ export interface components {
              * @example 42
              */
             agentId?: number | null;
+            /**
+             * @description A published version of `agentId` that its conversations run (`GET /agents/{agentId}/versions`), or null (the default): the agent's latest published version. Cleared when `agentId` changes without a new pin, and when the agent is deleted.
+             * @example 3
+             */
+            agentVersion?: number | null;
             /**
              * @description Where the widget may run: "" for any site, a host (`example.com`), `*.example.com` for it and all its
              *     subdomains, or `localhost:5173` for development. A pasted URL is reduced to its host; stored lowercase.
@@ -2452,6 +2462,11 @@ export interface components {
              * @example 12
              */
             agentId: number | null;
+            /**
+             * @description The version of the agent the number's calls run; null: its latest published version.
+             * @example 3
+             */
+            agentVersion: number | null;
             /**
              * Format: date-time
              * @example 2026-11-22T09:15:02.123Z
@@ -3177,6 +3192,11 @@ export interface components {
              */
             agentId?: number | null;
             /**
+             * @description A published version of `agentId` that its conversations run (`GET /agents/{agentId}/versions`), or null (the default): the agent's latest published version. Cleared when `agentId` changes without a new pin, and when the agent is deleted.
+             * @example 3
+             */
+            agentVersion?: number | null;
+            /**
              * @description The agent's first sentence on an inbound call, at most 500 characters after trimming; "" for none (the agent
              *     waits for the caller).
              * @example Namaste, how can I help?
@@ -3296,6 +3316,11 @@ export interface components {
              * @example 42
              */
             agentId?: number | null;
+            /**
+             * @description A published version of `agentId` that its conversations run (`GET /agents/{agentId}/versions`), or null (the default): the agent's latest published version. Cleared when `agentId` changes without a new pin, and when the agent is deleted.
+             * @example 3
+             */
+            agentVersion?: number | null;
             /**
              * @description Where the widget may run: "" for any site, a host (`example.com`), `*.example.com` for it and all its
              *     subdomains, or `localhost:5173` for development. A pasted URL is reduced to its host; stored lowercase.
@@ -3669,6 +3694,11 @@ export interface components {
              * @example 42
              */
             agentId: number | null;
+            /**
+             * @description The version of the agent the site's conversations run; null: its latest published version.
+             * @example 3
+             */
+            agentVersion: number | null;
             /**
              * @description "" means any site.
              * @example *.example.com

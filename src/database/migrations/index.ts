@@ -31,6 +31,7 @@ import { Telephony1796300000000 } from './1796300000000-Telephony';
 import { CallsEndedReason1796300000001 } from './1796300000001-CallsEndedReason';
 import { AgentVersions1796400000000 } from './1796400000000-AgentVersions';
 import { Latency1796500000000 } from './1796500000000-Latency';
+import { VersionPins1796600000000 } from './1796600000000-VersionPins';
 
 export const MIGRATIONS = [
   Initial1795327392008,
@@ -65,4 +66,5 @@ export const MIGRATIONS = [
   CallsEndedReason1796300000001,
   AgentVersions1796400000000,
   Latency1796500000000,
+  VersionPins1796600000000,
 ];

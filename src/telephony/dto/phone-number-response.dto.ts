@@ -17,6 +17,9 @@ export class PhoneNumberResponse {
   /** The agent that answers it; null when none (or after that agent was deleted). @example 12 */
   @ApiProperty({ type: 'integer', nullable: true })
   agentId: number | null;
+  /** The version of the agent the number's calls run; null: its latest published version. @example 3 */
+  @ApiProperty({ type: 'integer', nullable: true })
+  agentVersion: number | null;
   /** @example "Front desk" */
   label: string;
   /** The agent's first sentence on an inbound call; "" for none. @example "Namaste, how can I help?" */
@@ -42,6 +45,7 @@ export function toPhoneNumberResponse(phone: PhoneNumberRow, { publicBaseUrl }: 
     number: phone.number,
     provider: phone.provider,
     agentId: phone.agentId,
+    agentVersion: phone.agentVersion,
     label: phone.label,
     greeting: phone.greeting,
     twilioAccountSid: phone.twilioAccountSid,

@@ -1,3 +1,4 @@
+import { AgentVersionPin } from '../../agent-versions/version-pin';
 import { applyDecorators } from '@nestjs/common';
 import { ApiProperty } from '@nestjs/swagger';
 import { IsInt, IsString, Matches, Max, Min, ValidateIf } from 'class-validator';
@@ -50,6 +51,9 @@ export class PhoneNumberSettingsDto {
   /** The agent of this account that answers the number (and places its calls by default), or null for none. */
   @NumberAgentId()
   agentId?: number | null;
+
+  @AgentVersionPin()
+  agentVersion?: number | null;
 
   /** A name for the number, at most 200 characters after trimming. @example "Front desk" */
   @IsOmittable()

@@ -1,5 +1,5 @@
 import { GoneException, Inject, Injectable, Logger } from '@nestjs/common';
-import { AgentsService } from '../../agents/agents.service';
+import { AgentVersionsService } from '../../agent-versions/agent-versions.service';
 import { ReplyLanguage } from '../../agents/voices';
 import { AppConfig } from '../../config/config';
 import { InjectConfig } from '../../config/config.module';
@@ -34,7 +34,7 @@ export class SpokenCalls extends VoiceCalls {
     talk: ConversationTalk,
     replies: ConversationReplies,
     ends: ConversationEnds,
-    private readonly agents: AgentsService,
+    private readonly versions: AgentVersionsService,
     private readonly recordings: CallRecordings,
     private readonly clock: VoiceClock,
     @Inject(TEXT_TO_SPEECH) tts: TextToSpeech | null,
@@ -52,8 +52,8 @@ export class SpokenCalls extends VoiceCalls {
   }
 
   private async setUp({ access }: VoiceCallContext): Promise<CallSetup> {
-    const [agent, view] = await Promise.all([this.agents.find(access.accountId, access.agentId), this.services.talk.view(access)]);
-    if (!agent) throw new GoneException('The agent of this conversation was deleted');
+    const [speaker, view] = await Promise.all([this.versions.speakerOf(access.accountId, access.id), this.services.talk.view(access)]);
+    if (!speaker) throw new GoneException('The agent of this conversation was deleted');
     if (view.status === 'ended') throw new GoneException('This conversation has ended');
     const [recorder, vad] = await Promise.all([
       this.recordings.open({ accountId: access.accountId, conversationId: access.id }),
@@ -62,7 +62,7 @@ export class SpokenCalls extends VoiceCalls {
     const [first] = view.messages;
     const greeting = recorder.seconds === 0 && view.messages.length === 1 && first.speaker === 'agent' ? first.text : null;
     return {
-      speaker: { voice: agent.voice, language: agent.language as ReplyLanguage },
+      speaker: { voice: speaker.voice, language: speaker.language as ReplyLanguage },
       greeting,
       recorder,
       detector: new TurnDetector(vad, { endOfTurnMs: this.endOfTurnMs }),

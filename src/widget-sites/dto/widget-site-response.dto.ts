@@ -14,6 +14,9 @@ export class WidgetSiteResponse {
   /** The agent that answers the site; null when none (or after that agent was deleted). @example 42 */
   @ApiProperty({ type: 'integer', nullable: true })
   agentId: number | null;
+  /** The version of the agent the site's conversations run; null: its latest published version. @example 3 */
+  @ApiProperty({ type: 'integer', nullable: true })
+  agentVersion: number | null;
   /** "" means any site. @example "*.example.com" */
   allowedDomain: string;
   /** @example "bottom-right" */
@@ -51,6 +54,7 @@ export function toWidgetSiteResponse(site: WidgetSiteRow, { publicBaseUrl }: Res
     id: site.id,
     name: site.name,
     agentId: site.agentId,
+    agentVersion: site.agentVersion,
     allowedDomain: site.allowedDomain,
     widgetPosition: site.widgetPosition,
     widgetLabel: site.widgetLabel,

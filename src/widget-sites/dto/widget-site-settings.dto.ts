@@ -1,6 +1,7 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { IsBoolean, IsInt, IsString, Max, Min, ValidateBy, ValidateIf, ValidationOptions } from 'class-validator';
+import { AgentVersionPin } from '../../agent-versions/version-pin';
 import { MAX_INT_ID } from '../../common/id.pipes';
 import { CodePointLength, IsOmittable, IsOneOf, MaxCodePointLength, Trim } from '../../common/validators';
 import { normaliseAllowedDomain } from '../allowed-domain';
@@ -42,6 +43,9 @@ export class WidgetSiteSettingsDto {
   @Min(1)
   @Max(MAX_INT_ID)
   agentId?: number | null;
+
+  @AgentVersionPin()
+  agentVersion?: number | null;
 
   /**
    * Where the widget may run: "" for any site, a host (`example.com`), `*.example.com` for it and all its
