@@ -19,7 +19,7 @@
  * - The codec's cost (`codecCost`): MulawCodec.decode, the call's 8 → 16 kHz resampler and MulawCodec.encode
  *   (16 → 8 kHz and μ-law) over one minute of a call's audio, in CPU µs per call-minute.
  *
- * Options: --calls 100 --seconds 40 [--codec-only]. Writes bench/results/<date>-phone.json and prints a summary.
+ * Options: --calls 100 --seconds 40 [--tts stand-in: the speech stand-in's voice, as bench/voice.ts] [--codec-only]. Writes bench/results/<date>-phone.json and prints a summary.
  */
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -43,6 +43,8 @@ const option = (name: string, fallback: number) => {
   return index > 0 ? Number(process.argv[index + 1]) : fallback;
 };
 const log = (line: string) => process.stderr.write(`[bench:phone] ${line}\n`);
+/** Set once the callers hang up at the end: a stream closed before is an early close. */
+let hangingUp = false;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 interface CallerFigures {
@@ -53,6 +55,9 @@ interface CallerFigures {
   /** The stream ended before the run did (none expected). */
   ended: number;
 }
+
+/** How the streams that ended early were closed, by close code. */
+const earlyCloses: Record<string, number> = {};
 
 /**
  * One caller on its media stream: asks, sends silence while the reply plays, pauses, asks again. Watches the
@@ -78,7 +83,10 @@ class Caller {
   ) {
     stream.on('message', (message?: Record<string, unknown>) => message && this.received(message));
     stream.on('tick', () => this.tick());
-    stream.once('end', () => (this.figures.ended = 1));
+    stream.once('end', () => {
+      this.figures.ended = 1;
+      if (!hangingUp) earlyCloses[String(stream.closeCode)] = (earlyCloses[String(stream.closeCode)] ?? 0) + 1;
+    });
   }
 
   begin(delayMs: number): void {
@@ -217,6 +225,8 @@ async function warmUp(twilio: FakeTwilio, number: FakeNumber, question: Uint8Arr
 async function main(): Promise<void> {
   const calls = option('calls', 100);
   const seconds = option('seconds', 40);
+  // --tts stand-in: the speech stand-in's tone instead of the built-in voice, as bench/voice.ts runs (what the phone's edge adds to it).
+  const tts = process.argv.includes('--tts') && process.argv[process.argv.indexOf('--tts') + 1] === 'stand-in' ? 'stand-in' : 'builtin';
   const codec = codecCost();
   log(`codec: ${JSON.stringify(codec.microsPerCallMinute)} µs per call-minute`);
   if (process.argv.includes('--codec-only')) return void console.log(JSON.stringify(codec, null, 2));
@@ -231,7 +241,9 @@ async function main(): Promise<void> {
       env: {
         LLM_BASE_URL: standIns.llmUrl,
         LLM_API_KEY: 'bench',
-        TTS_PROVIDER: 'builtin',
+        ...(tts === 'stand-in'
+          ? { TTS_PROVIDER: 'openai', TTS_BASE_URL: standIns.speechUrl, TTS_API_KEY: 'bench' }
+          : { TTS_PROVIDER: 'builtin' }),
         STT_PROVIDER: 'openai',
         STT_BASE_URL: standIns.speechUrl,
         STT_API_KEY: 'bench',
@@ -284,7 +296,7 @@ async function main(): Promise<void> {
       node: process.version,
       cpus: os.cpus().length,
       loadAverageBefore: load,
-      options: { calls, seconds, callsBeganOverMs: CYCLE_MS, tts: 'builtin' },
+      options: { calls, seconds, callsBeganOverMs: CYCLE_MS, tts },
       turns: reports.turns.length,
       endOfTurnToFirstMediaMs: stageFigures(reports.turns, 'firstAudioMs'),
       // The way there: transcript in, message accepted, the reply's first text, its first synthesised audio.
@@ -292,7 +304,7 @@ async function main(): Promise<void> {
         ['heardMs', 'acceptedMs', 'firstTextMs', 'firstSpeechMs'].map((stage) => [stage, stageFigures(reports.turns, stage)]),
       ),
       clockLatenessMs: clockFigures(reports.clock),
-      client: totals,
+      client: { ...totals, earlyCloses },
       rssMiB: { idle: idleRss, afterOneCall: warmRss, peak, mean: round(rss.reduce((a, b) => a + b, 0) / rss.length) },
       rssPerCallMiB: round((peak - idleRss) / calls),
       rssPerCallAfterWarmUpMiB: round((peak - warmRss) / calls),
@@ -300,11 +312,17 @@ async function main(): Promise<void> {
       cpuCores: round(cpu / seconds),
       codec,
     };
-    const file = path.join(ROOT, 'bench', 'results', `${new Date().toISOString().slice(0, 10)}-phone-${calls}.json`);
+    const file = path.join(
+      ROOT,
+      'bench',
+      'results',
+      `${new Date().toISOString().slice(0, 10)}-phone-${calls}${tts === 'builtin' ? '' : '-tts-stand-in'}.json`,
+    );
     fs.writeFileSync(file, `${JSON.stringify(result, null, 2)}\n`);
     console.log(JSON.stringify(result, null, 2));
     log(`wrote ${path.relative(ROOT, file)}`);
   } finally {
+    hangingUp = true;
     // The callers hang up, and the carrier's `completed` callbacks are answered, before the service stops.
     await Promise.all(callers.map((caller) => caller.stream.hangUp().then(() => twilio.ended(caller.call).catch(() => undefined))));
     await bench?.stop();
