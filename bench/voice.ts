@@ -22,13 +22,13 @@
  *
  * Options: --calls 100 --seconds 60 [--offered 200] [--burst: the calls begin within two seconds, so that their turns come in bursts] [--profile DIR: the service writes a V8 CPU profile into DIR when it stops]. Writes bench/results/<date>-voice.json and prints a summary.
  */
-import { fork } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import WebSocket from 'ws';
 import { fixture } from '../test/support/voice-audio';
-import { percentile, round } from './stats';
+import { round } from './stats';
+import { clockFigures, serviceReports, stageFigures, startStandIns } from './voice-reports';
 import { startVoiceBenchService, VoiceBenchService } from './voice-service';
 
 const ROOT = path.resolve(__dirname, '..');
@@ -44,16 +44,6 @@ const option = (name: string, fallback: number) => {
 };
 const log = (line: string) => process.stderr.write(`[bench:voice] ${line}\n`);
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** The providers' stand-ins (bench/voice-stand-ins.ts), in a process of their own. */
-async function startStandIns(): Promise<{ llmUrl: string; speechUrl: string; stop(): void }> {
-  const child = fork(path.join(__dirname, 'voice-stand-ins.ts'), { cwd: ROOT, execArgv: ['-r', './scripts/register.js'] });
-  const urls = await new Promise<{ llmUrl: string; speechUrl: string }>((resolve, reject) => {
-    child.once('message', (message) => resolve(message as { llmUrl: string; speechUrl: string }));
-    child.once('exit', (code) => reject(new Error(`the stand-ins exited with ${code}`)));
-  });
-  return { ...urls, stop: () => child.disconnect() };
-}
 
 interface ClientFigures {
   replies: number;
@@ -174,25 +164,6 @@ async function knock(baseUrl: string, started: { conversationId: string }, knock
   }
 }
 
-/** p50, p99 and max of one stage of the turns' timings (milliseconds since the end of the utterance). */
-function stageFigures(turns: Record<string, number>[], stage: string) {
-  const values = turns.map((turn) => turn[stage]).filter((value) => value !== undefined);
-  return { p50: round(percentile(values, 0.5)), p99: round(percentile(values, 0.99)), max: round(Math.max(...values)) };
-}
-
-/** The service's own reports (LOG_LEVEL=debug) since `fromByte` of its log. */
-function serviceReports(file: string, fromByte: number) {
-  const lines = fs.readFileSync(file).subarray(fromByte).toString('utf8').split('\n').filter(Boolean);
-  const turns: Record<string, number>[] = [];
-  const clock: { ticks: number; lateMs: { p50: number; p99: number; max: number } }[] = [];
-  for (const line of lines) {
-    const entry = JSON.parse(line) as { voiceTurn?: Record<string, number>; voiceClock?: (typeof clock)[number] };
-    if (entry.voiceTurn) turns.push(entry.voiceTurn);
-    if (entry.voiceClock) clock.push(entry.voiceClock);
-  }
-  return { turns, clock };
-}
-
 async function main(): Promise<void> {
   const calls = option('calls', 100);
   const seconds = option('seconds', 60);
@@ -272,7 +243,6 @@ async function main(): Promise<void> {
       }),
       { replies: 0, frames: 0, lateFrames: 0, errors: 0 },
     );
-    const clockP99 = Math.max(...reports.clock.map((report) => report.lateMs.p99));
     const result = {
       date: new Date().toISOString(),
       node: process.version,
@@ -284,11 +254,7 @@ async function main(): Promise<void> {
       endOfTurnToMs: Object.fromEntries(
         ['heardMs', 'acceptedMs', 'firstTextMs', 'firstSpeechMs'].map((stage) => [stage, stageFigures(reports.turns, stage)]),
       ),
-      clockLatenessMs: {
-        worstP99: clockP99,
-        max: Math.max(...reports.clock.map((report) => report.lateMs.max)),
-        reports: reports.clock.length,
-      },
+      clockLatenessMs: clockFigures(reports.clock),
       client: totals,
       ...(offered > calls ? { overCapacity: { voiceMaxCalls: calls, knockers: offered - calls, ...knocks } } : {}),
       rssMiB: { idle: idleRss, peak: Math.max(...rss), mean: round(rss.reduce((a, b) => a + b, 0) / rss.length) },

@@ -99,6 +99,8 @@ export class MediaStreamCall extends EventEmitter {
   readonly echoedMarks: string[] = [];
   /** How many `clear`s the service sent. */
   clears = 0;
+  /** The WebSocket close code, once closed (1000 after a `stop`; the service's own otherwise). */
+  closeCode: number | undefined;
   /** μ-law bytes of the service's audio: all it sent, and the part that played (a `clear` drops the rest). */
   private readonly sentChunks: Buffer[] = [];
   private playedBytes = 0;
@@ -123,7 +125,10 @@ export class MediaStreamCall extends EventEmitter {
     this.setMaxListeners(0);
     this.closed = new Promise((resolve) => socket.once('close', () => resolve()));
     socket.on('message', (data) => this.receive(data as Buffer));
-    socket.once('close', () => this.finish());
+    socket.once('close', (code: number) => {
+      this.closeCode = code;
+      this.finish();
+    });
   }
 
   /** Connects to the stream's URL and starts it as Twilio does (`connected`, `start`, then media every 20 ms). */
