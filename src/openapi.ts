@@ -1,6 +1,6 @@
-import { INestApplication } from '@nestjs/common';
+import { INestApplication, Type } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
+import { DocumentBuilder, getSchemaPath, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
 import { JSON_BODY_ERRORS } from './common/api-errors.decorator';
 import { ErrorResponse } from './common/error-response.dto';
 import pluginMetadata from './metadata';
@@ -9,6 +9,11 @@ import { AppConfig } from './config/config';
 import { WEBHOOK_EVENT_SCHEMAS } from './webhooks/dto/webhook-event-payload.dto';
 import { CONVERSATION_TOKEN_SCHEME } from './conversations/conversations.controller';
 import { MULTIPART_FORM_EXTENSION } from './knowledge-bases/source-upload';
+import { messageUnionSchema } from './common/message-unions';
+import { upgradeSchemasTo31 } from './openapi-31';
+import { TWILIO_STREAM_FROM_CARRIER, TWILIO_STREAM_TO_CARRIER } from './telephony/dto/media-stream-messages.dto';
+import { ToolCallRequest } from './tools/dto/tool-call-request.dto';
+import { VOICE_CLIENT_MESSAGES, VOICE_SERVER_MESSAGES } from './voice/dto/voice-socket-messages.dto';
 
 export const API_VERSION = '1.0.0';
 export const API_KEY_SCHEME = 'api-key';
@@ -179,40 +184,75 @@ function documentIdempotency(operation: Operation): void {
   }
 }
 
+/** The Standard Webhooks headers of every request the service sends to a customer's URL (webhooks and tools alike). */
+const SIGNATURE_HEADERS = (id: string) => ({
+  'webhook-id': { description: id, schema: { type: 'string' } },
+  'webhook-timestamp': {
+    description: 'When this attempt was made, in seconds since the Unix epoch: refuse one more than a few minutes old.',
+    schema: { type: 'string', pattern: '^[0-9]+$', example: '1795338902' },
+  },
+  'webhook-signature': {
+    description:
+      '`v1,<base64 HMAC-SHA256 of id.timestamp.body>` with each active secret, space-separated (two for 24 hours after a rotation). Verify with any Standard Webhooks library.',
+    schema: { type: 'string', example: 'v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=' },
+  },
+});
+
+/** A request the service sends: a signed JSON `POST` of `schema`, answered as `responses` say. */
+const signedPost = (summary: string, description: string, schema: Type<unknown>, id: string, responses: object) => ({
+  post: {
+    summary,
+    description,
+    parameters: Object.entries(SIGNATURE_HEADERS(id)).map(([name, header]) => ({ name, in: 'header', required: true, ...header })),
+    requestBody: { required: true, content: { 'application/json': { schema: { $ref: getSchemaPath(schema) } } } },
+    responses,
+  },
+});
+
+/** The name of the tool call request in `webhooks` (the others are the event types). */
+export const TOOL_CALL_WEBHOOK = 'tool-call';
+
 /**
- * The requests the service sends to webhooks, one per event type, as an `x-webhooks` section (the OpenAPI 3.1
- * `webhooks` of a 3.0 document, which Redoc and other tools read) pointing at the event schemas in components.
+ * The requests the service sends to its customers' URLs, as OpenAPI 3.1's `webhooks`: one per webhook event type
+ * (the body's `type`), and the call of a webhook tool. A generator makes types of them (the typed client's
+ * `WebhookPayload<'call.created'>`).
  */
 function documentWebhooks(document: OpenAPIObject): void {
-  const signatureHeaders = {
-    'webhook-id': {
-      description: "The event id (the body's `id`), the same on every attempt: deduplicate on it.",
-      schema: { type: 'string' },
-    },
-    'webhook-timestamp': { description: 'When this attempt was made, in seconds since the Unix epoch.', schema: { type: 'string' } },
-    'webhook-signature': {
-      description:
-        '`v1,<base64 HMAC-SHA256 of id.timestamp.body>` with each active secret, space-separated (two for 24 hours after a rotation). Verify with any Standard Webhooks library.',
-      schema: { type: 'string' },
-    },
-  };
-  (document as OpenAPIObject & { 'x-webhooks': object })['x-webhooks'] = Object.fromEntries(
-    Object.entries(WEBHOOK_EVENT_SCHEMAS).map(([type, schema]) => [
-      type,
+  const eventId = "The event id (the body's `id`), the same on every attempt: deduplicate on it.";
+  document.webhooks = {
+    ...Object.fromEntries(
+      Object.entries(WEBHOOK_EVENT_SCHEMAS).map(([type, schema]) => [
+        type,
+        signedPost(`The \`${type}\` event`, `POSTed to each enabled webhook subscribed to it (\`ping\`: by \`POST /webhooks/{webhookId}/test\`).`, schema, eventId, {
+          '2XX': { description: 'Received. Anything else (or no answer within WEBHOOK_TIMEOUT_MS) is retried; 410 disables the webhook.' },
+        }),
+      ]),
+    ),
+    [TOOL_CALL_WEBHOOK]: signedPost(
+      'A webhook tool called by the model',
+      `POSTed to the tool's \`url\` when the agent's model calls it in a conversation (\`POST /tools\`), signed with the tool's secret.`,
+      ToolCallRequest,
+      "The tool call's id (the body's `id`).",
       {
-        post: {
-          summary: `The \`${type}\` event`,
-          parameters: Object.entries(signatureHeaders).map(([name, header]) => ({ name, in: 'header', required: true, ...header })),
-          requestBody: { required: true, content: { 'application/json': { schema: { $ref: `#/components/schemas/${schema.name}` } } } },
-          responses: {
-            '2XX': {
-              description: 'Received. Anything else (or no answer within WEBHOOK_TIMEOUT_MS) is retried; 410 disables the webhook.',
-            },
-          },
+        '2XX': {
+          description: 'The result the model sees: the body, JSON or text, at most 16 KiB.',
+          content: { 'application/json': { schema: {} }, 'text/plain': { schema: { type: 'string' } } },
+        },
+        default: {
+          description:
+            'Any other status, a redirect, no answer within the tool\'s `timeoutSeconds` or a body over 16 KiB: the model is told `{"error": "<what went wrong>"}`, and the conversation goes on.',
         },
       },
-    ]),
-  );
+    ),
+  } as OpenAPIObject['webhooks'];
+}
+
+/** The messages of the sockets (the voice socket's, the carrier's media stream's): each a schema, and each side's union. */
+const MESSAGE_UNIONS = [VOICE_CLIENT_MESSAGES, VOICE_SERVER_MESSAGES, TWILIO_STREAM_FROM_CARRIER, TWILIO_STREAM_TO_CARRIER];
+
+function documentMessageUnions(document: OpenAPIObject): void {
+  const schemas = ((document.components ??= {}).schemas ??= {});
+  for (const union of MESSAGE_UNIONS) schemas[union.name] = messageUnionSchema(union);
 }
 
 export async function buildOpenApiDocument(app: INestApplication): Promise<OpenAPIObject> {
@@ -221,6 +261,7 @@ export async function buildOpenApiDocument(app: INestApplication): Promise<OpenA
     .setTitle('Voice Agent API')
     .setDescription(DESCRIPTION)
     .setVersion(API_VERSION)
+    .setOpenAPIVersion('3.1.0')
     .addApiKey({ type: 'apiKey', in: 'header', name: 'X-Api-Key' }, API_KEY_SCHEME)
     .addSecurityRequirements(API_KEY_SCHEME)
     .addBearerAuth(
@@ -233,11 +274,19 @@ export async function buildOpenApiDocument(app: INestApplication): Promise<OpenA
       CONVERSATION_TOKEN_SCHEME,
     )
     .build();
-  const document = SwaggerModule.createDocument(app, config, { extraModels: [ErrorResponse, ...Object.values(WEBHOOK_EVENT_SCHEMAS)] });
+  const extraModels = [
+    ErrorResponse,
+    ...Object.values(WEBHOOK_EVENT_SCHEMAS),
+    ToolCallRequest,
+    ...MESSAGE_UNIONS.flatMap((union) => Object.values(union.members)),
+  ];
+  const document = SwaggerModule.createDocument(app, config, { extraModels });
   documentJsonBodies(document);
   documentMultipartForms(document);
   documentCommonResponses(document);
   documentWebhooks(document);
+  documentMessageUnions(document);
+  upgradeSchemasTo31(document);
   return sortKeys(document) as OpenAPIObject;
 }
 

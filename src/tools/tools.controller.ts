@@ -25,7 +25,7 @@ const ToolId = () => IntIdParam('toolId', 'Tool');
 
 const REQUEST_DESCRIPTION =
   'A webhook tool\'s call is a `POST` of JSON to its `url`: `{ "id": "tc_…", "tool": "<name>", "arguments": { … }, "conversation": ' +
-  '{ "id", "agentId", "channel", "phone", "name" } }` (schema `ToolCallRequest`), signed as a webhook delivery is (Standard Webhooks headers ' +
+  '{ "id", "agentId", "channel", "phone", "name" } }` (schema `ToolCallRequest`, the `tool-call` webhook of this document), signed as a webhook delivery is (Standard Webhooks headers ' +
   "`webhook-id`, the body's `id`; `webhook-timestamp`; `webhook-signature`, with the tool's secret). A 2xx answer's body (JSON or text, at " +
   'most 16 KiB) is what the model sees; a timeout, another status, a redirect, a refused connection or a larger body gives the model ' +
   '`{"error": "<what went wrong>"}`. Arguments that do not match `parameters` are not sent: the model is told why instead.';

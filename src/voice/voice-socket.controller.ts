@@ -1,10 +1,12 @@
 import { Controller, Get, HttpException, Res } from '@nestjs/common';
-import { ApiOperation, ApiParam, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { ApiExtension, ApiOperation, ApiParam, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { Public } from '../auth/public.decorator';
 import { ApiErrors } from '../common/api-errors.decorator';
 import { ErrorResponse } from '../common/error-response.dto';
+import { messagesExtension } from '../common/message-unions';
 import { WritesOwnResponse } from '../common/responds';
+import { VOICE_CLIENT_MESSAGES, VOICE_SERVER_MESSAGES } from './dto/voice-socket-messages.dto';
 
 const UPGRADE_REQUIRED = 426;
 
@@ -53,7 +55,11 @@ socket took it over; 4410 the conversation had ended by \`start\`; 1007 a frame 
 an unknown \`type\`); 1009 a frame over 256 KiB (the WebSocket library's "message too big"); 1011 a fault of the
 service's (reconnect); 1001 the instance is stopping (reconnect: another instance continues); 1000 after \`ended\`.
 The service's own 1007, 1008 and 1011 follow an \`error\` message. A socket that closes does not end the
-conversation (\`end\`, \`POST …/end\` or the idle rule do): a new socket may continue it.`;
+conversation (\`end\`, \`POST …/end\` or the idle rule do): a new socket may continue it.
+
+**Schemas**: the text frames are \`VoiceClientMessage\` (\`start\`, \`text\`, \`end\`) and \`VoiceServerMessage\`
+(\`ready\`, \`transcript\`, \`reply\`, \`reply.done\`, \`clear\`, \`error\`, \`ended\`), unions on \`type\` in
+components.schemas, which this operation's \`x-messages\` refers to (\`receives\`: what the service receives).`;
 
 /**
  * `GET /conversations/{conversationId}/voice` in the OpenAPI document and, for a request that is not a WebSocket
@@ -68,6 +74,7 @@ export class VoiceSocketController {
   @Get(':conversationId/voice')
   @WritesOwnResponse() // every answer is an error, which the exception filter writes
   @ApiOperation({ summary: 'The voice socket: speak the conversation (a WebSocket; a plain GET is a 426)', description: SOCKET_PROTOCOL })
+  @ApiExtension('x-messages', messagesExtension({ receives: VOICE_CLIENT_MESSAGES, sends: VOICE_SERVER_MESSAGES }))
   @ApiParam({ name: 'conversationId', type: String, format: 'uuid', description: 'The `conversationId` the conversation was started with' })
   @ApiResponse({
     status: 101,

@@ -30,7 +30,7 @@ const DeliveryId = () => Param('deliveryId', new UuidPipe('Delivery'));
 const DELIVERY_DESCRIPTION =
   'Deliveries are POSTed as JSON, signed as the Standard Webhooks specification says (`webhook-id`, `webhook-timestamp`, ' +
   '`webhook-signature`); the event schemas are `CallCreatedEvent`, `CallRecordingReadyEvent`, `CallDeletedEvent` and `PingEvent` ' +
-  '(see `x-webhooks`). A 2xx answer is a success; anything else, a timeout or a refused connection is retried on the schedule of ' +
+  '(under `webhooks` in this document). A 2xx answer is a success; anything else, a timeout or a refused connection is retried on the schedule of ' +
   '`WEBHOOK_RETRY_SECONDS`; a 410 disables the webhook.';
 
 @ApiTags('webhooks')

@@ -1,4 +1,4 @@
-import { ApiProperty } from '@nestjs/swagger';
+import { ApiProperty, ApiSchema } from '@nestjs/swagger';
 import { ApiUuid } from '../../common/api-formats';
 import { CONVERSATION_CHANNELS } from '../../conversations/conversation.entity';
 
@@ -17,11 +17,12 @@ export class ToolCallConversation {
   name: string;
 }
 
-/**
- * What a webhook tool's `url` receives when the model calls it: a `POST` of this JSON, with the Standard Webhooks
- * headers `webhook-id` (this `id`), `webhook-timestamp` and `webhook-signature` (made with the tool's secret, and
- * for 24 hours after a rotation with the previous one too).
- */
+@ApiSchema({
+  description:
+    "What a webhook tool's `url` receives when the model calls it: a `POST` of this JSON, with the Standard Webhooks headers " +
+    '`webhook-id` (this `id`), `webhook-timestamp` and `webhook-signature` (made with the tool\'s secret, and for 24 hours after a ' +
+    'rotation with the previous one too).',
+})
 export class ToolCallRequest {
   /** The call's id, also sent as `webhook-id`. @example "tc_0b8e3c1a3f5e4a8e9d1c6f2b7a9e4c21" */
   id: string;

@@ -1,9 +1,9 @@
-import { ApiProperty } from '@nestjs/swagger';
+import { ApiProperty, ApiSchema } from '@nestjs/swagger';
 import { CallResponse } from '../../calls/dto/call-response.dto';
 import { ApiDateTime, ApiUuid } from '../../common/api-formats';
 
 /**
- * The bodies the service POSTs to webhooks, one schema per event (listed under `x-webhooks` in the OpenAPI
+ * The bodies the service POSTs to webhooks, one schema per event (listed under `webhooks` in the OpenAPI
  * document). Every delivery carries the Standard Webhooks headers `webhook-id` (the body's `id`, the same on
  * every retry), `webhook-timestamp` and `webhook-signature`.
  */
@@ -15,14 +15,14 @@ export class EventEnvelope {
   createdAt: string;
 }
 
-/** A call was recorded (not a test call). `data` is the call exactly as `GET /calls/{callId}` returns it. */
+@ApiSchema({ description: 'A call was recorded (not a test call). `data` is the call exactly as `GET /calls/{callId}` returns it.' })
 export class CallCreatedEvent extends EventEnvelope {
   @ApiProperty({ enum: ['call.created'] })
   type: 'call.created';
   data: CallResponse;
 }
 
-/** A recording upload of the call was committed. `data` is the call exactly as `GET /calls/{callId}` returns it then. */
+@ApiSchema({ description: 'A recording upload of the call was committed. `data` is the call exactly as `GET /calls/{callId}` returns it then.' })
 export class CallRecordingReadyEvent extends EventEnvelope {
   @ApiProperty({ enum: ['call.recording.ready'] })
   type: 'call.recording.ready';
@@ -35,7 +35,7 @@ export class DeletedCallData {
   id: string;
 }
 
-/** The call was deleted (its transcript and recording are gone; earlier events' stored payloads are erased). */
+@ApiSchema({ description: "The call was deleted (its transcript and recording are gone; earlier events' stored payloads are erased)." })
 export class CallDeletedEvent extends EventEnvelope {
   @ApiProperty({ enum: ['call.deleted'] })
   type: 'call.deleted';
@@ -48,7 +48,7 @@ export class PingData {
   webhookId: number;
 }
 
-/** Sent by `POST /webhooks/{webhookId}/test`, whatever the webhook's events. */
+@ApiSchema({ description: "Sent by `POST /webhooks/{webhookId}/test`, whatever the webhook's events." })
 export class PingEvent extends EventEnvelope {
   @ApiProperty({ enum: ['ping'] })
   type: 'ping';
