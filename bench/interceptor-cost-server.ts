@@ -23,6 +23,7 @@ const ROWS: AgentRow[] = Array.from({ length: Number(process.env.ROWS ?? 3) }, (
   systemPrompt: '',
   knowledgeBaseIds: [3, 7],
   toolIds: [],
+  publishedVersion: null,
   createdAt: new Date(),
   updatedAt: new Date(),
 }));

@@ -52,7 +52,14 @@ async function pipelineFor(build: Build, rate: number, turns: (() => void)[]) {
       address: '127.0.0.1',
       ...(build === 'handoff' ? { inputSampleRate: rate } : {}),
     },
-    { send: () => undefined, sendAudio: () => undefined, bufferedAmount: () => 0, close: () => undefined },
+    {
+      playback: 'clock',
+      send: () => undefined,
+      sendAudio: () => true,
+      mark: () => undefined,
+      clear: () => undefined,
+      close: () => undefined,
+    },
     {
       ...({} as Omit<VoiceServices, 'audioWork' | 'tts' | 'stt' | 'logger'>),
       tts: null,

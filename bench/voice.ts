@@ -15,7 +15,12 @@
  *   reply's first frame) and errors.
  * - Memory: the service's RSS before the calls and during them; CPU: the service's CPU seconds per call-minute.
  *
- * Options: --calls 100 --seconds 60 [--burst: the calls begin within two seconds, so that their turns come in bursts] [--profile DIR: the service writes a V8 CPU profile into DIR when it stops]. Writes bench/results/<date>-voice.json and prints a summary.
+ * - Capacity (`--offered N`, N > calls): the service runs with VOICE_MAX_CALLS = calls and, once the calls are open,
+ *   N − calls more clients keep knocking (each a conversation of its own, its socket tried again after the
+ *   refusal's Retry-After): every knock must be refused before the upgrade with 503 and Retry-After while the
+ *   admitted calls keep their figures and the service's memory stays flat.
+ *
+ * Options: --calls 100 --seconds 60 [--offered 200] [--burst: the calls begin within two seconds, so that their turns come in bursts] [--profile DIR: the service writes a V8 CPU profile into DIR when it stops]. Writes bench/results/<date>-voice.json and prints a summary.
  */
 import { fork } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -131,6 +136,44 @@ async function openCaller(baseUrl: string, started: { conversationId: string; to
   return new Caller(socket, question);
 }
 
+interface Knocks {
+  refused: number;
+  /** Refusals that said when to come back (`Retry-After`). */
+  told: number;
+  statuses: Record<string, number>;
+  /** Sockets that were upgraded past VOICE_MAX_CALLS: none expected. */
+  admitted: number;
+}
+
+/**
+ * A client beyond the instance's capacity: tries its socket, and again after the refusal's Retry-After (5 s when
+ * it says none), until `running()` is false.
+ */
+async function knock(baseUrl: string, started: { conversationId: string }, knocks: Knocks, running: () => boolean): Promise<void> {
+  while (running()) {
+    const socket = new WebSocket(`${baseUrl.replace('http', 'ws')}/conversations/${started.conversationId}/voice`, {
+      perMessageDeflate: false,
+    });
+    const retryAfter = await new Promise<number>((resolve) => {
+      socket.once('unexpected-response', (_request, response) => {
+        knocks.refused++;
+        knocks.statuses[response.statusCode ?? 0] = (knocks.statuses[response.statusCode ?? 0] ?? 0) + 1;
+        const seconds = Number(response.headers['retry-after']);
+        if (seconds > 0) knocks.told++;
+        response.resume();
+        resolve(seconds > 0 ? seconds : 5);
+      });
+      socket.once('open', () => {
+        knocks.admitted++;
+        socket.close();
+        resolve(5);
+      });
+      socket.once('error', () => resolve(5));
+    });
+    await sleep(retryAfter * 1_000);
+  }
+}
+
 /** p50, p99 and max of one stage of the turns' timings (milliseconds since the end of the utterance). */
 function stageFigures(turns: Record<string, number>[], stage: string) {
   const values = turns.map((turn) => turn[stage]).filter((value) => value !== undefined);
@@ -153,6 +196,7 @@ function serviceReports(file: string, fromByte: number) {
 async function main(): Promise<void> {
   const calls = option('calls', 100);
   const seconds = option('seconds', 60);
+  const offered = Math.max(calls, option('offered', calls));
   const profileIndex = process.argv.indexOf('--profile');
   const profileDir = profileIndex > 0 ? path.resolve(process.argv[profileIndex + 1]) : undefined;
   const standIns = await startStandIns();
@@ -167,6 +211,7 @@ async function main(): Promise<void> {
         TTS_BASE_URL: standIns.speechUrl,
         STT_PROVIDER: 'openai',
         STT_BASE_URL: standIns.speechUrl,
+        ...(offered > calls ? { VOICE_MAX_CALLS: String(calls) } : {}),
       },
       nodeArgs: profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [],
     });
@@ -200,6 +245,11 @@ async function main(): Promise<void> {
     // them all every cycle: `--burst`).
     const staggerMs = process.argv.includes('--burst') ? 2_000 : CYCLE_MS;
     callers.forEach((caller, index) => caller.begin((index * staggerMs) / calls));
+    const knocks: Knocks = { refused: 0, told: 0, statuses: {}, admitted: 0 };
+    const knockers: Promise<void>[] = [];
+    for (let index = calls; index < offered; index++) {
+      knockers.push(knock(service.baseUrl, await bench.startConversation(), knocks, () => running));
+    }
     await sleep(staggerMs + 3_000); // every call's first turns, before measuring
     const fromByte = fs.statSync(stdoutFile).size;
     const cpuBefore = service.cpuSeconds();
@@ -211,6 +261,7 @@ async function main(): Promise<void> {
     const cpu = service.cpuSeconds() - cpuBefore;
     running = false;
     await ticker;
+    await Promise.all(knockers);
     const reports = serviceReports(stdoutFile, fromByte);
     const totals = callers.reduce(
       (sum, caller, index) => ({
@@ -226,7 +277,7 @@ async function main(): Promise<void> {
       date: new Date().toISOString(),
       node: process.version,
       cpus: os.cpus().length,
-      options: { calls, seconds, callsBeganOverMs: staggerMs, callerPhases: PHASES },
+      options: { calls, offered, seconds, callsBeganOverMs: staggerMs, callerPhases: PHASES },
       turns: reports.turns.length,
       endOfTurnToFirstAudioMs: stageFigures(reports.turns, 'firstAudioMs'),
       // The way there: transcript in, message accepted, the reply's first text, its first synthesised audio.
@@ -239,12 +290,14 @@ async function main(): Promise<void> {
         reports: reports.clock.length,
       },
       client: totals,
+      ...(offered > calls ? { overCapacity: { voiceMaxCalls: calls, knockers: offered - calls, ...knocks } } : {}),
       rssMiB: { idle: idleRss, peak: Math.max(...rss), mean: round(rss.reduce((a, b) => a + b, 0) / rss.length) },
       rssPerCallMiB: round((Math.max(...rss) - idleRss) / calls),
       cpuSecondsPerCallMinute: round(cpu / calls / (seconds / 60), 3),
       cpuCores: round(cpu / seconds),
     };
-    const file = path.join(ROOT, 'bench', 'results', `${new Date().toISOString().slice(0, 10)}-voice.json`);
+    const name = offered > calls ? `voice-capacity-${offered}` : 'voice';
+    const file = path.join(ROOT, 'bench', 'results', `${new Date().toISOString().slice(0, 10)}-${name}.json`);
     fs.writeFileSync(file, `${JSON.stringify(result, null, 2)}\n`);
     console.log(JSON.stringify(result, null, 2));
     log(`wrote ${path.relative(ROOT, file)}`);

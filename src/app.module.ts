@@ -2,6 +2,7 @@ import { DynamicModule, MiddlewareConsumer, Module, NestModule, RequestMethod } 
 import { APP_FILTER, APP_PIPE } from '@nestjs/core';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AgentsModule } from './agents/agents.module';
+import { AgentVersionsModule } from './agent-versions/agent-versions.module';
 import { AuthModule } from './auth/auth.module';
 import { ScopeModule } from './auth/scope.guard';
 import { AllExceptionsFilter } from './common/all-exceptions.filter';
@@ -31,6 +32,7 @@ import { TelephonyModule } from './telephony/telephony.module';
 const DOMAIN_MODULES = [
   HealthModule,
   AgentsModule,
+  AgentVersionsModule,
   KnowledgeBasesModule,
   CallsModule,
   RecordingsModule,

@@ -223,9 +223,17 @@ function documentWebhooks(document: OpenAPIObject): void {
     ...Object.fromEntries(
       Object.entries(WEBHOOK_EVENT_SCHEMAS).map(([type, schema]) => [
         type,
-        signedPost(`The \`${type}\` event`, `POSTed to each enabled webhook subscribed to it (\`ping\`: by \`POST /webhooks/{webhookId}/test\`).`, schema, eventId, {
-          '2XX': { description: 'Received. Anything else (or no answer within WEBHOOK_TIMEOUT_MS) is retried; 410 disables the webhook.' },
-        }),
+        signedPost(
+          `The \`${type}\` event`,
+          `POSTed to each enabled webhook subscribed to it (\`ping\`: by \`POST /webhooks/{webhookId}/test\`).`,
+          schema,
+          eventId,
+          {
+            '2XX': {
+              description: 'Received. Anything else (or no answer within WEBHOOK_TIMEOUT_MS) is retried; 410 disables the webhook.',
+            },
+          },
+        ),
       ]),
     ),
     [TOOL_CALL_WEBHOOK]: signedPost(

@@ -32,6 +32,7 @@ describe('agents', () => {
         systemPrompt: '',
         knowledgeBaseIds: [],
         toolIds: [],
+        publishedVersion: null,
         createdAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
         updatedAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
       });

@@ -25,7 +25,7 @@ const LIST_KEYS = [
   'status',
   'website',
 ];
-const DETAIL_KEYS = [...LIST_KEYS, 'creditsUsed', 'transcript', 'endedReason'].sort();
+const DETAIL_KEYS = [...LIST_KEYS, 'creditsUsed', 'transcript', 'endedReason', 'agentVersion', 'latency'].sort();
 const hoursAgo = (hours: number) => new Date(Date.now() - hours * 3600 * 1000).toISOString();
 
 describe('calls', () => {
@@ -73,6 +73,8 @@ describe('calls', () => {
         creditsUsed: 0,
         transcript: [],
         endedReason: '',
+        agentVersion: null,
+        latency: null,
       });
       expect(Math.abs(Date.parse(call.callDate) - Date.now())).toBeLessThan(60_000);
       expect((await context.as(owner).get(`/calls/${call.id}`).expect(200)).body).toEqual(call);
@@ -111,6 +113,8 @@ describe('calls', () => {
         hasRecording: false,
         creditsUsed: 1.58,
         endedReason: '',
+        agentVersion: null,
+        latency: null,
       });
       expect(Object.keys(call).sort()).toEqual(DETAIL_KEYS);
     });
@@ -330,7 +334,7 @@ describe('calls', () => {
         old.id,
       ]);
       for (const item of listed) expect(Object.keys(item).sort()).toEqual(LIST_KEYS);
-      const { creditsUsed: _credits, transcript: _transcript, endedReason: _endedReason, ...listItem } = old;
+      const { creditsUsed: _credits, transcript: _transcript, endedReason: _endedReason, agentVersion: _agentVersion, latency: _latency, ...listItem } = old;
       expect(listed[3]).toEqual(listItem);
     });
 

@@ -2,6 +2,7 @@ import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
+import ts from 'typescript';
 import { createClient, nextCursor, uploadRecording, type ApiClient } from '../clients/typescript/src';
 import { createListeningTestContext, TestContext } from './helpers';
 
@@ -13,6 +14,46 @@ describe('the typed client (clients/typescript)', () => {
       promisify(execFile)(process.execPath, ['-r', './scripts/register.js', 'scripts/client.ts', '--check'], { cwd: root }),
     ).resolves.toBeDefined();
   }, 60_000);
+
+  describe('webhook types, for a partner receiving what the service sends', () => {
+    const clientDir = path.join(__dirname, '..', 'clients', 'typescript');
+    const fixtures = path.join(__dirname, 'fixtures');
+    const receiver = path.join(fixtures, 'webhook-receiver.ts');
+
+    /** The compiler's errors for `files` under the client's own settings (strict, no DOM-less shortcuts). */
+    function typeErrors(files: string[], extra: Record<string, string> = {}): string[] {
+      const config = ts.getParsedCommandLineOfConfigFile(
+        path.join(clientDir, 'tsconfig.json'),
+        {},
+        { ...ts.sys, onUnRecoverableConfigFileDiagnostic: () => undefined },
+      )!;
+      const options = { ...config.options, noEmit: true, rootDir: path.join(__dirname, '..') };
+      const host = ts.createCompilerHost(options);
+      const readFile = host.readFile.bind(host);
+      host.readFile = (file) => extra[file] ?? readFile(file);
+      host.fileExists = (file) => file in extra || ts.sys.fileExists(file);
+      const program = ts.createProgram([...files, ...Object.keys(extra)], options, host);
+      return ts.getPreEmitDiagnostics(program).map((diagnostic) => ts.flattenDiagnosticMessageText(diagnostic.messageText, '\n'));
+    }
+
+    it('type-checks a receiver of every event and of a tool call written with the exported types', () => {
+      expect(typeErrors([receiver])).toEqual([]);
+    });
+
+    it('refuses a receiver that reads a field the payload does not have, or an event type that does not exist', () => {
+      const wrong = path.join(fixtures, 'wrong-receiver.ts');
+      const source = `import type { WebhookEvent } from '../../clients/typescript/src';
+export function onEvent(event: WebhookEvent): string {
+  if (event.type === 'call.updated') return 'no such event';
+  return event.type === 'call.created' ? event.data.callerNumber : '';
+}
+`;
+      const errors = typeErrors([], { [wrong]: source });
+      expect(errors).toHaveLength(2);
+      expect(errors.join('\n')).toMatch(/call\.updated/);
+      expect(errors.join('\n')).toMatch(/callerNumber/);
+    });
+  });
 
   describe('against the running service', () => {
     let context: TestContext;

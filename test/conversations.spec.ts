@@ -252,6 +252,8 @@ describe('conversations (built-in answerer)', () => {
           { speaker: 'agent', text: QUESTION_NOTED },
         ],
         endedReason: 'visitor-ended',
+        agentVersion: null,
+        latency: null, // not spoken
       });
       // Whole seconds from the start to the last message (the agent's reply).
       const { messages } = (await context.http.get(`/conversations/${started.conversationId}`).set(bearer(started.token)).expect(200)).body;

@@ -32,6 +32,24 @@ const agentFixture: FixtureFactory = async (context, owner, marker) => {
   return { params: { agentId: String(agent.id) }, snapshot: () => body(context.as(owner).get(`/agents/${agent.id}`)) };
 };
 
+/** An agent of A's with a published version, then a change (so that a restore by B would show). */
+const agentVersionFixture: FixtureFactory = async (context, owner, marker) => {
+  const agent = (await context.as(owner).post('/agents').send({ name: marker, systemPrompt: marker }).expect(201)).body;
+  await context.as(owner).post(`/agents/${agent.id}/versions`).send({ description: marker }).expect(201);
+  await context
+    .as(owner)
+    .patch(`/agents/${agent.id}`)
+    .send({ systemPrompt: `${marker} changed` })
+    .expect(200);
+  return {
+    params: { agentId: String(agent.id), version: '1' },
+    snapshot: async () => [
+      await body(context.as(owner).get(`/agents/${agent.id}`)),
+      await body(context.as(owner).get(`/agents/${agent.id}/versions`)),
+    ],
+  };
+};
+
 const knowledgeBaseFixture: FixtureFactory = async (context, owner, marker) => {
   const kb = (await context.as(owner).post('/knowledge-bases').send({ name: marker }).expect(201)).body;
   const source = (await context.as(owner).post(`/knowledge-bases/${kb.id}/sources`).send({ name: marker, content: marker }).expect(201))
@@ -221,6 +239,9 @@ const CATALOG_ROUTES = ['/voices/:voiceId/preview'];
 export const FIXTURES: Record<string, FixtureFactory> = {
   '/agents/:agentId': agentFixture,
   '/agents/:agentId/conversations': agentFixture,
+  '/agents/:agentId/versions': agentVersionFixture,
+  '/agents/:agentId/versions/:version': agentVersionFixture,
+  '/agents/:agentId/versions/:version/restore': agentVersionFixture,
   '/knowledge-bases/:kbId': knowledgeBaseFixture,
   '/knowledge-bases/:kbId/sources': knowledgeBaseFixture,
   '/knowledge-bases/:kbId/sources/:sourceId': knowledgeBaseFixture,
@@ -290,7 +311,7 @@ const ROUTE_QUERIES: Record<string, (marker: string) => string> = {
 };
 
 /** The path parameters that hold integer ids (the others are UUIDs). */
-const INTEGER_ID_PARAMS = ['agentId', 'kbId', 'sourceId', 'siteId', 'webhookId', 'keyId', 'phoneNumberId', 'toolId'];
+const INTEGER_ID_PARAMS = ['version', 'agentId', 'kbId', 'sourceId', 'siteId', 'webhookId', 'keyId', 'phoneNumberId', 'toolId'];
 
 /** Texts that JavaScript reads as the number `id` but that are not its decimal spelling: each names no resource. */
 const otherSpellings = (id: number) => [

@@ -42,8 +42,11 @@ export interface FakeToolCall {
 
 /** How the fake answers one request. */
 export type Behaviour =
-  /** The reply in these pieces, each a chunk (optionally `delayMs` apart); `hold` waits for it before finishing. */
-  | { kind: 'stream'; pieces: string[]; delayMs?: number; hold?: Promise<void> }
+  /**
+   * The reply in these pieces, each a chunk (optionally `delayMs` apart); `firstDelayMs` more before the first (a
+   * model's time to its first token, after the stream's headers); `hold` waits for it before finishing.
+   */
+  | { kind: 'stream'; pieces: string[]; delayMs?: number; firstDelayMs?: number; hold?: Promise<void> }
   /** An HTTP error with the API's error body (its message is the provider's text, which must never be seen). */
   | { kind: 'status'; status: number; message: string }
   /** Headers sent, then nothing, ever (a stalled provider). */
@@ -179,6 +182,7 @@ export async function startFakeLlm(): Promise<FakeLlm> {
         response.write(chunk(model, { role: 'assistant', content: '', refusal: null }, null));
         for (const [index, piece] of plan.pieces.entries()) {
           if (plan.delayMs) await sleep(plan.delayMs);
+          if (index === 0 && plan.firstDelayMs) await sleep(plan.firstDelayMs);
           if (index === 0) firstTokenAt.push(performance.timeOrigin + performance.now());
           response.write(chunk(model, { content: piece }, null));
         }

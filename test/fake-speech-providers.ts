@@ -106,6 +106,17 @@ export type Garbage =
   /** The transcript as a number (speech-to-text). */
   | 'transcript-not-string';
 
+/**
+ * A provider's own time, added before every following answer of its kind begins (0 or absent: at once): a
+ * transcription's (its JSON), a voice's to its first audio (its headers and first bytes). Both APIs of each kind.
+ */
+export interface SpeechDelays {
+  transcriptionMs?: number;
+  speechMs?: number;
+  /** A transcription answers only once this has resolved (then `transcriptionMs` later). */
+  transcriptionAfter?: Promise<void>;
+}
+
 export interface FakeSpeechProviders {
   /** OpenAI-compatible base URL (TTS_BASE_URL, STT_BASE_URL), ending in /v1. */
   openAiUrl: string;
@@ -118,6 +129,8 @@ export interface FakeSpeechProviders {
   setMode(mode: SpeechMode): void;
   /** What every following transcription answers, or a function of the WAV received. */
   setTranscript(transcript: string | ((wav: DecodedWav) => string)): void;
+  /** How long every following answer takes to begin, by kind (as a real provider's own time). */
+  setDelays(delays: SpeechDelays): void;
   /** Sarvam's speech at this rate whatever the request asks (undefined: the rate asked). */
   answerSarvamAt(rate: number | undefined): void;
   /** Emits 'request' when one is recorded, and 'aborted' (with the path) when a client closes a connection before its answer ended. */
@@ -141,6 +154,7 @@ export async function startFakeSpeechProviders(options: { apiKey?: string; openA
   const openAiSampleRate = options.openAiSampleRate ?? 24_000;
   let mode: SpeechMode = { kind: 'ok' };
   let sarvamRate: number | undefined;
+  let delays: SpeechDelays = {};
   let transcriptOf: (wav: DecodedWav) => string = () => 'Hello from the fake.';
 
   const routes: Record<string, (request: SpeechProviderRequest, body: Buffer, response: http.ServerResponse) => Promise<void>> = {
@@ -204,6 +218,7 @@ export async function startFakeSpeechProviders(options: { apiKey?: string; openA
       return;
     // Odd-sized pieces, as a network delivers them: a sample's two bytes are split between chunks.
     const pieces = [pcm.subarray(0, 4_801), pcm.subarray(4_801, 9_603), pcm.subarray(9_603)].filter((piece) => piece.length > 0);
+    if (delays.speechMs) await sleep(delays.speechMs);
     response.writeHead(200, { 'Content-Type': 'audio/pcm', 'Transfer-Encoding': 'chunked' });
     for (const [index, piece] of pieces.entries()) {
       if (index > 0 && mode.kind === 'slow') {
@@ -240,6 +255,7 @@ export async function startFakeSpeechProviders(options: { apiKey?: string; openA
     };
     if (await answeredOtherwise(response, { 'Content-Type': 'application/json' }, garbage)) return;
     if (mode.kind === 'slow') await sleep(mode.chunkMs);
+    if (delays.speechMs) await sleep(delays.speechMs);
     response.writeHead(200, { 'Content-Type': 'application/json' }).end(answer([wav.toString('base64')]));
   }
 
@@ -267,6 +283,8 @@ export async function startFakeSpeechProviders(options: { apiKey?: string; openA
     const garbage = { 'transcript-not-string': Buffer.from(JSON.stringify({ ...extra, [field]: 42 })) };
     if (await answeredOtherwise(response, { 'Content-Type': 'application/json' }, garbage)) return;
     if (mode.kind === 'slow') await sleep(mode.chunkMs);
+    await delays.transcriptionAfter;
+    if (delays.transcriptionMs) await sleep(delays.transcriptionMs);
     response.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify({ ...extra, [field]: transcriptOf(wav) }));
   }
 
@@ -345,6 +363,7 @@ export async function startFakeSpeechProviders(options: { apiKey?: string; openA
     events,
     setMode: (next) => (mode = next),
     answerSarvamAt: (rate) => (sarvamRate = rate),
+    setDelays: (next) => (delays = next),
     setTranscript: (transcript) => (transcriptOf = typeof transcript === 'string' ? () => transcript : transcript),
     close: async () => {
       for (const socket of sockets) socket.destroy();

@@ -338,6 +338,15 @@ describe('Idempotency-Key', () => {
  */
 const POST_ROUTES: Record<string, (context: TestContext, account: TestAccount) => Promise<{ path: string; body?: object }>> = {
   'POST /agents': async () => ({ path: '/agents', body: { name: 'Walked' } }),
+  'POST /agents/:agentId/versions': async (context, account) => ({
+    path: `/agents/${(await context.as(account).post('/agents').send({}).expect(201)).body.id}/versions`,
+    body: { description: 'Walked' },
+  }),
+  'POST /agents/:agentId/versions/:version/restore': async (context, account) => {
+    const agent = (await context.as(account).post('/agents').send({}).expect(201)).body;
+    await context.as(account).post(`/agents/${agent.id}/versions`).send({}).expect(201);
+    return { path: `/agents/${agent.id}/versions/1/restore` };
+  },
   'POST /knowledge-bases': async () => ({ path: '/knowledge-bases', body: { name: 'Walked' } }),
   'POST /knowledge-bases/:kbId/sources': async (context, account) => {
     const kb = (await context.as(account).post('/knowledge-bases').send({ name: 'Parent' }).expect(201)).body;

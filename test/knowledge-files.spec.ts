@@ -20,6 +20,13 @@ const fixture = (name: string) => readFileSync(path.join(FIXTURES, name));
 const DOCX_TYPE = 'application/vnd.openxmlformats-officedocument.wordprocessingml.document';
 const ZIP_BOMB = 'The Word document expands to more than 100 MiB (a zip bomb, or a document too large to read)';
 
+/**
+ * Each reading starts a file-reading process (pdf.js, mammoth): a few hundred milliseconds on a quiet machine, many
+ * seconds when the cores are shared with the rest of the suite. The tests wait on the sources' states, never on time;
+ * the longer bound only keeps a slow machine from being reported as a failure.
+ */
+jest.setTimeout(90_000);
+
 describe('file sources', () => {
   let context: TestContext;
   let owner: TestAccount;

@@ -1,7 +1,8 @@
 import { upgradeSchemasTo31 } from '../src/openapi-31';
 
 /** A document with each thing 3.0 says differently, in each place a Schema Object can be. */
-function document30() {
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- the test reads the rewritten document freely
+function document30(): any {
   return {
     openapi: '3.1.0',
     components: {
@@ -35,7 +36,9 @@ function document30() {
           responses: {
             '200': {
               description: 'ok',
-              content: { 'application/json': { schema: { type: 'array', items: { oneOf: [{ type: 'string' }], nullable: true } }, example: [] } },
+              content: {
+                'application/json': { schema: { type: 'array', items: { oneOf: [{ type: 'string' }], nullable: true } }, example: [] },
+              },
             },
           },
         },
@@ -43,7 +46,10 @@ function document30() {
     },
     webhooks: {
       'call.created': {
-        post: { requestBody: { content: { 'application/json': { schema: { type: 'object', nullable: true, example: {} } } } }, responses: {} },
+        post: {
+          requestBody: { content: { 'application/json': { schema: { type: 'object', nullable: true, example: {} } } } },
+          responses: {},
+        },
       },
     },
     'x-extension': { schema: { nullable: true } },
@@ -83,7 +89,10 @@ describe('upgradeSchemasTo31: what an OpenAPI 3.0 document says differently in 3
     expect(components.parameters.Key).toEqual({ name: 'Key', in: 'header', example: 'k-1', schema: { type: ['string', 'null'] } });
     expect(paths['/agents'].get.parameters[0].example).toBe(10);
     const media = paths['/agents'].get.responses['200'].content['application/json'];
-    expect(media).toEqual({ schema: { type: 'array', items: { anyOf: [{ oneOf: [{ type: 'string' }] }, { type: 'null' }] } }, example: [] });
+    expect(media).toEqual({
+      schema: { type: 'array', items: { anyOf: [{ oneOf: [{ type: 'string' }] }, { type: 'null' }] } },
+      example: [],
+    });
     expect(webhooks['call.created'].post.requestBody.content['application/json'].schema).toEqual({
       type: ['object', 'null'],
       examples: [{}],

@@ -1,9 +1,11 @@
 import { execFile } from 'node:child_process';
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
 import { loadConfig } from '../src/config/config';
-import { generateOpenApiDocument, stringifyOpenApiDocument } from '../src/openapi';
+import { generateOpenApiDocument, stringifyOpenApiDocument, TOOL_CALL_WEBHOOK } from '../src/openapi';
+import { WEBHOOK_EVENT_SCHEMAS } from '../src/webhooks/dto/webhook-event-payload.dto';
 import { createTestContext } from './helpers';
 
 const STALE = 'is stale: run `npm run openapi` and commit openapi.json and src/metadata.ts';
@@ -22,6 +24,48 @@ describe('OpenAPI document', () => {
     const committed = fs.readFileSync(path.join(__dirname, '..', 'openapi.json'), 'utf8');
     expect(committed).toBe(stringifyOpenApiDocument(document));
   });
+
+  /** `scripts/validate-openapi.ts` on `file` (@apidevtools/swagger-parser, in a process of its own: its modules are ES ones). */
+  const validate = (file?: string) =>
+    promisify(execFile)(process.execPath, ['-r', './scripts/register.js', 'scripts/validate-openapi.ts', ...(file ? [file] : [])], {
+      cwd: path.join(__dirname, '..'),
+    });
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the test reads the document as JSON
+  const committed = (): any => JSON.parse(fs.readFileSync(path.join(__dirname, '..', 'openapi.json'), 'utf8'));
+
+  it('is a valid OpenAPI 3.1 document (@apidevtools/swagger-parser), with every request the service sends under webhooks', async () => {
+    expect((await validate()).stdout).toBe('openapi.json: a valid OpenAPI 3.1.0 document\n');
+    const document = committed();
+    expect(Object.keys(document.webhooks ?? {}).sort()).toEqual([...Object.keys(WEBHOOK_EVENT_SCHEMAS), TOOL_CALL_WEBHOOK].sort());
+    expect(JSON.stringify(document)).not.toContain('"nullable"'); // 3.0's, gone: a null type instead
+    // The sockets' messages, each way, as unions the socket routes point at.
+    expect(document.paths['/conversations/{conversationId}/voice'].get['x-messages']).toEqual({
+      receives: { $ref: '#/components/schemas/VoiceClientMessage' },
+      sends: { $ref: '#/components/schemas/VoiceServerMessage' },
+    });
+    expect(document.paths['/telephony/twilio/stream'].get['x-messages']).toEqual({
+      receives: { $ref: '#/components/schemas/TwilioStreamFromCarrier' },
+      sends: { $ref: '#/components/schemas/TwilioStreamToCarrier' },
+    });
+    const fromCarrier = document.components.schemas.TwilioStreamFromCarrier as { discriminator: { mapping: object } };
+    expect(Object.keys(fromCarrier.discriminator.mapping).sort()).toEqual(['connected', 'dtmf', 'mark', 'media', 'start', 'stop']);
+  }, 60_000);
+
+  it('fails validation for a document with a broken reference, or a 3.0 keyword (the validation is not vacuous)', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'openapi-'));
+    try {
+      const broken = committed();
+      broken.components.schemas.VoiceClientMessage = { oneOf: [{ $ref: '#/components/schemas/NoSuchMessage' }] };
+      fs.writeFileSync(path.join(dir, 'broken.json'), JSON.stringify(broken));
+      await expect(validate(path.join(dir, 'broken.json'))).rejects.toMatchObject({ stderr: expect.stringMatching(/NoSuchMessage/) });
+      const old = committed();
+      old.paths['/agents'].get.responses['200'] = { description: 'ok', content: 'not a map' };
+      fs.writeFileSync(path.join(dir, 'old.json'), JSON.stringify(old));
+      await expect(validate(path.join(dir, 'old.json'))).rejects.toMatchObject({ code: 1 });
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
 
   it('describes the API-key scheme, required everywhere but on public routes', async () => {
     const document = await generateOpenApiDocument(loadConfig({}));

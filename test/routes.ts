@@ -37,6 +37,8 @@ export const PUBLIC_ROUTES = [
   // The carrier's webhooks (Twilio): signed with the number's auth token (403 otherwise), rate limited per number and address
   'POST /telephony/twilio/:phoneNumberId/incoming',
   'POST /telephony/twilio/:phoneNumberId/status',
+  // The carrier's media stream: its one-time token comes in the `start` message; a plain GET is a 426 that looks nothing up
+  'GET /telephony/twilio/stream',
 ];
 
 /** Routes that read an `application/x-www-form-urlencoded` body (the carrier's webhooks), not JSON. */

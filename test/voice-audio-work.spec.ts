@@ -168,7 +168,14 @@ describe("VoicePipeline: the visitor's audio at the client's own rate", () => {
     let tick: () => void = () => undefined;
     const pipeline = new VoicePipeline(
       { access: {} as VoiceCallContext['access'], authorization: 'Bearer -', address: '127.0.0.1', inputSampleRate: 48_000 },
-      { send: () => undefined, sendAudio: () => undefined, bufferedAmount: () => 0, close: () => undefined },
+      {
+        playback: 'clock',
+        send: () => undefined,
+        sendAudio: () => true,
+        mark: () => undefined,
+        clear: () => undefined,
+        close: () => undefined,
+      },
       {
         ...({} as Omit<VoiceServices, 'audioWork' | 'tts' | 'stt' | 'logger'>),
         tts: null,

@@ -14,6 +14,13 @@ import { TurnDetector } from '../src/voice/vad/turn-detector';
 import { VoiceCalls } from '../src/voice/voice-call';
 
 /**
+ * Closing a service with spoken calls waits for their recordings to be stored and the voice's threads to stop: usually
+ * seconds, but past the 30 s default on a machine whose cores the rest of the suite shares (seen at load 5).
+ * Left open, the service's job workers then ran on in the jest worker and broke the next file it ran.
+ */
+const CLOSE_TIMEOUT_MS = 90_000;
+
+/**
  * Spoken conversations end to end (contract section 15), offline: the built-in voice for real, the browser's
  * text input (no speech-to-text configured), the recording decoded.
  */
@@ -28,7 +35,7 @@ describe('a spoken conversation with the built-in voice', () => {
     owner = await context.createAccount();
     agentId = (await createShopAgent(context, owner)).id;
   });
-  afterAll(() => context?.close());
+  afterAll(() => context?.close(), CLOSE_TIMEOUT_MS);
 
   it('answers a text frame aloud, records both sides in a stereo MP3 that the call serves, with startSeconds', async () => {
     const started = await startConversation(context, owner, agentId);
@@ -60,7 +67,7 @@ describe('a spoken conversation with the built-in voice', () => {
     });
     expect(call.transcript).toEqual([
       { speaker: 'user', text: 'How long does delivery take?', startSeconds: expect.any(Number) },
-      { speaker: 'agent', text: KNOWLEDGE.delivery, startSeconds: expect.any(Number) },
+      { speaker: 'agent', text: KNOWLEDGE.delivery, startSeconds: expect.any(Number), latencyMs: expect.any(Object) },
     ]);
     const [visitorAt, agentAt] = call.transcript.map((entry: { startSeconds: number }) => entry.startSeconds);
     // The question starts where its speech does (the VAD's), not where its text came (after the speech).
@@ -134,9 +141,14 @@ describe('a spoken conversation with the built-in voice', () => {
     await recordedCall(started.conversationId);
     const download = await context.as(owner).get(`/calls/${started.conversationId}/recording/download`).buffer(true).parse(binaryBody);
     const [left] = (await decodeMp3(download.body as Buffer)).channels;
-    // The tone's 200 ms are the recording's first (the encoder's delay aside), not lost while the call was set up.
-    expect(levelDbfs(left, 16_000, 0.03, 0.17)).toBeGreaterThan(-20);
-    expect(levelDbfs(left, 16_000, 0.3, 0.6)).toBeLessThan(-60);
+    // The tone's 200 ms are all in the recording, not lost while the call was set up. Where: the recording's clock
+    // takes the visitor's audio as the pipeline has it, and on a busy machine frames that come a few ticks late are
+    // recorded a few ticks later, after silence; so the tone is counted in 10 ms windows of the first 2 s.
+    const loudWindows = Array.from({ length: 200 }, (_, index) => levelDbfs(left, 16_000, index / 100, (index + 1) / 100)).filter(
+      (level) => level > -20,
+    ).length;
+    expect(loudWindows).toBeGreaterThanOrEqual(18);
+    expect(loudWindows).toBeLessThanOrEqual(22);
   });
 
   it("speaks a widget conversation's greeting first; cut off, its transcript entry keeps what was heard, placed in the recording", async () => {
@@ -167,9 +179,9 @@ describe('a spoken conversation with the built-in voice', () => {
     await client.next('ended');
     const call = await recordedCall(session.conversationId);
     expect(call.transcript).toEqual([
-      { speaker: 'agent', text: heard, startSeconds: expect.any(Number) },
+      { speaker: 'agent', text: heard, startSeconds: expect.any(Number) }, // the greeting answers no turn: not timed
       { speaker: 'user', text: 'What about returns?', startSeconds: expect.any(Number) },
-      { speaker: 'agent', text: KNOWLEDGE.returns, startSeconds: expect.any(Number) },
+      { speaker: 'agent', text: KNOWLEDGE.returns, startSeconds: expect.any(Number), latencyMs: expect.any(Object) },
     ]);
     const [greetingAt, questionAt] = call.transcript.map((entry: { startSeconds: number }) => entry.startSeconds);
     expect(greetingAt).toBeGreaterThanOrEqual(0);
@@ -241,7 +253,7 @@ describe('a spoken conversation through speech providers (their local stand-ins)
   afterAll(async () => {
     await context?.close();
     await providers?.close();
-  });
+  }, CLOSE_TIMEOUT_MS);
   beforeEach(() => providers.setMode({ kind: 'ok' }));
 
   const speakAndWait = async (client: VoiceClient, type: string) => {

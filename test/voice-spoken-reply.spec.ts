@@ -6,19 +6,18 @@ import type { VoiceServerMessage } from '../src/voice/voice-call';
 /** SpokenReply with no voice (the text alone), its messages kept. */
 function textOnlyReply(): { reply: SpokenReply; sent: VoiceServerMessage[] } {
   const sent: VoiceServerMessage[] = [];
-  const link = {
+  const transport = {
+    playback: 'clock' as const,
     send: (message: VoiceServerMessage) => sent.push(message),
-    sendAudio: () => undefined,
-    bufferedAmount: () => 0,
-    close: () => undefined,
+    sendAudio: () => true,
+    mark: () => undefined,
+    clear: () => sent.push({ type: 'clear' }),
   };
   const reply = new SpokenReply({
-    link,
-    voice: new AgentVoice(250),
+    transport,
+    voice: new AgentVoice(transport, 250),
     tts: null,
     speaker: { voice: 'shubh', language: 'en-IN' },
-    recordingSeconds: () => 0,
-    sendAhead: () => undefined,
     logger: new Logger('Voice'),
   });
   return { reply, sent };

@@ -197,9 +197,9 @@ describe('a spoken conversation that moves from one instance to another (issue 3
     expect(call.hasRecording).toBe(true);
     expect(call.transcript).toEqual([
       { speaker: 'user', text: FIRST_QUESTION, startSeconds: expect.any(Number) },
-      { speaker: 'agent', text: QUESTION_NOTED, startSeconds: expect.any(Number) },
+      { speaker: 'agent', text: QUESTION_NOTED, startSeconds: expect.any(Number), latencyMs: expect.any(Object) },
       { speaker: 'user', text: SECOND_QUESTION, startSeconds: expect.any(Number) },
-      { speaker: 'agent', text: QUESTION_NOTED, startSeconds: expect.any(Number) },
+      { speaker: 'agent', text: QUESTION_NOTED, startSeconds: expect.any(Number), latencyMs: expect.any(Object) },
     ]);
     const [askedA, answeredA, askedB, answeredB] = call.transcript.map((entry: { startSeconds: number }) => entry.startSeconds);
     expect(askedA).toBeLessThan(answeredA);

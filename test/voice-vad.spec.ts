@@ -258,6 +258,18 @@ describe('TurnDetector (scripted decisions)', () => {
     expect(events.filter((event) => event.type === 'barge-in')).toHaveLength(2);
   });
 
+  it('tells the silence it waited for: endOfTurnMs when the turn ended, none when cut in speech, what there was when cut in a pause', () => {
+    const silenceOf = (events: TurnEvent[]) =>
+      events.flatMap((event) => (event.type === 'utterance' ? [[event.cut, event.silenceMs]] : []));
+    // Ended by silence; the option not a whole number of frames waits whole frames (710 ms: 36 frames).
+    expect(silenceOf(detect(`${'.'.repeat(20)}${'#'.repeat(20)}${'.'.repeat(END + 5)}`).events)).toEqual([[false, END_OF_TURN_MS]]);
+    expect(silenceOf(detect(`${'#'.repeat(20)}${'.'.repeat(40)}`, { endOfTurnMs: 710 }).events)).toEqual([[false, 720]]);
+    // Cut at maxUtteranceMs (50 frames, no pre-roll) while speaking, then while 5 frames of a pause had been heard.
+    const cut = { maxUtteranceMs: 1_000, preRollMs: 0 };
+    expect(silenceOf(detect(`${'#'.repeat(60)}`, cut).events)).toEqual([[true, 0]]);
+    expect(silenceOf(detect(`${'#'.repeat(45)}${'.'.repeat(5)}`, cut).events)).toEqual([[true, 5 * 20]]);
+  });
+
   it('copies the frames it keeps, so that the caller may reuse its buffer', () => {
     const script = `${'#'.repeat(10)}${'.'.repeat(END)}`;
     const detector = new TurnDetector(new ScriptedVad(script), { endOfTurnMs: END_OF_TURN_MS });

@@ -22,6 +22,10 @@ export class Agent extends AccountOwnedEntity {
   @Column({ type: 'text' })
   systemPrompt: string;
 
+  /** The latest version published (src/agent-versions); null until the first. */
+  @Column({ type: 'integer', nullable: true })
+  publishedVersion: number | null;
+
   @UpdateDateColumn({ type: 'timestamptz' })
   updatedAt: Date;
 }

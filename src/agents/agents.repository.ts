@@ -15,6 +15,8 @@ export interface AgentRow {
   knowledgeBaseIds: number[];
   /** Its tools' ids, ascending. */
   toolIds: number[];
+  /** The latest version published (src/agent-versions); null until the first. */
+  publishedVersion: number | null;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -22,7 +24,7 @@ export interface AgentRow {
 /** The fields a client sets; every one is present on create (defaults applied), any subset on update. */
 export type AgentFields = Pick<AgentRow, 'name' | 'description' | 'model' | 'voice' | 'language' | 'systemPrompt'>;
 
-const AGENT_COLUMNS = `id, name, description, model, voice, language, system_prompt AS "systemPrompt", created_at AS "createdAt", updated_at AS "updatedAt"`;
+const AGENT_COLUMNS = `id, name, description, model, voice, language, system_prompt AS "systemPrompt", published_version AS "publishedVersion", created_at AS "createdAt", updated_at AS "updatedAt"`;
 /** An agent's knowledge bases, ascending, through the primary key of agent_knowledge_bases (account, agent, knowledge base). */
 const KNOWLEDGE_BASE_ID_ARRAY = `array(SELECT l.knowledge_base_id FROM agent_knowledge_bases l WHERE l.account_id = agents.account_id AND l.agent_id = agents.id ORDER BY l.knowledge_base_id)`;
 const KNOWLEDGE_BASE_IDS = `${KNOWLEDGE_BASE_ID_ARRAY} AS "knowledgeBaseIds"`;

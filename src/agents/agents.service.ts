@@ -73,6 +73,23 @@ export class AgentsService {
     });
   }
 
+  /**
+   * Replaces every setting of the agent (a version's, restored), in one transaction: the knowledge bases and tools
+   * given that are still the account's are linked, the others (deleted since) left out.
+   */
+  async replaceSettings(accountId: number, id: number, settings: AgentFields & Record<LinkField, number[]>): Promise<AgentRow> {
+    const { knowledgeBaseIds, toolIds, ...fields } = settings;
+    return this.withLinks(async (sql) => {
+      const agent = await this.agents.update(accountId, id, fields, sql);
+      if (!agent) throw notFound(id);
+      return {
+        ...agent,
+        knowledgeBaseIds: await this.agents.replaceKnowledgeBases(accountId, id, knowledgeBaseIds, sql),
+        toolIds: await this.agents.replaceTools(accountId, id, toolIds, sql),
+      };
+    });
+  }
+
   async remove(accountId: number, id: number): Promise<void> {
     if (!(await this.agents.delete(accountId, id))) throw notFound(id);
   }

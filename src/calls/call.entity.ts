@@ -19,12 +19,39 @@ export const ENDED_REASONS = [
 ] as const;
 export type EndedReason = (typeof ENDED_REASONS)[number];
 
+/**
+ * Where the time of one spoken turn went, in milliseconds to a tenth (contract section 19): the silence the turn
+ * detector waited for (audio time), the speech-to-text request, the model's first token after the message was
+ * accepted, the synthesizer's first audio after its request, and `total`, the visitor's last sound to the agent's
+ * first audio sent (the silence waited included). A typed message's turn has no silence and no transcription (0).
+ */
+export interface TurnLatency {
+  endOfTurn: number;
+  transcription: number;
+  firstToken: number;
+  firstAudio: number;
+  total: number;
+}
+
+/**
+ * A spoken call's turns (those with a `latencyMs`) summed up by their `total`: how many, the median and the 90th
+ * percentile (nearest rank) and the slowest. A spoken call without a timed turn has `turns: 0` and null figures.
+ */
+export interface CallLatency {
+  turns: number;
+  p50Ms: number | null;
+  p90Ms: number | null;
+  maxMs: number | null;
+}
+
 /** One transcript entry. */
 export interface TranscriptTurn {
   speaker: TranscriptSpeaker;
   text: string;
   /** Where it starts in the call's recording, in seconds: spoken calls only (contract section 15). */
   startSeconds?: number;
+  /** An agent entry answering a spoken turn whose first audio was sent: where its time went (contract section 19). */
+  latencyMs?: TurnLatency;
 }
 
 /**
@@ -65,6 +92,10 @@ export class Call {
 
   @Column({ type: 'varchar', length: 200, default: '' })
   agentName: string;
+
+  /** The agent version that answered (src/agent-versions); null when none (the agent had none, a test, a posted call). */
+  @Column({ type: 'integer', nullable: true })
+  agentVersion: number | null;
 
   @Column({ type: 'varchar', length: 200, default: '' })
   name: string;
@@ -120,6 +151,13 @@ export class Call {
   /** How it ended (ENDED_REASONS), or "": shown on the detail only. */
   @Column({ type: 'varchar', length: 20, default: '' })
   endedReason: EndedReason | '';
+
+  /**
+   * Its turns' latency (CallLatency), computed once as the call is made from its conversation; null for a call that was
+   * not spoken (a text conversation, a call posted through the API, a call made before it was kept).
+   */
+  @Column({ type: 'jsonb', nullable: true })
+  latency: CallLatency | null;
 
   /** Test calls from the dashboard's test-call button: readable by id, never listed. */
   @Column({ type: 'boolean', default: false })

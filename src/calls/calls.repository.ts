@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import type { Readable } from 'node:stream';
 import { Database, Sql } from '../database/database';
 import { AccountQuery } from '../database/query.decorator';
-import { EndedReason, TranscriptTurn } from './call.entity';
+import { CallLatency, EndedReason, TranscriptTurn } from './call.entity';
 import { AccountExportRunningException } from './calls-export';
 import { ListCursor } from './list-cursor';
 import { hasWordJoiningMark, nameSearchKey, nameSearchKeySql } from './name-search-key';
@@ -39,9 +39,13 @@ export interface ExportRow extends Omit<CallRow, 'feedback' | 'extractedData'> {
 
 /** A call as `GET /calls/{callId}` shows it. */
 export interface CallDetailRow extends CallRow {
+  /** The agent version that answered; null when none. */
+  agentVersion: number | null;
   transcript: TranscriptTurn[];
   /** How it ended; "" when not known. */
   endedReason: EndedReason | '';
+  /** Its turns' latency, stored as the call was made; null when it was not spoken. */
+  latency: CallLatency | null;
 }
 
 /** What a new call is made of (every field has its value: the service applies the defaults). */
@@ -74,7 +78,7 @@ const COLUMNS_BEFORE_JSON = `id, name, phone, email, status, call_status AS "cal
 const LIST_COLUMNS = `${COLUMNS_BEFORE_JSON}, feedback, extracted_data AS "extractedData"`;
 /** The export's: the JSON values as their JSON text, written out as they are (never parsed and serialised again). */
 const EXPORT_COLUMNS = `${COLUMNS_BEFORE_JSON}, feedback::text AS feedback, extracted_data::text AS "extractedData"`;
-const DETAIL_COLUMNS = `${LIST_COLUMNS}, transcript, ended_reason AS "endedReason"`;
+const DETAIL_COLUMNS = `${LIST_COLUMNS}, transcript, ended_reason AS "endedReason", agent_version AS "agentVersion", latency`;
 
 /**
  * The digits of the phone, exactly as written in the search index (IDX_calls_account_search): the planner
@@ -181,8 +185,18 @@ const EXAMPLE_CALL: NewCall = {
   replyLanguage: 'hi-IN',
   feedback: null,
   extractedData: {},
-  transcript: [{ speaker: 'user', text: 'नमस्ते' }],
+  transcript: [
+    { speaker: 'user', text: 'नमस्ते', startSeconds: 0.42 },
+    {
+      speaker: 'agent',
+      text: 'नमस्ते, कैसे मदद करूँ?',
+      startSeconds: 2.18,
+      latencyMs: { endOfTurn: 700, transcription: 310.2, firstToken: 240.6, firstAudio: 120.4, total: 1_412.5 },
+    },
+  ],
   endedReason: 'caller-hung-up',
+  agentVersion: 3,
+  latency: { turns: 1, p50Ms: 1_412.5, p90Ms: 1_412.5, maxMs: 1_412.5 },
   isTest: false,
 };
 const EXAMPLE_ID = '5f0c2a7e-8d3b-4c1e-9a6f-2b7d4e8c1a90';
@@ -236,8 +250,8 @@ export class CallsRepository {
   async insert(accountId: number, call: NewCall, sql: Sql = this.db): Promise<CallDetailRow> {
     const [row] = await sql.query<CallDetailRow>(
       `INSERT INTO calls (account_id, id, name, phone, email, status, call_status, sentiment, channel, call_type, website, agent_name, agent_id,
-                          call_date, duration_seconds, reply_language, feedback, extracted_data, transcript, is_test, ended_reason)
-       VALUES ($1, coalesce($2, gen_random_uuid()), $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21)
+                          call_date, duration_seconds, reply_language, feedback, extracted_data, transcript, is_test, ended_reason, agent_version, latency)
+       VALUES ($1, coalesce($2, gen_random_uuid()), $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23)
        RETURNING ${DETAIL_COLUMNS}`,
       [
         accountId,
@@ -262,6 +276,8 @@ export class CallsRepository {
         JSON.stringify(call.transcript),
         call.isTest,
         call.endedReason,
+        call.agentVersion,
+        call.latency === null ? null : JSON.stringify(call.latency),
       ],
     );
     return row;

@@ -154,6 +154,7 @@ export class CallsService {
       website: dto.website!,
       agent: agent?.name ?? '',
       agentId: agent?.id ?? null,
+      agentVersion: null, // posted, not answered
       callDate: dto.callDate ?? new Date(),
       durationSeconds: dto.durationSeconds!,
       replyLanguage: dto.replyLanguage ?? agent?.language ?? '',
@@ -161,6 +162,7 @@ export class CallsService {
       extractedData: dto.extractedData!,
       transcript: dto.transcript!.map(({ speaker, text }) => ({ speaker, text })),
       endedReason: dto.endedReason!,
+      latency: null, // not spoken here
       isTest: dto.isTest!,
     };
   }

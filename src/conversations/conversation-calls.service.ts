@@ -1,5 +1,6 @@
 import { Injectable, OnModuleInit } from '@nestjs/common';
-import { EndedReason } from '../calls/call.entity';
+import { callLatency } from '../calls/call-latency';
+import { EndedReason, TranscriptTurn } from '../calls/call.entity';
 import { NewCall } from '../calls/calls.repository';
 import { CallsService } from '../calls/calls.service';
 import { TransactionSql } from '../database/database';
@@ -9,9 +10,14 @@ import { ConversationsRepository, EndedConversation, MessageRow } from './conver
 /** A phone call that was never answered (contract section 17): its outcome, `canceled` counted as `no-answer`. */
 export type UnansweredOutcome = 'busy' | 'no-answer' | 'failed';
 
-/** The call of an ended conversation in which the visitor said something (contract section 10), and how it ended. */
+/**
+ * The call of an ended conversation in which the visitor said something (contract section 10), and how it ended. A
+ * spoken one (a message placed in its recording) has its turns' latency summed up (contract section 19).
+ */
 export function callOfConversation(id: string, conversation: EndedConversation, messages: MessageRow[], endedReason: EndedReason): NewCall {
   const lastMessageAt = messages.at(-1)?.at ?? conversation.startedAt;
+  const transcript = messages.map(transcriptTurn);
+  const spoken = messages.some((message) => message.startSeconds !== null);
   return {
     id,
     name: conversation.name,
@@ -25,17 +31,30 @@ export function callOfConversation(id: string, conversation: EndedConversation, 
     website: conversation.website,
     agent: conversation.agentName,
     agentId: conversation.agentId,
+    agentVersion: conversation.agentVersion,
     callDate: conversation.startedAt,
-    durationSeconds: Math.max(0, Math.floor((lastMessageAt.getTime() - conversation.startedAt.getTime()) / 1000)),
+    durationSeconds: durationOf(conversation, lastMessageAt),
     replyLanguage: conversation.replyLanguage,
     feedback: null,
     extractedData: {},
-    transcript: messages.map(({ speaker, text, startSeconds }) =>
-      startSeconds === null ? { speaker, text } : { speaker, text, startSeconds },
-    ),
+    transcript,
     endedReason,
+    latency: spoken ? callLatency(transcript) : null,
     isTest: conversation.isTest,
   };
+}
+
+/** A phone call lasts from its answer to its hang-up; any other conversation from its start to its last message. */
+function durationOf(conversation: EndedConversation, lastMessageAt: Date): number {
+  const [from, to] = conversation.answeredAt ? [conversation.answeredAt, conversation.endedAt] : [conversation.startedAt, lastMessageAt];
+  return Math.max(0, Math.floor((to.getTime() - from.getTime()) / 1000));
+}
+
+function transcriptTurn({ speaker, text, startSeconds, latencyMs }: MessageRow): TranscriptTurn {
+  const turn: TranscriptTurn = { speaker, text };
+  if (startSeconds !== null) turn.startSeconds = startSeconds;
+  if (latencyMs !== null) turn.latencyMs = latencyMs;
+  return turn;
 }
 
 /** The call of a phone conversation whose call was never answered: no duration, nothing said (not even a greeting). */

@@ -7,9 +7,20 @@ import { Jobs } from '../jobs/jobs.service';
 import { ConversationCalls, UnansweredOutcome } from './conversation-calls.service';
 import { ConversationRef, JOB_END_IDLE, JOB_END_IF_IDLE } from './conversation-jobs';
 import { IdleRule, idleRule } from './conversation-rules';
+import { ConversationChannel } from './conversation.entity';
 import { ConversationAccess, ConversationsRepository } from './conversations.repository';
 
 const IDLE_BATCH = 200;
+
+/** A conversation that has just ended (its end committed), and how. */
+export interface ConversationEnded {
+  accountId: number;
+  id: string;
+  channel: ConversationChannel;
+  reason: EndedReason;
+  /** Where a phone call is moved (`transferred`: the agent's transfer_call). */
+  transferTo?: string;
+}
 
 /**
  * Ending conversations: explicitly, when their agent is deleted, or when idle (each conversation's own idle job,
@@ -19,6 +30,7 @@ const IDLE_BATCH = 200;
 @Injectable()
 export class ConversationEnds implements OnModuleInit {
   private readonly idleRule: IdleRule;
+  private readonly endedListeners: ((ended: ConversationEnded) => void)[] = [];
 
   constructor(
     private readonly conversations: ConversationsRepository,
@@ -49,9 +61,22 @@ export class ConversationEnds implements OnModuleInit {
     });
   }
 
-  /** Ends the conversation now, at its visitor's request (nothing to do if it already has). */
+  /**
+   * Ends the conversation now, at the request of whoever holds its token (nothing to do if it already has): its
+   * visitor's, or on the phone, where the caller hangs up by hanging up, the agent's (the call is then hung up).
+   */
   async end(access: ConversationAccess): Promise<void> {
-    if (access.status === 'active') await this.finish(access.accountId, access.id, undefined, { reason: 'visitor-ended' });
+    if (access.status === 'active') {
+      await this.finish(access.accountId, access.id, undefined, { reason: 'visitor-ended', onThePhone: 'agent-hung-up' });
+    }
+  }
+
+  /**
+   * Tells `listener` of every conversation this instance ends, once its end is committed (the telephony module hangs
+   * up a phone call's carrier call). Called synchronously: a listener does its own work, and its own errors, apart.
+   */
+  afterEnd(listener: (ended: ConversationEnded) => void): void {
+    this.endedListeners.push(listener);
   }
 
   /**
@@ -60,6 +85,14 @@ export class ConversationEnds implements OnModuleInit {
    */
   endNow(accountId: number, id: string, reason: EndedReason = 'visitor-ended'): Promise<boolean> {
     return this.finish(accountId, id, undefined, { reason });
+  }
+
+  /**
+   * Ends a phone conversation whose agent moved the call to `number` (`transferred`); its listeners hand the call over.
+   * False when it had already ended.
+   */
+  transfer(accountId: number, id: string, number: string): Promise<boolean> {
+    return this.finish(accountId, id, undefined, { reason: 'transferred', transferTo: number });
   }
 
   /** Ends the conversation if it is idle; false when it is not (or had already ended). */
@@ -103,18 +136,23 @@ export class ConversationEnds implements OnModuleInit {
    * `end.reason` as its endedReason) when the visitor said something, or as `end.unanswered` (a phone call never
    * answered): the conditional UPDATE makes this happen once, whichever instance tries first.
    */
-  private finish(
+  private async finish(
     accountId: number,
     id: string,
     idle: IdleRule | undefined,
-    end: { reason: EndedReason; unanswered?: UnansweredOutcome },
+    end: { reason: EndedReason; unanswered?: UnansweredOutcome; onThePhone?: EndedReason; transferTo?: string },
   ): Promise<boolean> {
-    return this.db.transaction(async (sql) => {
-      const ended = await this.conversations.end(accountId, id, idle, sql);
-      if (!ended) return false;
-      await this.calls.record(accountId, id, ended, await this.conversations.messages(accountId, id, sql), end, sql);
-      return true;
+    const ended = await this.db.transaction(async (sql) => {
+      const conversation = await this.conversations.end(accountId, id, idle, sql);
+      if (!conversation) return undefined;
+      const reason = conversation.channel === 'phone' ? (end.onThePhone ?? end.reason) : end.reason;
+      const messages = await this.conversations.messages(accountId, id, sql);
+      await this.calls.record(accountId, id, conversation, messages, { reason, unanswered: end.unanswered }, sql);
+      return { accountId, id, channel: conversation.channel, reason, transferTo: end.transferTo };
     });
+    if (!ended) return false;
+    for (const listener of this.endedListeners) listener(ended);
+    return true;
   }
 
   /** Schedules the conversation's idle check for `idleAt` (inside `sql`'s transaction when given). */

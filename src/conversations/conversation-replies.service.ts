@@ -1,4 +1,5 @@
 import { BeforeApplicationShutdown, Injectable, Logger } from '@nestjs/common';
+import type { TurnLatency } from '../calls/call.entity';
 import { UNSTORABLE } from '../common/storable-text';
 import { AppConfig } from '../config/config';
 import { InjectConfig } from '../config/config.module';
@@ -21,6 +22,8 @@ export interface Delivery {
   interrupted: boolean;
   /** Where the reply starts in the call's recording (spoken replies). */
   startSeconds?: number;
+  /** Where the time of the turn it answers went (a spoken reply whose first audio was sent), kept with the reply. */
+  latencyMs?: TurnLatency;
 }
 
 export interface ReplyOptions {
@@ -129,8 +132,10 @@ export class ConversationReplies implements BeforeApplicationShutdown {
       // before a word of it was heard is none, and the conversation takes the visitor's next message.
       const recorded = storable(delivered.text);
       if (recorded.trim()) {
-        const replied = await this.conversations.recordReply(accountId, id, turn.seq, recorded, delivered.startSeconds, entries);
-        if (replied && tools?.hangUp) await (options.hangUp ?? (() => this.hangUp(accountId, id)))();
+        const { startSeconds, latencyMs } = delivered;
+        const replied = await this.conversations.recordReply(accountId, id, turn.seq, recorded, startSeconds, entries, latencyMs);
+        if (replied && tools?.transferTo) await this.transfer(accountId, id, tools.transferTo);
+        else if (replied && tools?.hangUp) await (options.hangUp ?? (() => this.hangUp(accountId, id)))();
       } else {
         await this.conversations.abandonReply(accountId, id, turn.seq, entries);
       }
@@ -162,6 +167,21 @@ export class ConversationReplies implements BeforeApplicationShutdown {
    * The agent hung up (end_call): the conversation ends now that its last sentence is recorded. Should that fail, the
    * reply stands (the visitor has it) and the conversation ends when idle.
    */
+  /**
+   * The agent moves the phone call to `number` (transfer_call): the conversation ends (`transferred`) now that the
+   * sentence announcing it has been heard, and the telephony module hands the call to the carrier's `<Dial>`.
+   */
+  private async transfer(accountId: number, id: string, number: string): Promise<void> {
+    try {
+      await this.ends.transfer(accountId, id, number);
+    } catch (error) {
+      this.logger.error(
+        { error: { name: (error as Error)?.name } },
+        'The agent transferred the call, but the conversation could not be ended',
+      );
+    }
+  }
+
   private async hangUp(accountId: number, id: string): Promise<void> {
     try {
       await this.ends.endNow(accountId, id, 'agent-hung-up');

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
+import { AgentVersionsService } from '../agent-versions/agent-versions.service';
 import { AgentRow } from '../agents/agents.repository';
 import { AgentsService } from '../agents/agents.service';
 import { Database, TransactionSql } from '../database/database';
@@ -75,6 +76,7 @@ export class ConversationStarts {
     private readonly agents: AgentsService,
     private readonly caps: ConversationLimits,
     private readonly ends: ConversationEnds,
+    private readonly versions: AgentVersionsService,
   ) {}
 
   /** The dashboard's test-call button (or any API client): a conversation with one of the account's agents. */
@@ -116,6 +118,16 @@ export class ConversationStarts {
     return this.start(accountId, agent, { name: call.name, phone: call.phone }, phone, call.greeting, alongside);
   }
 
+  /**
+   * A new bearer token for an active conversation whose token nobody holds (a phone call's: its media stream takes
+   * it, to speak the conversation as any client does); the previous one opens nothing from now on. Undefined when the
+   * conversation is not active.
+   */
+  async handOver(accountId: number, id: string): Promise<string | undefined> {
+    const token = generateConversationToken();
+    return (await this.conversations.replaceToken(accountId, id, hashConversationToken(token))) ? token : undefined;
+  }
+
   /** Removes a phone call's conversation that the carrier then refused to place: as if it had never started. */
   async abandon(accountId: number, id: string): Promise<void> {
     await this.conversations.deleteForErasure(accountId, id);
@@ -132,12 +144,15 @@ export class ConversationStarts {
   ): Promise<StartedConversation> {
     const id = randomUUID();
     const token = generateConversationToken();
+    // Pinned now: publishing while it runs changes nothing for it (it keeps this version to its end).
+    const version = await this.versions.forConversation(accountId, agent.id, origin.isTest);
     const conversation = {
       id,
       tokenHash: hashConversationToken(token),
       agentId: agent.id,
-      agentName: agent.name,
-      replyLanguage: agent.language,
+      agentName: version?.name ?? agent.name,
+      replyLanguage: version?.language ?? agent.language,
+      agentVersion: version?.version ?? null,
       ...visitor,
       ...origin,
     };

@@ -1,5 +1,6 @@
 import { Column, Entity, Index, JoinColumn, ManyToOne, PrimaryColumn } from 'typeorm';
 import { Account } from '../auth/account.entity';
+import type { TurnLatency } from '../calls/call.entity';
 
 export const CONVERSATION_CHANNELS = ['web-widget', 'api', 'phone'] as const;
 export type ConversationChannel = (typeof CONVERSATION_CHANNELS)[number];
@@ -45,6 +46,10 @@ export class Conversation {
 
   @Column({ type: 'varchar', length: 10 })
   replyLanguage: string;
+
+  /** The agent version it runs, chosen when it started (null: the agent's current settings). No foreign key: history. */
+  @Column({ type: 'integer', nullable: true })
+  agentVersion: number | null;
 
   @Column({ type: 'varchar', length: 20 })
   channel: ConversationChannel;
@@ -141,4 +146,8 @@ export class ConversationMessage {
   /** Where it starts in the recording of a spoken conversation, in seconds; null for a message typed or not recorded. */
   @Column({ type: 'double precision', nullable: true })
   startSeconds: number | null;
+
+  /** An agent's reply to a spoken turn: where the turn's time went (TurnLatency); null for every other message. */
+  @Column({ type: 'jsonb', nullable: true })
+  latencyMs: TurnLatency | null;
 }

@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import type OpenAI from 'openai';
 import { AgentsModule } from '../agents/agents.module';
+import { AgentVersionsModule } from '../agent-versions/agent-versions.module';
 import { CallsModule } from '../calls/calls.module';
 import { KnowledgeBasesModule } from '../knowledge-bases/knowledge-bases.module';
 import { AppConfig } from '../config/config';
@@ -50,7 +51,7 @@ const answeringProviders = [
 ];
 
 @Module({
-  imports: [AgentsModule, CallsModule, KnowledgeBasesModule, ToolsModule, WidgetSitesModule],
+  imports: [AgentsModule, AgentVersionsModule, CallsModule, KnowledgeBasesModule, ToolsModule, WidgetSitesModule],
   controllers: [AgentConversationsController, WidgetSessionsController, ConversationsController],
   providers: [
     ConversationStarts,

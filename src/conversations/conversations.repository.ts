@@ -1,5 +1,7 @@
 import { Injectable } from '@nestjs/common';
-import { AnsweringAgent, answeringAgentJson } from '../agents/agents.repository';
+import { answeringVersionJson } from '../agent-versions/agent-versions.repository';
+import { AnsweringAgent } from '../agents/agents.repository';
+import type { TurnLatency } from '../calls/call.entity';
 import { Database, Sql } from '../database/database';
 import { AccountQuery, UnscopedQuery } from '../database/query.decorator';
 import { ConversationCallType, ConversationChannel, ConversationStatus, MessageSpeaker } from './conversation.entity';
@@ -11,6 +13,8 @@ export interface NewConversation {
   agentId: number;
   agentName: string;
   replyLanguage: string;
+  /** The agent version it runs (null: the agent's current settings). */
+  agentVersion: number | null;
   channel: ConversationChannel;
   callType: ConversationCallType;
   website: string;
@@ -45,6 +49,8 @@ export interface MessageRow {
   at: Date;
   /** Where it starts in the recording of a spoken conversation, in seconds; null for a message typed or not recorded. */
   startSeconds: number | null;
+  /** An agent's reply to a spoken turn: where the turn's time went; null for every other message. */
+  latencyMs: TurnLatency | null;
 }
 
 /** Who the conversation is with, as it started: what a tool's request tells the customer's system. */
@@ -79,6 +85,7 @@ export interface ActiveConversations {
 export interface EndedConversation {
   agentId: number;
   agentName: string;
+  agentVersion: number | null;
   replyLanguage: string;
   channel: ConversationChannel;
   callType: ConversationCallType;
@@ -87,6 +94,9 @@ export interface EndedConversation {
   phone: string;
   isTest: boolean;
   startedAt: Date;
+  endedAt: Date;
+  /** A phone call's: when its media stream connected (the call was answered); null otherwise. */
+  answeredAt: Date | null;
 }
 
 /** An active conversation that is idle. */
@@ -106,6 +116,7 @@ export interface TurnLimits {
 const EXAMPLE_ID = '5f0c2a7e-8d3b-4c1e-9a6f-2b7d4e8c1a90';
 const EXAMPLE_HASH = 'a'.repeat(64);
 const EXAMPLE_TOOL_ENTRY = 'book_table {"people":2} → {"confirmed":true}';
+const EXAMPLE_LATENCY: TurnLatency = { endOfTurn: 700, transcription: 310.2, firstToken: 240.6, firstAudio: 120.4, total: 1_412.5 };
 const EXAMPLE_LIMITS: TurnLimits = { maxVisitorMessages: 100, idleSeconds: 300, staleReplySeconds: 45 };
 const EXAMPLE_CONVERSATION: NewConversation = {
   id: EXAMPLE_ID,
@@ -113,6 +124,7 @@ const EXAMPLE_CONVERSATION: NewConversation = {
   agentId: 2,
   agentName: 'Reception',
   replyLanguage: 'hi-IN',
+  agentVersion: 3,
   channel: 'web-widget',
   callType: 'web',
   website: 'www.example.com',
@@ -148,7 +160,7 @@ export const ASYNCHRONOUS_COMMIT = `CROSS JOIN (SELECT set_config('synchronous_c
 const ACCEPT_MESSAGE = withLimits(
   `WITH target AS (
      SELECT account_id, id, agent_id, status, allowed_domain, site_id, visitor_message_count, channel, phone, name, ${IDLE} AS idle,
-            coalesce(${REPLYING}, false) AS replying, ${answeringAgentJson('conversation.account_id', 'conversation.agent_id')} AS agent
+            coalesce(${REPLYING}, false) AS replying, ${answeringVersionJson('conversation.account_id', 'conversation.agent_id', 'conversation.agent_version')} AS agent
        FROM conversations conversation WHERE id = $1 AND token_hash = $2
    ), turn AS (
      UPDATE conversations c
@@ -191,8 +203,8 @@ export class ConversationsRepository {
   async insert(accountId: number, conversation: NewConversation, sql: Sql = this.db): Promise<{ startedAt: Date }> {
     const c = conversation;
     const [row] = await sql.query<{ startedAt: Date }>(
-      `INSERT INTO conversations (account_id, id, token_hash, agent_id, agent_name, reply_language, channel, website, allowed_domain, name, phone, is_test, site_id, call_type)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) RETURNING started_at AS "startedAt"`,
+      `INSERT INTO conversations (account_id, id, token_hash, agent_id, agent_name, reply_language, channel, website, allowed_domain, name, phone, is_test, site_id, call_type, agent_version)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15) RETURNING started_at AS "startedAt"`,
       [
         accountId,
         c.id,
@@ -208,6 +220,7 @@ export class ConversationsRepository {
         c.isTest,
         c.siteId,
         c.callType,
+        c.agentVersion,
       ],
     );
     return row;
@@ -307,13 +320,14 @@ export class ConversationsRepository {
 
   /**
    * Records the reply to the visitor's message `seq` and ends the reply in progress, in one statement: the entries of
-   * the tools the reply called first (`toolEntries`, in order), then the reply. Nothing is recorded (false) if the
-   * conversation ended meanwhile, or if this reply's claim was taken over as stale. Prepared and committed
-   * asynchronously, as acceptMessage: the two statements of every message.
+   * the tools the reply called first (`toolEntries`, in order), then the reply (with `latencyMs`, a spoken reply's
+   * timing, when given). Nothing is recorded (false) if the conversation ended meanwhile, or if this reply's claim was
+   * taken over as stale. Prepared and committed asynchronously, as acceptMessage: the two statements of every message.
    */
   @AccountQuery(
     { name: 'a reply', params: [1, EXAMPLE_ID, 3, 'Yes, every day from 9 to 6.'] },
     { name: 'after tool calls', params: [1, EXAMPLE_ID, 3, 'Booked for two at 7:30.', null, [EXAMPLE_TOOL_ENTRY]] },
+    { name: 'spoken', params: [1, EXAMPLE_ID, 3, 'Yes, every day from 9 to 6.', 4.52, [], EXAMPLE_LATENCY] },
   )
   async recordReply(
     accountId: number,
@@ -322,6 +336,7 @@ export class ConversationsRepository {
     text: string,
     startSeconds: number | null = null,
     toolEntries: string[] = [],
+    latencyMs: TurnLatency | null = null,
   ): Promise<boolean> {
     const rows = await this.db.query(
       `WITH turn AS (
@@ -329,13 +344,14 @@ export class ConversationsRepository {
           WHERE account_id = $1 AND id = $2 AND status = 'active' AND message_count = $3 + 1
           RETURNING account_id, id, last_message_at
        )
-       INSERT INTO conversation_messages (account_id, conversation_id, seq, speaker, text, at, start_seconds)
-       SELECT account_id, id, $3 + entry.n, 'tool', entry.text, last_message_at, NULL::double precision
+       INSERT INTO conversation_messages (account_id, conversation_id, seq, speaker, text, at, start_seconds, latency_ms)
+       SELECT account_id, id, $3 + entry.n, 'tool', entry.text, last_message_at, NULL::double precision, NULL::jsonb
          FROM turn, unnest($6::text[]) WITH ORDINALITY AS entry(text, n)
        UNION ALL
-       SELECT account_id, id, $3 + 1 + cardinality($6::text[]), 'agent', $4, last_message_at, $5::double precision FROM turn ${ASYNCHRONOUS_COMMIT}
+       SELECT account_id, id, $3 + 1 + cardinality($6::text[]), 'agent', $4, last_message_at, $5::double precision, $7::jsonb
+         FROM turn ${ASYNCHRONOUS_COMMIT}
        RETURNING seq`,
-      [accountId, id, seq, text, startSeconds, toolEntries],
+      [accountId, id, seq, text, startSeconds, toolEntries, latencyMs === null ? null : JSON.stringify(latencyMs)],
       { prepared: true },
     );
     return rows.length > 0;
@@ -380,7 +396,8 @@ export class ConversationsRepository {
   @AccountQuery([1, EXAMPLE_ID])
   messages(accountId: number, id: string, sql: Sql = this.db): Promise<MessageRow[]> {
     return sql.query<MessageRow>(
-      `SELECT speaker, text, at, start_seconds AS "startSeconds" FROM conversation_messages WHERE account_id = $1 AND conversation_id = $2 ORDER BY seq`,
+      `SELECT speaker, text, at, start_seconds AS "startSeconds", latency_ms AS "latencyMs"
+         FROM conversation_messages WHERE account_id = $1 AND conversation_id = $2 ORDER BY seq`,
       [accountId, id],
     );
   }
@@ -403,11 +420,23 @@ export class ConversationsRepository {
     const [row] = await sql.query<EndedConversation>(
       `UPDATE conversations SET status = 'ended', ended_at = now(), replying_since = NULL
         WHERE account_id = $1 AND id = $2 AND status = 'active'${idleOnly}
-        RETURNING agent_id AS "agentId", agent_name AS "agentName", reply_language AS "replyLanguage", channel, call_type AS "callType",
-                  website, name, phone, is_test AS "isTest", started_at AS "startedAt"`,
+        RETURNING agent_id AS "agentId", agent_name AS "agentName", agent_version AS "agentVersion", reply_language AS "replyLanguage", channel, call_type AS "callType",
+                  website, name, phone, is_test AS "isTest", started_at AS "startedAt", ended_at AS "endedAt",
+                  (SELECT pc.stream_connected_at FROM phone_calls pc
+                    WHERE pc.account_id = conversations.account_id AND pc.conversation_id = conversations.id) AS "answeredAt"`,
       idle ? [accountId, id, idle.idleSeconds, idle.staleReplySeconds] : [accountId, id],
     );
     return row;
+  }
+
+  /** Replaces the conversation's bearer token (the previous one opens nothing from now on); false when it is not active. */
+  @AccountQuery([1, EXAMPLE_ID, EXAMPLE_HASH])
+  async replaceToken(accountId: number, id: string, tokenHash: string): Promise<boolean> {
+    const rows = await this.db.query(
+      `UPDATE conversations SET token_hash = $3 WHERE account_id = $1 AND id = $2 AND status = 'active' RETURNING id`,
+      [accountId, id, tokenHash],
+    );
+    return rows.length > 0;
   }
 
   /** Erasure of the call the conversation became, in its transaction: the conversation and its messages (they cascade). */

@@ -6,6 +6,7 @@ import { KnowledgeCorpus, KnowledgeTokenStat } from '../knowledge-bases/knowledg
 import { KnowledgeFileChunk } from '../knowledge-bases/knowledge-file-chunk.entity';
 import { AgentKnowledgeBase } from '../agents/agent-knowledge-base.entity';
 import { AgentTool } from '../agents/agent-tool.entity';
+import { AgentVersion } from '../agent-versions/agent-version.entity';
 import { Tool } from '../tools/tool.entity';
 import { Account } from '../auth/account.entity';
 import { Call } from '../calls/call.entity';
@@ -48,4 +49,5 @@ export const ENTITIES = [
   RecordingSegment,
   Tool,
   AgentTool,
+  AgentVersion,
 ];

@@ -9,6 +9,7 @@ SELECT
   voice,
   language,
   system_prompt AS "systemPrompt",
+  published_version AS "publishedVersion",
   created_at AS "createdAt",
   updated_at AS "updatedAt",
   array(
@@ -49,6 +50,7 @@ SELECT
   voice,
   language,
   system_prompt AS "systemPrompt",
+  published_version AS "publishedVersion",
   created_at AS "createdAt",
   updated_at AS "updatedAt",
   array(
@@ -100,6 +102,7 @@ RETURNING
   voice,
   language,
   system_prompt AS "systemPrompt",
+  published_version AS "publishedVersion",
   created_at AS "createdAt",
   updated_at AS "updatedAt",
   '{}'::INT[] AS "knowledgeBaseIds",
@@ -126,6 +129,7 @@ RETURNING
   voice,
   language,
   system_prompt AS "systemPrompt",
+  published_version AS "publishedVersion",
   created_at AS "createdAt",
   updated_at AS "updatedAt",
   array(

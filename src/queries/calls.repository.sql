@@ -323,7 +323,9 @@ SELECT
   feedback,
   extracted_data AS "extractedData",
   transcript,
-  ended_reason AS "endedReason"
+  ended_reason AS "endedReason",
+  agent_version AS "agentVersion",
+  latency
 FROM
   calls
 WHERE
@@ -353,7 +355,9 @@ INSERT INTO
     extracted_data,
     transcript,
     is_test,
-    ended_reason
+    ended_reason,
+    agent_version,
+    latency
   )
 VALUES
   (
@@ -377,7 +381,9 @@ VALUES
     $18,
     $19,
     $20,
-    $21
+    $21,
+    $22,
+    $23
   )
 RETURNING
   id,
@@ -399,7 +405,9 @@ RETURNING
   feedback,
   extracted_data AS "extractedData",
   transcript,
-  ended_reason AS "endedReason";
+  ended_reason AS "endedReason",
+  agent_version AS "agentVersion",
+  latency;
 
 -- CallsRepository.delete
 DELETE FROM calls

@@ -16,7 +16,8 @@ INSERT INTO
     phone,
     is_test,
     site_id,
-    call_type
+    call_type,
+    agent_version
   )
 VALUES
   (
@@ -33,7 +34,8 @@ VALUES
     $11,
     $12,
     $13,
-    $14
+    $14,
+    $15
   )
 RETURNING
   started_at AS "startedAt";
@@ -163,46 +165,89 @@ WITH
         replying_since > now() - make_interval(secs => $6),
         FALSE
       ) AS replying,
-      (
-        SELECT
-          json_build_object(
-            'model',
-            agents.model,
-            'language',
-            agents.language,
-            'systemPrompt',
-            agents.system_prompt,
-            'knowledgeBaseIds',
-            array(
-              SELECT
-                l.knowledge_base_id
-              FROM
-                agent_knowledge_bases l
-              WHERE
-                l.account_id = agents.account_id
-                AND l.agent_id = agents.id
-              ORDER BY
-                l.knowledge_base_id
-            ),
-            'toolIds',
-            array(
-              SELECT
-                l.tool_id
-              FROM
-                agent_tools l
-              WHERE
-                l.account_id = agents.account_id
-                AND l.agent_id = agents.id
-              ORDER BY
-                l.tool_id
+      CASE
+        WHEN conversation.agent_version IS NULL THEN (
+          SELECT
+            json_build_object(
+              'model',
+              agents.model,
+              'language',
+              agents.language,
+              'systemPrompt',
+              agents.system_prompt,
+              'knowledgeBaseIds',
+              array(
+                SELECT
+                  l.knowledge_base_id
+                FROM
+                  agent_knowledge_bases l
+                WHERE
+                  l.account_id = agents.account_id
+                  AND l.agent_id = agents.id
+                ORDER BY
+                  l.knowledge_base_id
+              ),
+              'toolIds',
+              array(
+                SELECT
+                  l.tool_id
+                FROM
+                  agent_tools l
+                WHERE
+                  l.account_id = agents.account_id
+                  AND l.agent_id = agents.id
+                ORDER BY
+                  l.tool_id
+              )
             )
-          )
-        FROM
-          agents
-        WHERE
-          agents.account_id = conversation.account_id
-          AND agents.id = conversation.agent_id
-      ) AS agent
+          FROM
+            agents
+          WHERE
+            agents.account_id = conversation.account_id
+            AND agents.id = conversation.agent_id
+        )
+        ELSE (
+          SELECT
+            json_build_object(
+              'model',
+              v.model,
+              'language',
+              v.language,
+              'systemPrompt',
+              v.system_prompt,
+              'knowledgeBaseIds',
+              array(
+                SELECT
+                  t.id
+                FROM
+                  knowledge_bases t
+                WHERE
+                  t.account_id = v.account_id
+                  AND t.id = ANY (v.knowledge_base_ids)
+                ORDER BY
+                  t.id
+              ),
+              'toolIds',
+              array(
+                SELECT
+                  t.id
+                FROM
+                  tools t
+                WHERE
+                  t.account_id = v.account_id
+                  AND t.id = ANY (v.tool_ids)
+                ORDER BY
+                  t.id
+              )
+            )
+          FROM
+            agent_versions v
+          WHERE
+            v.account_id = conversation.account_id
+            AND v.agent_id = conversation.agent_id
+            AND v.version = conversation.agent_version
+        )
+      END AS agent
     FROM
       conversations conversation
     WHERE
@@ -338,7 +383,8 @@ INSERT INTO
     speaker,
     text,
     at,
-    start_seconds
+    start_seconds,
+    latency_ms
   )
 SELECT
   account_id,
@@ -347,7 +393,8 @@ SELECT
   'tool',
   entry.text,
   last_message_at,
-  NULL::double precision
+  NULL::double precision,
+  NULL::jsonb
 FROM
   turn,
   unnest($6::TEXT[]) WITH ORDINALITY AS entry (text, n)
@@ -359,7 +406,8 @@ SELECT
   'agent',
   $4,
   last_message_at,
-  $5::double precision
+  $5::double precision,
+  $7::jsonb
 FROM
   turn
   CROSS JOIN (
@@ -395,7 +443,8 @@ INSERT INTO
     speaker,
     text,
     at,
-    start_seconds
+    start_seconds,
+    latency_ms
   )
 SELECT
   account_id,
@@ -404,7 +453,8 @@ SELECT
   'tool',
   entry.text,
   last_message_at,
-  NULL::double precision
+  NULL::double precision,
+  NULL::jsonb
 FROM
   turn,
   unnest($6::TEXT[]) WITH ORDINALITY AS entry (text, n)
@@ -416,7 +466,68 @@ SELECT
   'agent',
   $4,
   last_message_at,
-  $5::double precision
+  $5::double precision,
+  $7::jsonb
+FROM
+  turn
+  CROSS JOIN (
+    SELECT
+      set_config('synchronous_commit', 'off', TRUE)
+  ) AS asynchronous_commit
+RETURNING
+  seq;
+
+-- ConversationsRepository.recordReply (spoken)
+WITH
+  turn AS (
+    UPDATE conversations
+    SET
+      message_count = message_count + 1 + cardinality($6::TEXT[]),
+      last_message_at = now(),
+      replying_since = NULL
+    WHERE
+      account_id = $1
+      AND id = $2
+      AND status = 'active'
+      AND message_count = $3 + 1
+    RETURNING
+      account_id,
+      id,
+      last_message_at
+  )
+INSERT INTO
+  conversation_messages (
+    account_id,
+    conversation_id,
+    seq,
+    speaker,
+    text,
+    at,
+    start_seconds,
+    latency_ms
+  )
+SELECT
+  account_id,
+  id,
+  $3 + entry.n,
+  'tool',
+  entry.text,
+  last_message_at,
+  NULL::double precision,
+  NULL::jsonb
+FROM
+  turn,
+  unnest($6::TEXT[]) WITH ORDINALITY AS entry (text, n)
+UNION ALL
+SELECT
+  account_id,
+  id,
+  $3 + 1 + cardinality($6::TEXT[]),
+  'agent',
+  $4,
+  last_message_at,
+  $5::double precision,
+  $7::jsonb
 FROM
   turn
   CROSS JOIN (
@@ -524,7 +635,8 @@ SELECT
   speaker,
   text,
   at,
-  start_seconds AS "startSeconds"
+  start_seconds AS "startSeconds",
+  latency_ms AS "latencyMs"
 FROM
   conversation_messages
 WHERE
@@ -546,6 +658,7 @@ WHERE
 RETURNING
   agent_id AS "agentId",
   agent_name AS "agentName",
+  agent_version AS "agentVersion",
   reply_language AS "replyLanguage",
   channel,
   call_type AS "callType",
@@ -553,7 +666,17 @@ RETURNING
   name,
   phone,
   is_test AS "isTest",
-  started_at AS "startedAt";
+  started_at AS "startedAt",
+  ended_at AS "endedAt",
+  (
+    SELECT
+      pc.stream_connected_at
+    FROM
+      phone_calls pc
+    WHERE
+      pc.account_id = conversations.account_id
+      AND pc.conversation_id = conversations.id
+  ) AS "answeredAt";
 
 -- ConversationsRepository.end (when idle)
 UPDATE conversations
@@ -575,6 +698,7 @@ WHERE
 RETURNING
   agent_id AS "agentId",
   agent_name AS "agentName",
+  agent_version AS "agentVersion",
   reply_language AS "replyLanguage",
   channel,
   call_type AS "callType",
@@ -582,7 +706,28 @@ RETURNING
   name,
   phone,
   is_test AS "isTest",
-  started_at AS "startedAt";
+  started_at AS "startedAt",
+  ended_at AS "endedAt",
+  (
+    SELECT
+      pc.stream_connected_at
+    FROM
+      phone_calls pc
+    WHERE
+      pc.account_id = conversations.account_id
+      AND pc.conversation_id = conversations.id
+  ) AS "answeredAt";
+
+-- ConversationsRepository.replaceToken
+UPDATE conversations
+SET
+  token_hash = $3
+WHERE
+  account_id = $1
+  AND id = $2
+  AND status = 'active'
+RETURNING
+  id;
 
 -- ConversationsRepository.deleteForErasure
 DELETE FROM conversations

@@ -121,6 +121,26 @@ RETURNING
   pc.phone_number_id AS "phoneNumberId",
   c.call_type AS "callType";
 
+-- PhoneCallsRepository.carrierCall
+SELECT
+  pc.call_sid AS "callSid",
+  pc.phone_number_id AS "phoneNumberId",
+  EXISTS (
+    SELECT
+      1
+    FROM
+      calls c
+    WHERE
+      c.account_id = pc.account_id
+      AND c.id = pc.conversation_id
+      AND c.ended_reason = 'transferred'
+  ) AS transferred
+FROM
+  phone_calls pc
+WHERE
+  pc.account_id = $1
+  AND pc.conversation_id = $2;
+
 -- PhoneCallsRepository.deleteStatusesForErasure
 DELETE FROM phone_call_statuses s USING phone_calls pc
 WHERE

@@ -61,6 +61,17 @@ WHERE
 RETURNING
   status;
 
+-- VoiceLeasesRepository.notifyHolder
+SELECT
+  pg_notify ('conversation_ended', id::text)
+FROM
+  conversations
+WHERE
+  account_id = $1
+  AND id = $2
+  AND voice_lease_until > now()
+  AND NOT voice_lease_closing;
+
 -- VoiceLeasesRepository.release
 UPDATE conversations
 SET

@@ -67,9 +67,14 @@ export function rateLimitState(limit: number, windowSeconds: number, record: Thr
  * that counts the request, so that every response after it carries them, errors and 429s included.
  */
 export function setRateLimitHeaders(response: ServerResponse, state: RateLimitState): void {
-  response.setHeader('RateLimit-Policy', `${state.limit};w=${state.windowSeconds}`);
-  response.setHeader('RateLimit', `limit=${state.limit}, remaining=${state.remaining}, reset=${state.resetSeconds}`);
+  for (const [name, value] of Object.entries(rateLimitHeaders(state))) response.setHeader(name, value);
 }
+
+/** The two rate-limit headers of `state`, by name (setRateLimitHeaders sets them). */
+export const rateLimitHeaders = (state: RateLimitState): Record<'RateLimit-Policy' | 'RateLimit', string> => ({
+  'RateLimit-Policy': `${state.limit};w=${state.windowSeconds}`,
+  RateLimit: `limit=${state.limit}, remaining=${state.remaining}, reset=${state.resetSeconds}`,
+});
 
 /** Whether the route is one of the public widget routes (@WidgetRateLimit()). */
 export const isWidgetRateLimited = (context: ExecutionContext) => Reflect.getMetadata(WIDGET_RATE_LIMITED, context.getClass()) === true;

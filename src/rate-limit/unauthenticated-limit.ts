@@ -5,7 +5,14 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { AppConfig } from '../config/config';
 import { APP_CONFIG } from '../config/config.module';
 import { RATE_LIMIT_STORAGE, RateLimitStorage } from './rate-limit-storage';
-import { clientAddressKey, rateLimitState, retryAfterSeconds, setRateLimitHeaders, tooManyRequestsMessage } from './rate-limit';
+import {
+  clientAddressKey,
+  rateLimitHeaders,
+  rateLimitState,
+  retryAfterSeconds,
+  setRateLimitHeaders,
+  tooManyRequestsMessage,
+} from './rate-limit';
 
 /**
  * The counters kept here, each per address and with the same limit: requests whose API key is not valid, public
@@ -16,6 +23,12 @@ import { clientAddressKey, rateLimitState, retryAfterSeconds, setRateLimitHeader
 export type UnauthenticatedCounter = 'unauthenticated' | 'widget-credential' | 'carrier-signature';
 
 type ClientRequest = IncomingMessage & { ip?: string };
+
+/** An address over its budget: the 429's message and headers (`Retry-After`, `RateLimit-Policy`, `RateLimit`). */
+export interface RateLimitRefusal {
+  message: string;
+  headers: Record<string, string>;
+}
 
 /**
  * Requests without a valid API key, limited per client IP (UNAUTHENTICATED_RATE_LIMIT per RATE_LIMIT_WINDOW_SECONDS)
@@ -33,17 +46,26 @@ export class UnauthenticatedLimit {
 
   /** A 429 when this client IP is blocked for its requests without a valid key (with this budget's rate-limit headers). */
   async check(request: ClientRequest, response: ServerResponse, counter: UnauthenticatedCounter = 'unauthenticated'): Promise<void> {
-    if (this.config.unauthenticatedRateLimit === 0) return;
+    const refusal = await this.blockedFor(request, counter);
+    if (!refusal) return;
+    for (const [name, value] of Object.entries(refusal.headers)) response.setHeader(name, value);
+    throw new ThrottlerException(refusal.message);
+  }
+
+  /**
+   * The refusal of an address over the limit on `counter` (its 429's message and headers), or undefined; no
+   * database work. For a caller without an HTTP response to set them on (the voice socket's upgrade).
+   */
+  async blockedFor(request: ClientRequest, counter: UnauthenticatedCounter): Promise<RateLimitRefusal | undefined> {
+    const { unauthenticatedRateLimit: limit, rateLimitWindowSeconds: windowSeconds } = this.config;
+    if (limit === 0) return undefined;
     const blocked = await this.storage.blockedFor(this.tracker(request), counter);
-    if (blocked > 0) {
-      setRateLimitHeaders(response, {
-        limit: this.config.unauthenticatedRateLimit,
-        windowSeconds: this.config.rateLimitWindowSeconds,
-        remaining: 0,
-        resetSeconds: blocked,
-      });
-      this.refuse(response, blocked);
-    }
+    if (blocked <= 0) return undefined;
+    const retryAfter = retryAfterSeconds(blocked);
+    return {
+      message: tooManyRequestsMessage(retryAfter),
+      headers: { ...rateLimitHeaders({ limit, windowSeconds, remaining: 0, resetSeconds: blocked }), 'Retry-After': String(retryAfter) },
+    };
   }
 
   /**

@@ -33,6 +33,14 @@ export interface StreamGrant {
   callType: ConversationCallType;
 }
 
+/** A phone conversation's call on the carrier. */
+export interface CarrierCallRow {
+  callSid: string | null;
+  phoneNumberId: number;
+  /** Its conversation ended with the call moved elsewhere (transfer_call). */
+  transferred: boolean;
+}
+
 const EXAMPLE_CONVERSATION = '5f0c2a7e-8d3b-4c1e-9a6f-2b7d4e8c1a90';
 const EXAMPLE_CALL_SID = 'CA0123456789abcdef0123456789abcdef';
 const EXAMPLE_HASH = 'a'.repeat(64);
@@ -151,6 +159,18 @@ export class PhoneCallsRepository {
       [hashStreamToken(token)],
     );
     return grant;
+  }
+
+  /** The carrier's call of a phone conversation (its CallSid null until the carrier gave it), and its number. */
+  @AccountQuery([1, EXAMPLE_CONVERSATION])
+  async carrierCall(accountId: number, conversationId: string): Promise<CarrierCallRow | undefined> {
+    const [row] = await this.db.query<CarrierCallRow>(
+      `SELECT pc.call_sid AS "callSid", pc.phone_number_id AS "phoneNumberId",
+              EXISTS (SELECT 1 FROM calls c WHERE c.account_id = pc.account_id AND c.id = pc.conversation_id AND c.ended_reason = 'transferred') AS transferred
+         FROM phone_calls pc WHERE pc.account_id = $1 AND pc.conversation_id = $2`,
+      [accountId, conversationId],
+    );
+    return row;
   }
 
   /** Erasure of the call a phone conversation became, in its transaction: the statuses of its carrier call (the call's row cascades). */

@@ -4,6 +4,8 @@ import { AppConfig } from '../config/config';
 import { APP_CONFIG } from '../config/config.module';
 import { ConversationCalls } from '../conversations/conversation-calls.service';
 import { ConversationsModule } from '../conversations/conversations.module';
+import { VoiceCapacityModule } from '../voice/voice-capacity';
+import { VoiceModule } from '../voice/voice.module';
 import { CarrierSignatureLimit } from '../rate-limit/carrier-rate-limit';
 import { AuthTokenBox, loadTelephonySecret } from './auth-token-box';
 import { CallProgress } from './call-progress.service';
@@ -14,17 +16,21 @@ import { PhoneCallsRepository } from './phone-calls.repository';
 import { PhoneNumbersController } from './phone-numbers.controller';
 import { PhoneNumbersRepository } from './phone-numbers.repository';
 import { PhoneNumbersService } from './phone-numbers.service';
+import { PhoneStreams } from './phone-streams';
+import { DEFAULT_STREAM_TIMINGS } from './twilio-media-stream';
+import { TwilioStreamController } from './twilio-stream.controller';
+import { MEDIA_STREAM_TIMINGS, TwilioStreamGateway } from './twilio-stream.gateway';
 import { TwilioRest } from './twilio-rest';
 import { TwilioWebhooksController } from './twilio-webhooks.controller';
 
 /**
  * Telephony (contract section 17): the account's phone numbers on the carrier (Twilio), the carrier's webhooks
- * (calls to a number, calls' progress), and the calls the agents place. The media stream that carries a call's
- * audio takes its one-time token through PhoneCallsRepository.consumeStreamToken.
+ * (calls to a number, calls' progress), the calls the agents place, and the media streams that carry the calls'
+ * audio through the voice pipeline (a transport of its own: TwilioMediaStream), with their hang-ups (PhoneStreams).
  */
 @Module({
-  imports: [AgentsModule, ConversationsModule],
-  controllers: [PhoneNumbersController, TwilioWebhooksController],
+  imports: [AgentsModule, ConversationsModule, VoiceModule, VoiceCapacityModule],
+  controllers: [PhoneNumbersController, TwilioWebhooksController, TwilioStreamController],
   providers: [
     PhoneNumbersRepository,
     PhoneCallsRepository,
@@ -35,6 +41,14 @@ import { TwilioWebhooksController } from './twilio-webhooks.controller';
     CallProgress,
     TwilioRest,
     CarrierSignatureLimit,
+    PhoneStreams,
+    TwilioStreamGateway,
+    // An object of each application's own: a test shortens its timings on the instance it drives.
+    {
+      provide: MEDIA_STREAM_TIMINGS,
+      inject: [APP_CONFIG],
+      useFactory: (config: AppConfig) => ({ ...DEFAULT_STREAM_TIMINGS, maxCallSeconds: config.telephony.maxCallSeconds }),
+    },
     {
       provide: AuthTokenBox,
       inject: [APP_CONFIG],

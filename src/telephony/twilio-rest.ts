@@ -118,6 +118,12 @@ export class TwilioRest implements OnApplicationShutdown {
     await this.send(credentials, 'POST', `Calls/${callSid}.json`, new URLSearchParams({ Status: 'completed' }));
   }
 
+  /** Gives a call in progress new TwiML (`Twiml`): the carrier leaves the media stream (its `stop`) and runs it. */
+  async redirectCall(credentials: CarrierCredentials, callSid: string, twiml: string): Promise<void> {
+    if (!CALL_SID.test(callSid)) throw new CarrierUnavailable('not a call id');
+    await this.send(credentials, 'POST', `Calls/${callSid}.json`, new URLSearchParams({ Twiml: twiml }));
+  }
+
   onApplicationShutdown(): void {
     this.agents.destroy();
   }

@@ -23,6 +23,13 @@ export function hangUp(): string {
   return response.toString();
 }
 
+/** Moves the call to `number` (the agent's transfer_call): the carrier dials it and bridges the caller. */
+export function dial(number: string): string {
+  const response = new VoiceResponse();
+  response.dial().number(number);
+  return response.toString();
+}
+
 /** Connects the call to the service's media stream, which the one-time `token` opens (`start.customParameters.token`). */
 export function connectStream(streamUrl: string, token: string): string {
   const response = new VoiceResponse();

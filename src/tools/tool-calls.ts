@@ -49,8 +49,10 @@ export const MAX_ARGUMENTS_LENGTH = 4 * MAX_PARAMETERS_BYTES;
 const END_CALL_DESCRIPTION = 'End the call once the conversation is over; your reply is the last thing the caller hears.';
 const END_CALL_RESULT = JSON.stringify({ ok: true, note: 'The call ends after your reply: say goodbye now, unless you already did.' });
 const NOT_A_PHONE_CALL = 'This conversation is not a phone call: it cannot be transferred';
-/** A phone call's transfer is the phone transport's to make (contract section 17), which does not make it yet. */
-const NO_TRANSFER = 'This call cannot be transferred';
+const ALREADY_LEAVING = 'The call is already ending or being transferred';
+/** What the model is told of a transfer it asked for (the number is the transcript's "where"). */
+const transferResult = (number: string) =>
+  JSON.stringify({ ok: true, transferTo: number, note: 'The caller is moved to this number after your reply: tell them now.' });
 
 const errorResult = (words: string) => JSON.stringify({ error: words });
 
@@ -97,6 +99,7 @@ export class TurnTools {
   private readonly byName: Map<string, CallableTool>;
   private readonly outcomes: Promise<CallOutcome>[] = [];
   private hungUp = false;
+  private transferNumber: string | undefined;
 
   constructor(
     tools: CallableTool[],
@@ -116,6 +119,11 @@ export class TurnTools {
   /** Whether the agent ended the call (end_call): the conversation ends once this reply is recorded. */
   get hangUp(): boolean {
     return this.hungUp;
+  }
+
+  /** Where the agent moves the phone call (transfer_call), once this reply has been heard; undefined when it does not. */
+  get transferTo(): string | undefined {
+    return this.transferNumber;
   }
 
   /** Runs the calls of one answer at once; each one's result for the model, in order. Never rejects. */
@@ -154,10 +162,14 @@ export class TurnTools {
     const args = JSON.stringify(parsed);
     switch (tool.type) {
       case 'end_call':
+        if (this.transferNumber) return this.outcome(call, args, errorResult(ALREADY_LEAVING));
         this.hungUp = true;
         return this.outcome(call, args, END_CALL_RESULT);
       case 'transfer_call':
-        return this.outcome(call, args, errorResult(this.onThePhone ? NO_TRANSFER : NOT_A_PHONE_CALL));
+        if (!this.onThePhone) return this.outcome(call, args, errorResult(NOT_A_PHONE_CALL));
+        if (this.hungUp || this.transferNumber) return this.outcome(call, args, errorResult(ALREADY_LEAVING));
+        this.transferNumber = tool.number!;
+        return this.outcome(call, args, transferResult(tool.number!));
       case 'webhook': {
         let problem: string | undefined;
         try {

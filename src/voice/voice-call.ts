@@ -10,14 +10,26 @@ export type VoiceServerMessage =
   | { type: 'error'; message: string }
   | { type: 'ended' };
 
-/** What a spoken call may do to its socket (VoiceSession implements it). */
-export interface VoiceLink {
+/**
+ * The edge of a spoken call, one per transport: the browser's voice socket (VoiceSession) and a carrier's media
+ * stream (src/telephony). Audio crosses it as 16-bit mono PCM at VOICE_SAMPLE_RATE in 20 ms frames; each transport
+ * converts to its own rate and encoding (the codec is at the edge).
+ */
+export interface CallTransport {
+  /**
+   * How the call knows what has played: `clock`, the far end plays what it is sent at real time (the browser, so
+   * each tick of the voice clock plays one frame sent); `marks`, it says so by echoing the marks it is sent (a carrier).
+   */
+  readonly playback: 'clock' | 'marks';
+  /** One of the browser protocol's text messages; a transport without them (a carrier's) ignores it. */
   send(message: VoiceServerMessage): void;
-  /** One frame of the agent's voice: 16-bit mono PCM at VOICE_SAMPLE_RATE, sent as a binary frame. */
-  sendAudio(frame: Int16Array): void;
-  /** Bytes queued on the socket and not yet handed to the kernel (ws's bufferedAmount). */
-  bufferedAmount(): number;
-  /** Ends the socket: 1000 after `ended`, 4404 when the conversation is gone. */
+  /** One frame of the agent's voice; false when the transport is backed up and cannot take it now (sent later). */
+  sendAudio(frame: Int16Array): boolean;
+  /** A point in the audio sent (`marks` playback): reported back through VoiceCall.played once what precedes it has played. */
+  mark(name: string): void;
+  /** Drops what was sent and not yet played (the visitor interrupted). */
+  clear(): void;
+  /** Ends the transport: 1000 after `ended`, 4404 when the conversation is gone, 1011 for a fault. */
   close(code: number, reason: string): void;
 }
 
@@ -46,8 +58,15 @@ export interface VoiceCall {
   audio(pcm: Int16Array): void;
   /** An utterance recognised in the browser or typed (a `text` frame): taken after the audio that came before it. */
   text(text: string): void;
+  /** The transport echoed a mark it was sent (`marks` playback): the audio before it has played. */
+  played(mark: string): void;
   /** The visitor ended the conversation (an `end` frame): answered with `ended` and close 1000. */
   end(): Promise<void>;
+  /**
+   * The conversation has ended elsewhere (the agent hung up, its end route, its maximum length): nothing more is
+   * heard or said but the sentence being spoken, which plays to its end; resolves then (or after `maxMs`).
+   */
+  finish(maxMs: number): Promise<void>;
   /** The socket is gone (closed by either side): stop talking, store what was recorded; the conversation goes on. */
   close(): Promise<void>;
 }
@@ -60,5 +79,5 @@ export abstract class VoiceCalls {
    * Sets up the socket's call (the agent's voice, the recording, the VAD), so that every frame after `ready` is
    * heard and recorded; an HttpException (410) when the conversation ended or its agent was deleted meanwhile.
    */
-  abstract open(context: VoiceCallContext, link: VoiceLink): Promise<VoiceCall>;
+  abstract open(context: VoiceCallContext, transport: CallTransport): Promise<VoiceCall>;
 }

@@ -1,17 +1,13 @@
 import { Injectable } from '@nestjs/common';
-import { ThrottlerException } from '@nestjs/throttler';
-import { IncomingMessage, ServerResponse } from 'node:http';
-import { UnauthenticatedLimit } from '../rate-limit/unauthenticated-limit';
+import type { IncomingMessage } from 'node:http';
+import { RateLimitRefusal, UnauthenticatedLimit } from '../rate-limit/unauthenticated-limit';
 import { WIDGET_CREDENTIAL_COUNTER } from '../rate-limit/widget-rate-limit';
 
 /** The upgrade request, with the client address Express would have given it (`trust proxy`). */
 export type VoiceRequest = IncomingMessage & { ip: string };
 
-/** An address over its budget: the 429's message and headers (`Retry-After`, `RateLimit-Policy`, `RateLimit`). */
-export interface CredentialBlock {
-  message: string;
-  headers: Record<string, string>;
-}
+/** An address over its budget, refused before the upgrade. */
+export type CredentialBlock = RateLimitRefusal;
 
 /**
  * The voice socket's share of the per-address budget of the public widget routes' credentials (WidgetCredentialLimit:
@@ -24,17 +20,8 @@ export class VoiceCredentialLimit {
   constructor(private readonly unauthenticated: UnauthenticatedLimit) {}
 
   /** The refusal for an address over the limit (no database work), or undefined. */
-  async blocked(request: VoiceRequest): Promise<CredentialBlock | undefined> {
-    // `check` sets its refusal's headers on a response: a response of its own, never sent (an upgrade has none).
-    const response = new ServerResponse(request);
-    try {
-      await this.unauthenticated.check(request, response, WIDGET_CREDENTIAL_COUNTER);
-      return undefined;
-    } catch (error) {
-      if (!(error instanceof ThrottlerException)) throw error;
-      const headers = Object.entries(response.getHeaders()).map(([name, value]) => [name, String(value)]);
-      return { message: error.message, headers: Object.fromEntries(headers) as Record<string, string> };
-    }
+  blocked(request: VoiceRequest): Promise<RateLimitRefusal | undefined> {
+    return this.unauthenticated.blockedFor(request, WIDGET_CREDENTIAL_COUNTER);
   }
 
   /** Counts a socket that proved no token (an unknown conversation, a wrong or malformed token, no `start`). */

@@ -6,6 +6,9 @@ import { AccountQuery } from '../database/query.decorator';
 const EXAMPLE_ID = '0b9c7f36-2f1e-4a52-9b7a-2f0d5f0c8a11';
 const EXAMPLE_LEASE = '6f1d2c3b-4a59-4e8f-9d0c-1b2a3c4d5e6f';
 
+/** NOTIFY channel on which the holder of a conversation's lease hears, with its id, that it ended (notifyHolder). */
+export const CONVERSATION_ENDED_CHANNEL = 'conversation_ended';
+
 /** What taking a conversation's voice lease found. */
 export type LeaseTaking = 'taken' | 'held' | 'closing';
 
@@ -63,6 +66,21 @@ export class VoiceLeasesRepository {
       [accountId, conversationId, leaseId, seconds],
     );
     return row?.status;
+  }
+
+  /**
+   * Tells the instance whose socket holds the conversation's lease (a phone call's media stream) that the
+   * conversation ended: NOTIFY CONVERSATION_ENDED_CHANNEL with its id, sent when this commits. False when no live
+   * socket holds it (none, or its instance died and let the lease run out): nobody was told.
+   */
+  @AccountQuery([1, EXAMPLE_ID])
+  async notifyHolder(accountId: number, conversationId: string): Promise<boolean> {
+    const rows = await this.db.query(
+      `SELECT pg_notify('${CONVERSATION_ENDED_CHANNEL}', id::text) FROM conversations
+        WHERE account_id = $1 AND id = $2 AND voice_lease_until > now() AND NOT voice_lease_closing`,
+      [accountId, conversationId],
+    );
+    return rows.length > 0;
   }
 
   @AccountQuery([1, EXAMPLE_ID, EXAMPLE_LEASE])

@@ -8,9 +8,8 @@ import { ConversationTalk } from '../conversations/conversation-talk.service';
 import { ConversationAccess, ConversationCorsRule } from '../conversations/conversations.repository';
 import { SendMessageDto } from '../conversations/dto/start-conversation.dto';
 import { validatedBody } from '../conversations/validated-body';
-import { pcmFromBytes } from './audio/pcm';
-import { Resampler } from './audio/resample';
-import { VoiceCall, VoiceCalls, VoiceLink, VoiceServerMessage } from './voice-call';
+import { copyPcm } from './audio/pcm';
+import { CallTransport, VoiceCall, VoiceCalls, VoiceServerMessage } from './voice-call';
 import { VoiceCapacity } from './voice-capacity';
 import type { CredentialBlock } from './voice-credential-limit';
 import { VOICE_SAMPLE_RATE } from './voice-format';
@@ -35,6 +34,7 @@ export const DEFAULT_TIMINGS: VoiceSessionTimings = {
   leaseSeconds: 30,
 };
 
+/** Bytes the socket may hold unsent: beyond, the agent's voice waits (and a socket that stays above is dropped). */
 const MAX_UNSENT_BYTES = 64 * 1024;
 const MIN_FRAME_MS = 10;
 const MAX_FRAME_MS = 200;
@@ -99,14 +99,15 @@ class FrameRefused extends Error {
  * each way between the client and the call's pipeline (VoiceCall), each checked against the rules; pings that drop
  * a client gone silent, and a check that drops one that does not read what it is sent.
  */
-export class VoiceSession implements VoiceLink {
+export class VoiceSession implements CallTransport {
+  /** The browser plays what it is sent at real time. */
+  readonly playback = 'clock';
   private state: State = 'waiting';
   private readonly leaseId = randomUUID();
   private access: ConversationAccess | undefined;
   private call: VoiceCall | undefined;
   /** The `start` being proved, the lease taken and the call set up. */
   private opening: Promise<void> = Promise.resolve();
-  private resampler: Resampler | undefined;
   private sampleRate = VOICE_SAMPLE_RATE;
   private early: Frame[] = [];
   private readonly timers: NodeJS.Timeout[] = [];
@@ -141,12 +142,18 @@ export class VoiceSession implements VoiceLink {
     if (this.socket.readyState === WebSocket.OPEN) this.socket.send(JSON.stringify(message));
   }
 
-  sendAudio(frame: Int16Array): void {
-    if (this.socket.readyState === WebSocket.OPEN) this.socket.send(Buffer.from(frame.buffer, frame.byteOffset, frame.byteLength));
+  sendAudio(frame: Int16Array): boolean {
+    if (this.socket.readyState !== WebSocket.OPEN) return true; // gone: nothing to wait for
+    if (this.socket.bufferedAmount > MAX_UNSENT_BYTES) return false;
+    this.socket.send(Buffer.from(frame.buffer, frame.byteOffset, frame.byteLength));
+    return true;
   }
 
-  bufferedAmount(): number {
-    return this.socket.bufferedAmount;
+  /** The browser's playback is the clock's: no marks. */
+  mark(): void {}
+
+  clear(): void {
+    this.send({ type: 'clear' });
   }
 
   close(code: number, reason: string): void {
@@ -205,9 +212,9 @@ export class VoiceSession implements VoiceLink {
     this.access = access;
     if (this.state !== 'opening') return; // the client went away meanwhile: closed() releases the lease
     // Set up before `ready`, so that every frame the client sends after it is heard and recorded.
-    this.call = await calls.open({ access, authorization, address: this.client.address }, this);
+    // The client's audio as it comes, at its rate: the call resamples it a slice at a time with the rest of its work.
+    this.call = await calls.open({ access, authorization, address: this.client.address, inputSampleRate: this.sampleRate }, this);
     if (this.state !== 'opening') return; // closed() closes the call
-    this.resampler = new Resampler(this.sampleRate, VOICE_SAMPLE_RATE);
     this.state = 'open';
     this.audioCreditAt = performance.now();
     this.send({ type: 'ready', sampleRate: VOICE_SAMPLE_RATE, input: calls.input });
@@ -292,7 +299,7 @@ export class VoiceSession implements VoiceLink {
     const ms = (data.length / 2 / this.sampleRate) * 1000;
     if (ms < MIN_FRAME_MS || ms > MAX_FRAME_MS) throw new FrameRefused(1008, 'Audio frames are 10 to 200 ms long');
     this.spendAudioCredit(ms);
-    return this.resampler!.process(pcmFromBytes(data));
+    return copyPcm(data); // its own memory: the call keeps it until its turn comes
   }
 
   private spendAudioCredit(ms: number): void {

@@ -10,6 +10,38 @@ import { VOICE_CLIENT_MESSAGES, VOICE_SERVER_MESSAGES } from './dto/voice-socket
 
 const UPGRADE_REQUIRED = 426;
 
+/** The 426 of a WebSocket route asked for without `Upgrade: websocket` (written by the exception filter). */
+export function upgradeRequired(response: Response, message: string): never {
+  response.setHeader('Upgrade', 'websocket');
+  // A 426 names the protocol in Upgrade (RFC 9110 section 15.5.22, formerly RFC 7231 section 6.5.15), and an
+  // Upgrade header is listed in Connection (section 7.8). Node keeps the connection open for any Connection header
+  // without `close`, so `close` is added where the connection was to close (the client asked for it, HTTP/1.0).
+  response.setHeader('Connection', response.shouldKeepAlive ? 'Upgrade' : 'Upgrade, close');
+  throw new HttpException(message, UPGRADE_REQUIRED);
+}
+
+/** The 426's OpenAPI description, for a WebSocket route. */
+export const UPGRADE_REQUIRED_RESPONSE = {
+  status: UPGRADE_REQUIRED,
+  description:
+    'Upgrade Required: a request without `Upgrade: websocket`. The same answer whatever the id (nothing is looked up), without any credential',
+  type: ErrorResponse,
+  headers: {
+    Upgrade: { description: 'The protocol to upgrade to', schema: { type: 'string', enum: ['websocket'] } },
+    Connection: { description: '`Upgrade` (with `close` when the connection closes)', schema: { type: 'string', example: 'Upgrade' } },
+  },
+};
+
+/** The 101's OpenAPI description, for a WebSocket route. */
+export const SWITCHING_PROTOCOLS_RESPONSE = {
+  status: 101,
+  headers: {
+    Upgrade: { schema: { type: 'string', enum: ['websocket'] } },
+    Connection: { schema: { type: 'string', enum: ['Upgrade'] } },
+    'Sec-WebSocket-Accept': { description: 'RFC 6455 section 4.2.2', schema: { type: 'string' } },
+  },
+};
+
 const SOCKET_PROTOCOL = `A WebSocket (RFC 6455): open it with \`ws://\` or \`wss://\` at this path, as the API's base
 address is http or https. No API key, and no token in the URL: the conversation's token travels in the first frame.
 This operation is documented for the socket; a request without \`Upgrade: websocket\` gets a 426 (the same for any
@@ -76,25 +108,8 @@ export class VoiceSocketController {
   @ApiOperation({ summary: 'The voice socket: speak the conversation (a WebSocket; a plain GET is a 426)', description: SOCKET_PROTOCOL })
   @ApiExtension('x-messages', messagesExtension({ receives: VOICE_CLIENT_MESSAGES, sends: VOICE_SERVER_MESSAGES }))
   @ApiParam({ name: 'conversationId', type: String, format: 'uuid', description: 'The `conversationId` the conversation was started with' })
-  @ApiResponse({
-    status: 101,
-    description: 'Switching Protocols: the WebSocket is open; send `start` within 10 s',
-    headers: {
-      Upgrade: { schema: { type: 'string', enum: ['websocket'] } },
-      Connection: { schema: { type: 'string', enum: ['Upgrade'] } },
-      'Sec-WebSocket-Accept': { description: 'RFC 6455 section 4.2.2', schema: { type: 'string' } },
-    },
-  })
-  @ApiResponse({
-    status: UPGRADE_REQUIRED,
-    description:
-      'Upgrade Required: a request without `Upgrade: websocket`. The same answer whatever the id (nothing is looked up), without any credential',
-    type: ErrorResponse,
-    headers: {
-      Upgrade: { description: 'The protocol to upgrade to', schema: { type: 'string', enum: ['websocket'] } },
-      Connection: { description: '`Upgrade` (with `close` when the connection closes)', schema: { type: 'string', example: 'Upgrade' } },
-    },
-  })
+  @ApiResponse({ ...SWITCHING_PROTOCOLS_RESPONSE, description: 'Switching Protocols: the WebSocket is open; send `start` within 10 s' })
+  @ApiResponse(UPGRADE_REQUIRED_RESPONSE)
   @ApiErrors(
     [
       429,
@@ -106,14 +121,6 @@ export class VoiceSocketController {
     ],
   )
   voice(@Res() response: Response): never {
-    response.setHeader('Upgrade', 'websocket');
-    // A 426 names the protocol in Upgrade (RFC 9110 section 15.5.22, formerly RFC 7231 section 6.5.15), and an
-    // Upgrade header is listed in Connection (section 7.8). Node keeps the connection open for any Connection header
-    // without `close`, so `close` is added where the connection was to close (the client asked for it, HTTP/1.0).
-    response.setHeader('Connection', response.shouldKeepAlive ? 'Upgrade' : 'Upgrade, close');
-    throw new HttpException(
-      'This is a WebSocket: connect with Upgrade: websocket, then send {"type":"start","token":"vac_…"}',
-      UPGRADE_REQUIRED,
-    );
+    upgradeRequired(response, 'This is a WebSocket: connect with Upgrade: websocket, then send {"type":"start","token":"vac_…"}');
   }
 }

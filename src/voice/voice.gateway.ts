@@ -28,6 +28,16 @@ const CLOSE_GRACE_MS = 1_000;
 export const VOICE_SESSION_TIMINGS = Symbol('VOICE_SESSION_TIMINGS');
 
 /**
+ * Another WebSocket route on the API's server (a carrier's media stream, src/telephony): whether an upgrade
+ * request's URL is its, and what takes such a request (with the client address Express would give it). A failure
+ * is answered 500 on the raw socket.
+ */
+export interface SocketRoute {
+  matches(url: string): boolean;
+  upgrade(request: VoiceRequest, socket: Duplex, head: Buffer): void | Promise<void>;
+}
+
+/**
  * `GET /conversations/{conversationId}/voice` on the REST API's own server: the HTTP server's `upgrade` event,
  * since Nest's WebSocket adapter serves exact paths only. Before the upgrade it refuses, answering as any route
  * would and without any database work: an instance with no room for another call (503), an address over the budget
@@ -46,6 +56,7 @@ export class VoiceGateway implements OnApplicationBootstrap, BeforeApplicationSh
     maxPayload: MAX_PAYLOAD,
   });
   private readonly sessions = new Set<Promise<void>>();
+  private readonly routes: SocketRoute[] = [];
   private readonly services: VoiceSessionServices;
   private stopping = false;
 
@@ -76,6 +87,11 @@ export class VoiceGateway implements OnApplicationBootstrap, BeforeApplicationSh
     });
   }
 
+  /** Serves another WebSocket path on this server (registered before the application listens). */
+  addRoute(route: SocketRoute): void {
+    this.routes.push(route);
+  }
+
   /** The instance is stopping: every voice socket closes with 1001 (the conversation goes on elsewhere). */
   async closeAll(): Promise<void> {
     this.stopping = true;
@@ -92,7 +108,10 @@ export class VoiceGateway implements OnApplicationBootstrap, BeforeApplicationSh
 
   private async upgrade(request: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
     const match = VOICE_PATH.exec(request.url ?? '');
-    if (!match || request.headers.upgrade?.toLowerCase() !== 'websocket') return this.toExpress(request, socket);
+    const webSocket = request.headers.upgrade?.toLowerCase() === 'websocket';
+    const route = match || !webSocket ? undefined : this.routes.find((candidate) => candidate.matches(request.url ?? ''));
+    if (route) return route.upgrade(withClientAddress(request, proxyAddr(request, this.trustProxy())), socket, head);
+    if (!match || !webSocket) return this.toExpress(request, socket);
     if (this.stopping) return refuse(socket, 503, 'The server is restarting; reconnect');
     if (this.capacity.full) {
       const retryAfter = String(NO_ROOM_RETRY_AFTER_SECONDS);
@@ -175,7 +194,7 @@ function withClientAddress(request: IncomingMessage, ip: string): VoiceRequest {
 }
 
 /** An HTTP answer written on the raw socket before the upgrade, in the contract's error shape; then the socket ends. */
-function refuse(socket: Duplex, status: number, message: string, headers: Record<string, string> = {}): void {
+export function refuse(socket: Duplex, status: number, message: string, headers: Record<string, string> = {}): void {
   const body = JSON.stringify(errorResponse(status, message));
   const lines = [
     `HTTP/1.1 ${status} ${STATUS_CODES[status]}`,

@@ -42,6 +42,6 @@ import { DEFAULT_TIMINGS } from './voice-session';
     RecordingAssembly,
     VoicePreviews,
   ],
-  exports: [VoiceGateway],
+  exports: [VoiceGateway, VoiceCalls, VoiceLeasesRepository, VoiceCredentialLimit],
 })
 export class VoiceModule {}

@@ -77,6 +77,8 @@ export interface OpenedPage {
 
 export interface WidgetHarness {
   context: TestContext;
+  /** The API's address (`http://127.0.0.1:<port>`). */
+  apiUrl: string;
   hostPort: number;
   browser: Browser;
   /** Creates a widget site of the account and serves its page at /site/<name>. */
@@ -105,6 +107,7 @@ export async function startWidgetHarness(overrides: Partial<AppConfig> = {}, chr
   const browser = await chromium.launch({ executablePath: CHROMIUM, args: [...CHROMIUM_ARGS, ...chromiumArgs] });
   return {
     context,
+    apiUrl: `http://127.0.0.1:${apiPort}`,
     hostPort,
     browser,
     async createSite(owner, name, body) {

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import * as http from 'node:http';
 import { AddressInfo, Socket } from 'node:net';
 import { getExpectedTwilioSignature } from 'twilio/lib/webhooks/webhooks';
+import { MediaStreamCall, parseTwiml, TwimlPlan } from './fake-twilio-media';
 
 /**
  * A stand-in for Twilio on loopback, speaking its protocols as Twilio does, for the telephony tests:
@@ -19,8 +20,10 @@ import { getExpectedTwilioSignature } from 'twilio/lib/webhooks/webhooks';
  *   getExpectedTwilioSignature over the URL and the sorted form parameters);
  * - `mode`: `up`, `failing` (every REST request a 500) or `down` (every connection reset).
  *
- * The TwiML a call is given is kept on it (`FakeCall.twiml`); the media stream it would connect is for a later
- * stage of the stand-in (it will run `<Connect><Stream>` against the service's WebSocket).
+ * The TwiML a call is given is kept on it (`FakeCall.twiml`). `connect` runs it once the call is answered:
+ * `<Connect><Stream>` opens the media stream (fake-twilio-media.ts) against the service's WebSocket; when the
+ * stream ends (the caller hangs up, the service closes it, or a REST `Status=completed` stops it) the call's
+ * `completed` status callback is posted. `<Say>`…`<Hangup/>` is only recorded (`plan`).
  */
 
 export interface FakeAccount {
@@ -60,6 +63,8 @@ export interface FakeCall {
   dateCreated: Date;
   /** Every parameter of the request that placed it (a placed call). */
   params?: URLSearchParams;
+  /** Its `completed` callback has been posted. */
+  completedReported?: boolean;
 }
 
 /** A REST request the stand-in received (its credentials aside). */
@@ -97,6 +102,10 @@ export class FakeTwilio {
   private currentMode: Mode = 'up';
   readonly requests: FakeRequest[] = [];
   readonly calls = new Map<string, FakeCall>();
+  /** The media stream of each answered call, by CallSid. */
+  readonly streams = new Map<string, MediaStreamCall>();
+  /** The `completed` callbacks posted when streams ended (a test may await them). */
+  private readonly endings = new Map<string, Promise<WebhookAnswer | undefined>>();
   private readonly accounts = new Map<string, FakeAccount>();
   private readonly numbers = new Map<string, FakeNumber>();
   /** `To` numbers a placed call is refused for, with Twilio's code and message. */
@@ -276,7 +285,50 @@ export class FakeTwilio {
     return answers;
   }
 
+  /** What the carrier does with the call's TwiML (a stream, or sentences said before hanging up). */
+  plan(call: FakeCall): TwimlPlan {
+    return parseTwiml(call.twiml);
+  }
+
+  /**
+   * The call is answered: a placed call's `initiated`, `ringing` and `in-progress` callbacks are posted first (those it
+   * subscribed to), then its TwiML's `<Connect><Stream>` is connected. When the stream ends, `completed` is posted
+   * with CallDuration (`ended` resolves to its answer).
+   */
+  async connect(call: FakeCall): Promise<MediaStreamCall> {
+    if (call.direction === 'outbound-api') {
+      const events = new Set(call.statusCallbackEvents);
+      if (events.has('initiated')) await this.report(call, 'initiated');
+      if (events.has('ringing')) await this.report(call, 'ringing');
+      if (events.has('answered')) await this.report(call, 'in-progress');
+      else call.status = 'in-progress';
+    } else call.status = 'in-progress';
+    call.answeredAt ??= new Date();
+    const plan = this.plan(call);
+    if (plan.kind !== 'stream') throw new Error(`the call's TwiML connects no stream: ${call.twiml}`);
+    const stream = await MediaStreamCall.connect(plan.stream, { accountSid: call.accountSid, callSid: call.sid });
+    this.streams.set(call.sid, stream);
+    this.endings.set(call.sid, new Promise((resolve) => stream.once('end', () => resolve(this.complete(call)))));
+    return stream;
+  }
+
+  /** Resolves once the call's stream has ended and its `completed` callback has been answered. */
+  ended(call: FakeCall): Promise<WebhookAnswer | undefined> {
+    const ending = this.endings.get(call.sid);
+    if (!ending) throw new Error('the call has no stream');
+    return ending;
+  }
+
+  /** Posts `completed` once (a call already in a final status is left alone, and one moved on to other TwiML). */
+  private async complete(call: FakeCall): Promise<WebhookAnswer | undefined> {
+    if (call.completedReported || this.plan(call).kind !== 'stream') return undefined;
+    call.completedReported = true;
+    if (!call.statusCallback) return undefined;
+    return this.report(call, 'completed');
+  }
+
   async close(): Promise<void> {
+    for (const stream of this.streams.values()) stream.stop();
     for (const socket of this.sockets) socket.destroy();
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
   }
@@ -496,9 +548,14 @@ export class FakeTwilio {
     const call = this.calls.get(sid);
     if (!call || call.accountSid !== account.sid) return send(404, twilioError(404, 20404, 'The requested resource was not found'));
     const status = form.get('Status');
-    if (status === 'completed' || status === 'canceled') call.status = status;
     const twiml = form.get('Twiml');
     if (twiml) call.twiml = twiml;
     send(200, this.callJson(call));
+    // Ending a call in progress stops its stream (`stop`, closed); `completed` is posted then, after this answer. New
+    // TwiML (a `<Dial>`) leaves the stream too, and the call goes on with the dialled party: no `completed` yet.
+    const stream = this.streams.get(call.sid);
+    if ((status === 'completed' || status === 'canceled') && stream) stream.stop();
+    else if (status === 'completed' || status === 'canceled') call.status = status;
+    else if (twiml && stream) stream.stop();
   }
 }

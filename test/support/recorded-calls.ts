@@ -1,6 +1,6 @@
 import { EventEmitter, once } from 'node:events';
 import WebSocket from 'ws';
-import { VoiceCall, VoiceCallContext, VoiceCalls, VoiceLink } from '../../src/voice/voice-call';
+import { CallTransport, VoiceCall, VoiceCallContext, VoiceCalls } from '../../src/voice/voice-call';
 import type { TestContext } from '../helpers';
 
 /**
@@ -16,7 +16,7 @@ export class RecordedCall extends EventEmitter implements VoiceCall {
 
   constructor(
     readonly context: VoiceCallContext,
-    readonly link: VoiceLink,
+    readonly link: CallTransport,
   ) {
     super();
   }
@@ -32,6 +32,21 @@ export class RecordedCall extends EventEmitter implements VoiceCall {
   text(text: string): void {
     this.texts.push(text);
     this.link.send({ type: 'reply', text });
+  }
+
+  /** The marks the transport echoed. */
+  readonly marks: string[] = [];
+
+  played(mark: string): void {
+    this.marks.push(mark);
+  }
+
+  /** How many times the conversation was said to have ended elsewhere. */
+  finished = 0;
+
+  finish(): Promise<void> {
+    this.finished++;
+    return Promise.resolve();
   }
 
   end(): Promise<void> {

@@ -6,12 +6,29 @@
  *   const { data: agent, error } = await api.POST('/agents', { body: { name: 'Reception' } });
  */
 import createFetchClient, { type Client } from 'openapi-fetch';
-import type { components, paths } from './schema';
+import type { components, paths, webhooks } from './schema';
 
-export type { components, operations, paths } from './schema';
+export type { components, operations, paths, webhooks } from './schema';
 export type ApiClient = Client<paths>;
 /** A resource as the API returns it, by schema name: `Schema<'AgentResponse'>`. */
 export type Schema<Name extends keyof components['schemas']> = components['schemas'][Name];
+
+/**
+ * What the service POSTs to a customer's URL, by the name of its webhook in openapi.json: an event's body by its
+ * type (`WebhookPayload<'call.created'>`), or a webhook tool's call (`WebhookPayload<'tool-call'>`).
+ */
+export type WebhookPayload<Name extends keyof webhooks> = Name extends keyof webhooks
+  ? webhooks[Name] extends { post: { requestBody: { content: { 'application/json': infer Body } } } }
+    ? Body
+    : never
+  : never;
+/** Every webhook event's body, a union told apart by `type`. */
+export type WebhookEvent = WebhookPayload<'call.created' | 'call.recording.ready' | 'call.deleted' | 'ping'>;
+/** A webhook tool's request body. */
+export type ToolCallRequest = WebhookPayload<'tool-call'>;
+/** A message of the voice socket, each way; and of the carrier's media stream. */
+export type VoiceClientMessage = Schema<'VoiceClientMessage'>;
+export type VoiceServerMessage = Schema<'VoiceServerMessage'>;
 
 export interface ClientOptions {
   /** The service's address, e.g. `https://api.example.com` (no trailing slash needed). */

@@ -55,6 +55,58 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/agents/{agentId}/versions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The agent's versions, newest first (`before` pages on) */
+        get: operations["AgentVersionsController_list"];
+        put?: never;
+        /** Publish the agent's current settings as its next version (1, 2, 3…): widget, phone and non-test API conversations started from now on run it */
+        post: operations["AgentVersionsController_publish"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/agents/{agentId}/versions/{version}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One version of the agent */
+        get: operations["AgentVersionsController_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/agents/{agentId}/versions/{version}/restore": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Copy the version's settings back onto the agent (its current settings; publish again to make them live). Knowledge bases and tools deleted since are left out */
+        post: operations["AgentVersionsController_restore"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api-keys": {
         parameters: {
             query?: never;
@@ -309,6 +361,10 @@ export interface paths {
          *     service's (reconnect); 1001 the instance is stopping (reconnect: another instance continues); 1000 after `ended`.
          *     The service's own 1007, 1008 and 1011 follow an `error` message. A socket that closes does not end the
          *     conversation (`end`, `POST …/end` or the idle rule do): a new socket may continue it.
+         *
+         *     **Schemas**: the text frames are `VoiceClientMessage` (`start`, `text`, `end`) and `VoiceServerMessage`
+         *     (`ready`, `transcript`, `reply`, `reply.done`, `clear`, `error`, `ended`), unions on `type` in
+         *     components.schemas, which this operation's `x-messages` refers to (`receives`: what the service receives).
          */
         get: operations["VoiceSocketController_voice"];
         put?: never;
@@ -594,6 +650,47 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/telephony/twilio/stream": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The carrier's media stream of a phone call (a WebSocket; a plain GET is a 426)
+         * @description Twilio's Media Streams protocol over a WebSocket (`wss://`, or `ws://` when the API's base address
+         *     is http): what the carrier connects to when it runs the `<Connect><Stream>` TwiML the service answered a call with. No
+         *     credential in the handshake: the stream's one-time token comes in its `start` message. A request without
+         *     `Upgrade: websocket` gets a 426.
+         *
+         *     **From the carrier**: `connected`; `start` (`start.streamSid`, `start.callSid`, `start.customParameters.token`,
+         *     `start.mediaFormat` `audio/x-mulaw` 8000 Hz mono): a start without a valid token (unknown, used, late, or its call
+         *     over), or none within 10 s, closes the stream (1008) and nothing is created; `media` (`media.payload`: base64 μ-law,
+         *     20 ms); `mark` (a name the service sent, echoed once the audio before it has played); `dtmf` (`dtmf.digit`: digits
+         *     within 2 s of each other are one caller turn, `(keypad) 1 2 3`); `stop` (the caller hung up: the conversation ends).
+         *     What is not JSON, an unknown event and a malformed message are ignored.
+         *
+         *     **To the carrier**: `{"event":"media","streamSid":…,"media":{"payload":<base64 μ-law 8 kHz>}}`, the agent's voice,
+         *     at most about a second ahead of what has played; `{"event":"mark","streamSid":…,"mark":{"name":…}}` every 200 ms of
+         *     it and after each sentence; `{"event":"clear","streamSid":…}` when the caller interrupts.
+         *
+         *     **Ends**: `stop` or the socket closing ends the conversation (`caller-hung-up`). When the service ends it (the
+         *     agent's `end_call`, the idle sweep, `PHONE_MAX_CALL_SECONDS`; the agent's `transfer_call` gives the call `<Dial>` instead), the last sentence plays, the carrier
+         *     is asked to complete the call, and the stream closes with 1000. 1013: no room for another call on this instance by
+         *     `start`; 1001: the instance is stopping; 1009: a message over 64 KiB.
+         *
+         *     Messages: the carrier sends `TwilioStreamFromCarrier` (`connected`, `start`, `media`, `mark`, `dtmf`, `stop`), the service sends `TwilioStreamToCarrier` (`media`, `mark`, `clear`): schemas in components.schemas, referenced by `x-messages`.
+         */
+        get: operations["TwilioStreamController_stream"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/tools": {
         parameters: {
             query?: never;
@@ -606,7 +703,7 @@ export interface paths {
         put?: never;
         /**
          * Create a tool; a webhook tool's answer carries its signing secret, shown this once
-         * @description A webhook tool's call is a `POST` of JSON to its `url`: `{ "id": "tc_…", "tool": "<name>", "arguments": { … }, "conversation": { "id", "agentId", "channel", "phone", "name" } }` (schema `ToolCallRequest`), signed as a webhook delivery is (Standard Webhooks headers `webhook-id`, the body's `id`; `webhook-timestamp`; `webhook-signature`, with the tool's secret). A 2xx answer's body (JSON or text, at most 16 KiB) is what the model sees; a timeout, another status, a redirect, a refused connection or a larger body gives the model `{"error": "<what went wrong>"}`. Arguments that do not match `parameters` are not sent: the model is told why instead.
+         * @description A webhook tool's call is a `POST` of JSON to its `url`: `{ "id": "tc_…", "tool": "<name>", "arguments": { … }, "conversation": { "id", "agentId", "channel", "phone", "name" } }` (schema `ToolCallRequest`, the `tool-call` webhook of this document), signed as a webhook delivery is (Standard Webhooks headers `webhook-id`, the body's `id`; `webhook-timestamp`; `webhook-signature`, with the tool's secret). A 2xx answer's body (JSON or text, at most 16 KiB) is what the model sees; a timeout, another status, a redirect, a refused connection or a larger body gives the model `{"error": "<what went wrong>"}`. Arguments that do not match `parameters` are not sent: the model is told why instead.
          */
         post: operations["ToolsController_create"];
         delete?: never;
@@ -720,7 +817,7 @@ export interface paths {
         put?: never;
         /**
          * Create a webhook; the answer carries its signing secret, shown this once
-         * @description Deliveries are POSTed as JSON, signed as the Standard Webhooks specification says (`webhook-id`, `webhook-timestamp`, `webhook-signature`); the event schemas are `CallCreatedEvent`, `CallRecordingReadyEvent`, `CallDeletedEvent` and `PingEvent` (see `x-webhooks`). A 2xx answer is a success; anything else, a timeout or a refused connection is retried on the schedule of `WEBHOOK_RETRY_SECONDS`; a 410 disables the webhook.
+         * @description Deliveries are POSTed as JSON, signed as the Standard Webhooks specification says (`webhook-id`, `webhook-timestamp`, `webhook-signature`); the event schemas are `CallCreatedEvent`, `CallRecordingReadyEvent`, `CallDeletedEvent` and `PingEvent` (under `webhooks` in this document). A 2xx answer is a success; anything else, a timeout or a refused connection is retried on the schedule of `WEBHOOK_RETRY_SECONDS`; a 410 disables the webhook.
          */
         post: operations["WebhooksController_create"];
         delete?: never;
@@ -930,7 +1027,258 @@ export interface paths {
         trace?: never;
     };
 }
-export type webhooks = Record<string, never>;
+export interface webhooks {
+    "call.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The `call.created` event
+         * @description POSTed to each enabled webhook subscribed to it (`ping`: by `POST /webhooks/{webhookId}/test`).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The event id (the body's `id`), the same on every attempt: deduplicate on it. */
+                    "webhook-id": string;
+                    /** @description `v1,<base64 HMAC-SHA256 of id.timestamp.body>` with each active secret, space-separated (two for 24 hours after a rotation). Verify with any Standard Webhooks library. */
+                    "webhook-signature": string;
+                    /** @description When this attempt was made, in seconds since the Unix epoch: refuse one more than a few minutes old. */
+                    "webhook-timestamp": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["CallCreatedEvent"];
+                };
+            };
+            responses: {
+                /** @description Received. Anything else (or no answer within WEBHOOK_TIMEOUT_MS) is retried; 410 disables the webhook. */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "call.deleted": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The `call.deleted` event
+         * @description POSTed to each enabled webhook subscribed to it (`ping`: by `POST /webhooks/{webhookId}/test`).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The event id (the body's `id`), the same on every attempt: deduplicate on it. */
+                    "webhook-id": string;
+                    /** @description `v1,<base64 HMAC-SHA256 of id.timestamp.body>` with each active secret, space-separated (two for 24 hours after a rotation). Verify with any Standard Webhooks library. */
+                    "webhook-signature": string;
+                    /** @description When this attempt was made, in seconds since the Unix epoch: refuse one more than a few minutes old. */
+                    "webhook-timestamp": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["CallDeletedEvent"];
+                };
+            };
+            responses: {
+                /** @description Received. Anything else (or no answer within WEBHOOK_TIMEOUT_MS) is retried; 410 disables the webhook. */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "call.recording.ready": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The `call.recording.ready` event
+         * @description POSTed to each enabled webhook subscribed to it (`ping`: by `POST /webhooks/{webhookId}/test`).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The event id (the body's `id`), the same on every attempt: deduplicate on it. */
+                    "webhook-id": string;
+                    /** @description `v1,<base64 HMAC-SHA256 of id.timestamp.body>` with each active secret, space-separated (two for 24 hours after a rotation). Verify with any Standard Webhooks library. */
+                    "webhook-signature": string;
+                    /** @description When this attempt was made, in seconds since the Unix epoch: refuse one more than a few minutes old. */
+                    "webhook-timestamp": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["CallRecordingReadyEvent"];
+                };
+            };
+            responses: {
+                /** @description Received. Anything else (or no answer within WEBHOOK_TIMEOUT_MS) is retried; 410 disables the webhook. */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    ping: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The `ping` event
+         * @description POSTed to each enabled webhook subscribed to it (`ping`: by `POST /webhooks/{webhookId}/test`).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The event id (the body's `id`), the same on every attempt: deduplicate on it. */
+                    "webhook-id": string;
+                    /** @description `v1,<base64 HMAC-SHA256 of id.timestamp.body>` with each active secret, space-separated (two for 24 hours after a rotation). Verify with any Standard Webhooks library. */
+                    "webhook-signature": string;
+                    /** @description When this attempt was made, in seconds since the Unix epoch: refuse one more than a few minutes old. */
+                    "webhook-timestamp": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["PingEvent"];
+                };
+            };
+            responses: {
+                /** @description Received. Anything else (or no answer within WEBHOOK_TIMEOUT_MS) is retried; 410 disables the webhook. */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "tool-call": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A webhook tool called by the model
+         * @description POSTed to the tool's `url` when the agent's model calls it in a conversation (`POST /tools`), signed with the tool's secret.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The tool call's id (the body's `id`). */
+                    "webhook-id": string;
+                    /** @description `v1,<base64 HMAC-SHA256 of id.timestamp.body>` with each active secret, space-separated (two for 24 hours after a rotation). Verify with any Standard Webhooks library. */
+                    "webhook-signature": string;
+                    /** @description When this attempt was made, in seconds since the Unix epoch: refuse one more than a few minutes old. */
+                    "webhook-timestamp": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["ToolCallRequest"];
+                };
+            };
+            responses: {
+                /** @description The result the model sees: the body, JSON or text, at most 16 KiB. */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": unknown;
+                        "text/plain": string;
+                    };
+                };
+                /** @description Any other status, a redirect, no answer within the tool's `timeoutSeconds` or a body over 16 KiB: the model is told `{"error": "<what went wrong>"}`, and the conversation goes on. */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+}
 export interface components {
     schemas: {
         AgentResponse: {
@@ -958,6 +1306,11 @@ export interface components {
             /** @example Reception desk */
             name: string;
             /**
+             * @description The latest version published (`POST /agents/{agentId}/versions`), which widget, phone and non-test API conversations run; null until the first (they run the current settings).
+             * @example 3
+             */
+            publishedVersion: number | null;
+            /**
              * @description Blank means the built-in generic assistant prompt is used.
              * @example
              */
@@ -976,6 +1329,50 @@ export interface components {
             updatedAt: string;
             /** @example shubh */
             voice: string;
+        };
+        AgentSettingsResponse: {
+            /** @example Answers the front desk line after hours */
+            description: string;
+            /**
+             * @description As published (a knowledge base deleted since is left out when the version answers or is restored).
+             * @example [
+             *       3,
+             *       7
+             *     ]
+             */
+            knowledgeBaseIds: number[];
+            /** @example hi-IN */
+            language: string;
+            /** @example gpt-4.1 */
+            model: string;
+            /** @example Reception desk */
+            name: string;
+            /** @example  */
+            systemPrompt: string;
+            /**
+             * @description As published (a tool deleted since is left out when the version answers or is restored).
+             * @example [
+             *       5
+             *     ]
+             */
+            toolIds: number[];
+            /** @example shubh */
+            voice: string;
+        };
+        AgentVersionResponse: {
+            /**
+             * Format: date-time
+             * @example 2026-11-22T09:15:02.123Z
+             */
+            createdAt: string;
+            /** @example Friendlier greeting */
+            description: string;
+            settings: components["schemas"]["AgentSettingsResponse"];
+            /**
+             * @description 1, 2, 3… per agent.
+             * @example 1
+             */
+            version: number;
         };
         ApiKeyResponse: {
             /**
@@ -1016,6 +1413,7 @@ export interface components {
              */
             scopes: ("read" | "write")[];
         };
+        /** @description A call was recorded (not a test call). `data` is the call exactly as `GET /calls/{callId}` returns it. */
         CallCreatedEvent: {
             /**
              * Format: date-time
@@ -1032,6 +1430,7 @@ export interface components {
             /** @enum {string} */
             type: "call.created";
         };
+        /** @description The call was deleted (its transcript and recording are gone; earlier events' stored payloads are erased). */
         CallDeletedEvent: {
             /**
              * Format: date-time
@@ -1047,6 +1446,28 @@ export interface components {
             id: string;
             /** @enum {string} */
             type: "call.deleted";
+        };
+        CallLatencyResponse: {
+            /**
+             * @description The slowest turn's `total`, in ms; null when no turn was timed.
+             * @example 2210
+             */
+            maxMs: number | null;
+            /**
+             * @description The median `total`, in ms; null when no turn was timed.
+             * @example 1412.5
+             */
+            p50Ms: number | null;
+            /**
+             * @description The 90th percentile of `total`, in ms; null when no turn was timed.
+             * @example 1980.3
+             */
+            p90Ms: number | null;
+            /**
+             * @description Agent entries of the transcript that have a `latencyMs`.
+             * @example 6
+             */
+            turns: number;
         };
         CallListItemResponse: {
             /**
@@ -1127,6 +1548,7 @@ export interface components {
             /** @example https://shop.example.in/contact */
             website: string;
         };
+        /** @description A recording upload of the call was committed. `data` is the call exactly as `GET /calls/{callId}` returns it then. */
         CallRecordingReadyEvent: {
             /**
              * Format: date-time
@@ -1154,6 +1576,11 @@ export interface components {
              * @example 42
              */
             agentId: number | null;
+            /**
+             * @description The agent version that answered (`GET /agents/{agentId}/versions/{version}`); null when none (the agent had none published, a test, a posted call). On the detail only.
+             * @example 3
+             */
+            agentVersion: number | null;
             /**
              * Format: date-time
              * @example 2026-11-22T09:15:02.123Z
@@ -1213,6 +1640,12 @@ export interface components {
              * @example 5f0c2a7e-8d3b-4c1e-9a6f-2b7d4e8c1a90
              */
             id: string;
+            /**
+             * @description The latency of a spoken call's turns (the `total` of every transcript entry with a `latencyMs`), stored as the call
+             *     was made: `turns: 0` with null figures when none was timed. Null for a call that was not spoken (a text
+             *     conversation, a call posted through the API, a call made before it was kept). On the detail only.
+             */
+            latency: components["schemas"]["CallLatencyResponse"] | null;
             /**
              * @description Caller name; "" when unknown.
              * @example Priya Sharma
@@ -2068,6 +2501,7 @@ export interface components {
              */
             webhookId: number;
         };
+        /** @description Sent by `POST /webhooks/{webhookId}/test`, whatever the webhook's events. */
         PingEvent: {
             /**
              * Format: date-time
@@ -2128,6 +2562,14 @@ export interface components {
              * @enum {string}
              */
             status: "queued";
+        };
+        PublishVersionDto: {
+            /**
+             * @description What changed, at most 500 characters ("" when not given).
+             * @default
+             * @example Friendlier greeting; answers from the FAQ
+             */
+            description?: string;
         };
         RecordingUrlResponse: {
             /**
@@ -2327,6 +2769,7 @@ export interface components {
              */
             phone: string;
         };
+        /** @description What a webhook tool's `url` receives when the model calls it: a `POST` of this JSON, with the Standard Webhooks headers `webhook-id` (this `id`), `webhook-timestamp` and `webhook-signature` (made with the tool's secret, and for 24 hours after a rotation with the previous one too). */
         ToolCallRequest: {
             /**
              * @description The model's arguments, valid against the tool's `parameters`.
@@ -2426,6 +2869,12 @@ export interface components {
         };
         TranscriptTurnResponse: {
             /**
+             * @description Where the time of the turn this entry answers went: only on an agent entry of a spoken call whose reply's first
+             *     audio was sent (not on the greeting, nor on an apology: for a visitor who was not heard, or a model that failed
+             *     before its first token).
+             */
+            latencyMs?: components["schemas"]["TurnLatencyResponse"];
+            /**
              * @example user
              * @enum {string}
              */
@@ -2438,6 +2887,243 @@ export interface components {
             /** @example मुझे 2BHK फ्लैट चाहिए */
             text: string;
         };
+        TurnLatencyResponse: {
+            /**
+             * @description The silence the service waited for before taking the visitor's turn as ended (VOICE_END_OF_TURN_MS, in audio time); 0 for a typed message.
+             * @example 700
+             */
+            endOfTurn: number;
+            /**
+             * @description From the first synthesis request of the reply to its first audio (the voice's own time).
+             * @example 120.4
+             */
+            firstAudio: number;
+            /**
+             * @description From the visitor's message accepted to the model's first token (the knowledge looked up included).
+             * @example 240.6
+             */
+            firstToken: number;
+            /**
+             * @description From the visitor's last sound to the agent's first audio sent: `endOfTurn` plus the service's time from the end of
+             *     the turn to that audio, which holds the other three and whatever was between them (at least their sum).
+             * @example 1412.5
+             */
+            total: number;
+            /**
+             * @description The speech-to-text request, from the end of the turn to its transcript; 0 for a typed message.
+             * @example 310.2
+             */
+            transcription: number;
+        };
+        /** @description The caller interrupted: the carrier drops the audio it has not played (and echoes the marks after it). */
+        TwilioStreamClear: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            event: "clear";
+            /** @example MZ18ad3ab5a668481ce02b83e7395059f0 */
+            streamSid: string;
+        };
+        /** @description The first frame once the socket is open. */
+        TwilioStreamConnected: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            event: "connected";
+            /** @example Call */
+            protocol: string;
+            /** @example 1.0.0 */
+            version: string;
+        };
+        /** @description The caller pressed a key. */
+        TwilioStreamDtmf: {
+            dtmf: components["schemas"]["TwilioStreamDtmfDigit"];
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            event: "dtmf";
+            /** @example 5 */
+            sequenceNumber: string;
+            /** @example MZ18ad3ab5a668481ce02b83e7395059f0 */
+            streamSid: string;
+        };
+        TwilioStreamDtmfDigit: {
+            /**
+             * @description The key the caller pressed: 0–9, `*` or `#`.
+             * @example 1
+             */
+            digit: string;
+            /** @enum {string} */
+            track: "inbound_track";
+        };
+        /** @description A frame Twilio sends on the media stream (JSON text): Twilio's Media Streams protocol. */
+        TwilioStreamFromCarrier: components["schemas"]["TwilioStreamConnected"] | components["schemas"]["TwilioStreamStart"] | components["schemas"]["TwilioStreamMedia"] | components["schemas"]["TwilioStreamMark"] | components["schemas"]["TwilioStreamDtmf"] | components["schemas"]["TwilioStreamStop"];
+        /** @description A mark the service sent, echoed once the audio sent before it has played (or was cleared). */
+        TwilioStreamMark: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            event: "mark";
+            mark: components["schemas"]["TwilioStreamMarkName"];
+            /** @example 4 */
+            sequenceNumber: string;
+            /** @example MZ18ad3ab5a668481ce02b83e7395059f0 */
+            streamSid: string;
+        };
+        TwilioStreamMarkName: {
+            /**
+             * @description The name the service gave the mark.
+             * @example sentence-3
+             */
+            name: string;
+        };
+        /** @description The caller's audio, every 20 ms. */
+        TwilioStreamMedia: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            event: "media";
+            media: components["schemas"]["TwilioStreamMediaChunk"];
+            /** @example 3 */
+            sequenceNumber: string;
+            /** @example MZ18ad3ab5a668481ce02b83e7395059f0 */
+            streamSid: string;
+        };
+        TwilioStreamMediaChunk: {
+            /**
+             * @description Counts the track's chunks from "1".
+             * @example 2
+             */
+            chunk: string;
+            /**
+             * @description 20 ms of μ-law audio at 8 kHz, mono, base64.
+             * @example fn5+fn5+fn5+fn5+fn5+fn5+fn5+fn5+fn5+fn5+fn5+fn5+fn5+fn5+fn5+fn5+fn5+fn5+fn5+fn5+fn5+
+             */
+            payload: string;
+            /**
+             * @description Milliseconds since the stream started.
+             * @example 5
+             */
+            timestamp: string;
+            /**
+             * @example inbound
+             * @enum {string}
+             */
+            track: "inbound" | "outbound";
+        };
+        TwilioStreamMediaFormat: {
+            /**
+             * @example 1
+             * @enum {integer}
+             */
+            channels: 1;
+            /** @enum {string} */
+            encoding: "audio/x-mulaw";
+            /**
+             * @example 8000
+             * @enum {integer}
+             */
+            sampleRate: 8000;
+        };
+        TwilioStreamOutboundAudio: {
+            /**
+             * @description The agent's voice: μ-law at 8 kHz, mono, base64, without headers.
+             * @example fn5+fn5+fn5+fn5+
+             */
+            payload: string;
+        };
+        TwilioStreamParameters: {
+            /**
+             * @description The one-time token that opens the stream (valid for 60 s and one stream).
+             * @example vst_3q2-7wVhZ0kq9yXb1mT4cR8sLdE6uJfA0kq9yXb1mT4
+             */
+            token: string;
+        };
+        /** @description After each sentence: the carrier echoes it once the sentence has played, so the transcript keeps what the caller heard. */
+        TwilioStreamSendMark: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            event: "mark";
+            mark: components["schemas"]["TwilioStreamMarkName"];
+            /** @example MZ18ad3ab5a668481ce02b83e7395059f0 */
+            streamSid: string;
+        };
+        /** @description The agent's voice, paced at about the speed it plays (never more than about a second ahead). */
+        TwilioStreamSendMedia: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            event: "media";
+            media: components["schemas"]["TwilioStreamOutboundAudio"];
+            /** @example MZ18ad3ab5a668481ce02b83e7395059f0 */
+            streamSid: string;
+        };
+        /** @description Once, after `connected`: which call the stream carries. No valid token within 10 s closes the socket. */
+        TwilioStreamStart: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            event: "start";
+            /**
+             * @description Counts the stream's messages from "1".
+             * @example 1
+             */
+            sequenceNumber: string;
+            start: components["schemas"]["TwilioStreamStartDetails"];
+            /** @example MZ18ad3ab5a668481ce02b83e7395059f0 */
+            streamSid: string;
+        };
+        TwilioStreamStartDetails: {
+            /** @example AC0123456789abcdef0123456789abcdef */
+            accountSid: string;
+            /**
+             * @description The carrier's id of the call (`CallSid` of the voice webhook).
+             * @example CA0123456789abcdef0123456789abcdef
+             */
+            callSid: string;
+            /** @description The `<Parameter>`s of the `<Stream>` the service answered the call with. */
+            customParameters: components["schemas"]["TwilioStreamParameters"];
+            mediaFormat: components["schemas"]["TwilioStreamMediaFormat"];
+            /** @example MZ18ad3ab5a668481ce02b83e7395059f0 */
+            streamSid: string;
+            /**
+             * @description The audio that will flow: `inbound` (the caller's) for a `<Connect><Stream>`.
+             * @example [
+             *       "inbound"
+             *     ]
+             */
+            tracks: ("inbound" | "outbound")[];
+        };
+        /** @description The stream ended (the caller hung up, or the call was moved on): the conversation ends. */
+        TwilioStreamStop: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            event: "stop";
+            /** @example 6 */
+            sequenceNumber: string;
+            stop: components["schemas"]["TwilioStreamStopDetails"];
+            /** @example MZ18ad3ab5a668481ce02b83e7395059f0 */
+            streamSid: string;
+        };
+        TwilioStreamStopDetails: {
+            /** @example AC0123456789abcdef0123456789abcdef */
+            accountSid: string;
+            /** @example CA0123456789abcdef0123456789abcdef */
+            callSid: string;
+        };
+        /** @description A frame the service sends to Twilio on the media stream (JSON text), in a bidirectional stream. */
+        TwilioStreamToCarrier: components["schemas"]["TwilioStreamSendMedia"] | components["schemas"]["TwilioStreamSendMark"] | components["schemas"]["TwilioStreamClear"];
         UpdateAgentDto: {
             /** @description At most 2,000 characters. */
             description?: string;
@@ -2696,6 +3382,42 @@ export interface components {
              */
             durationSeconds: number;
         };
+        /** @description Drop the agent audio not yet played: the visitor interrupted. */
+        VoiceClearMessage: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "clear";
+        };
+        /** @description A text frame the client sends on the voice socket (JSON); its audio goes in binary frames. */
+        VoiceClientMessage: components["schemas"]["VoiceStartMessage"] | components["schemas"]["VoiceTextMessage"] | components["schemas"]["VoiceEndMessage"];
+        /** @description The conversation has ended; the socket closes with 1000. */
+        VoiceEndedMessage: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "ended";
+        };
+        /** @description Ends the conversation, as `POST /conversations/{conversationId}/end` does. */
+        VoiceEndMessage: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "end";
+        };
+        /** @description Something the client sent was refused (a 1007, 1008 or 1011 close may follow). */
+        VoiceErrorMessage: {
+            /** @example Audio frames are 10 to 200 ms long */
+            message: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "error";
+        };
         VoiceLoadResponse: {
             /**
              * @description Spoken calls this instance serves now: voice sockets whose `start` was accepted, until their call is stored.
@@ -2707,6 +3429,53 @@ export interface components {
              * @example 100
              */
             maxCalls: number;
+        };
+        /** @description The answer to `start`: the call has begun. */
+        VoiceReadyMessage: {
+            /**
+             * @description `speech`: the service transcribes the audio itself; `text`: the client sends what the browser recognised as `text` frames.
+             * @example speech
+             * @enum {string}
+             */
+            input: "speech" | "text";
+            /**
+             * @description The rate of the PCM the service sends, in Hz.
+             * @example 16000
+             */
+            sampleRate: number;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "ready";
+        };
+        /** @description The agent's reply is over. */
+        VoiceReplyDoneMessage: {
+            /**
+             * @description Whether the visitor interrupted it.
+             * @example false
+             */
+            interrupted: boolean;
+            /**
+             * @description What the agent said (up to where the visitor interrupted it).
+             * @example Yes, we deliver every day from 9 am to 6 pm.
+             */
+            text: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "reply.done";
+        };
+        /** @description A piece of the agent's reply, as it is produced. */
+        VoiceReplyMessage: {
+            /** @example Yes, we deliver */
+            text: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "reply";
         };
         VoiceResponse: {
             /**
@@ -2723,6 +3492,52 @@ export interface components {
              * @enum {string}
              */
             tier: "stable" | "preview" | "next-generation";
+        };
+        /** @description A text frame the service sends on the voice socket (JSON); the agent's voice goes in binary frames. */
+        VoiceServerMessage: components["schemas"]["VoiceReadyMessage"] | components["schemas"]["VoiceTranscriptMessage"] | components["schemas"]["VoiceReplyMessage"] | components["schemas"]["VoiceReplyDoneMessage"] | components["schemas"]["VoiceClearMessage"] | components["schemas"]["VoiceErrorMessage"] | components["schemas"]["VoiceEndedMessage"];
+        /** @description The first frame, within 10 s of the upgrade: the conversation's token, and the rate of the audio to come. */
+        VoiceStartMessage: {
+            /**
+             * @description The rate of the PCM the client will send, in Hz.
+             * @default 16000
+             * @example 16000
+             */
+            sampleRate?: number;
+            /**
+             * @description The `token` the conversation was started with.
+             * @example vac_3q2-7wVhZ0kq9yXb1mT4cR8sLdE6uJfA
+             */
+            token: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "start";
+        };
+        /** @description An utterance recognised in the browser, or typed: a message with the rules of `POST …/messages` (an `error` if it breaks them). */
+        VoiceTextMessage: {
+            /**
+             * @description 1–2,000 characters after trimming.
+             * @example Do you deliver on Sundays?
+             */
+            text: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "text";
+        };
+        /** @description The visitor's speech as heard so far; one `final` per utterance. */
+        VoiceTranscriptMessage: {
+            /** @example true */
+            final: boolean;
+            /** @example Do you deliver on Sundays? */
+            text: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "transcript";
         };
         WebhookDeliveryResponse: {
             /**
@@ -3511,6 +4326,465 @@ export interface operations {
              * @description Over the rate limit of this account (all its keys together), or too many requests without a valid key from this address;
              *     or the account has as many active conversations as it may (CONVERSATION_MAX_ACTIVE_PER_ACCOUNT); see `Retry-After`
              */
+            429: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database (or recording storage) is unavailable; try again shortly */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    AgentVersionsController_list: {
+        parameters: {
+            query?: {
+                /** @description Only versions numbered below this one: the next page starts before the last version of the previous. */
+                before?: number;
+                /** @description Versions returned, newest first, 1–200. */
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                /** @description Anything that cannot be an id is a 404, like an unknown id */
+                agentId: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AgentVersionResponse"][];
+                };
+            };
+            /** @description Invalid body field, unknown field or bad query parameter (with `details` naming each, as for text PostgreSQL cannot store or a number too large for a double), or malformed JSON, a body that is not an object, one nested deeper than 32 levels or holding more than 10,000 values (without) */
+            400: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing, unknown, revoked or expired API key */
+            401: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The API key does not have the scope this needs (`read` for GET, `write` for the others) */
+            403: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No such resource on this account (another account's resource is a 404 too) */
+            404: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Over the rate limit of this account (all its keys together), or too many requests without a valid key from this address; see `Retry-After` */
+            429: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database (or recording storage) is unavailable; try again shortly */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    AgentVersionsController_publish: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the POST safe to retry: 1–255 printable ASCII characters (a UUID, say), per account. The same key from the same API key with the same method, path and body within 24 hours gets the first answer again (status and body, with `Idempotent-Replayed: true`) and does nothing again; with another request, 422; while the first is still running, 409. Answers 5xx and 429 are not kept: the key may be retried. */
+                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
+            };
+            path: {
+                /** @description Anything that cannot be an id is a 404, like an unknown id */
+                agentId: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["PublishVersionDto"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AgentVersionResponse"];
+                };
+            };
+            /** @description Invalid body field, unknown field or bad query parameter (with `details` naming each, as for text PostgreSQL cannot store or a number too large for a double), or malformed JSON, a body that is not an object, one nested deeper than 32 levels or holding more than 10,000 values (without); or: An `Idempotency-Key` that is not 1–255 printable ASCII characters */
+            400: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing, unknown, revoked or expired API key */
+            401: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The API key does not have the scope this needs (`read` for GET, `write` for the others) */
+            403: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No such resource on this account (another account's resource is a 404 too) */
+            404: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A request with this `Idempotency-Key` is still in progress */
+            409: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Body is not application/json, or is compressed (a Content-Encoding other than identity) */
+            415: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description This `Idempotency-Key` was used with another request (API key, method, path or body) in the last 24 hours */
+            422: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Over the rate limit of this account (all its keys together), or too many requests without a valid key from this address; see `Retry-After` */
+            429: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database (or recording storage) is unavailable; try again shortly */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    AgentVersionsController_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Anything that cannot be an id is a 404, like an unknown id */
+                agentId: number;
+                /** @description Anything that cannot be an id is a 404, like an unknown id */
+                version: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AgentVersionResponse"];
+                };
+            };
+            /** @description Missing, unknown, revoked or expired API key */
+            401: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The API key does not have the scope this needs (`read` for GET, `write` for the others) */
+            403: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No such resource on this account (another account's resource is a 404 too) */
+            404: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Over the rate limit of this account (all its keys together), or too many requests without a valid key from this address; see `Retry-After` */
+            429: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The database (or recording storage) is unavailable; try again shortly */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    AgentVersionsController_restore: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the POST safe to retry: 1–255 printable ASCII characters (a UUID, say), per account. The same key from the same API key with the same method, path and body within 24 hours gets the first answer again (status and body, with `Idempotent-Replayed: true`) and does nothing again; with another request, 422; while the first is still running, 409. Answers 5xx and 429 are not kept: the key may be retried. */
+                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
+            };
+            path: {
+                /** @description Anything that cannot be an id is a 404, like an unknown id */
+                agentId: number;
+                /** @description Anything that cannot be an id is a 404, like an unknown id */
+                version: number;
+            };
+            cookie?: never;
+        };
+        /** @description None: nothing, or an empty object (any field is a 400) */
+        requestBody?: {
+            content: {
+                "application/json": Record<string, never>;
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AgentResponse"];
+                };
+            };
+            /** @description Invalid body field, unknown field or bad query parameter (with `details` naming each, as for text PostgreSQL cannot store or a number too large for a double), or malformed JSON, a body that is not an object, one nested deeper than 32 levels or holding more than 10,000 values (without); or: An `Idempotency-Key` that is not 1–255 printable ASCII characters */
+            400: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing, unknown, revoked or expired API key */
+            401: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The API key does not have the scope this needs (`read` for GET, `write` for the others) */
+            403: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No such resource on this account (another account's resource is a 404 too) */
+            404: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description A request with this `Idempotency-Key` is still in progress */
+            409: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Body is not application/json, or is compressed (a Content-Encoding other than identity) */
+            415: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description This `Idempotency-Key` was used with another request (API key, method, path or body) in the last 24 hours */
+            422: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Over the rate limit of this account (all its keys together), or too many requests without a valid key from this address; see `Retry-After` */
             429: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -6962,6 +8236,50 @@ export interface operations {
                 };
             };
             /** @description The database (or recording storage) is unavailable; try again shortly */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    TwilioStreamController_stream: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Switching Protocols: the stream is open; the carrier sends `connected`, then `start` */
+            101: {
+                headers: {
+                    Connection?: "Upgrade";
+                    /** @description RFC 6455 section 4.2.2 */
+                    "Sec-WebSocket-Accept"?: string;
+                    Upgrade?: "websocket";
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Upgrade Required: a request without `Upgrade: websocket`. The same answer whatever the id (nothing is looked up), without any credential */
+            426: {
+                headers: {
+                    /** @description `Upgrade` (with `close` when the connection closes) */
+                    Connection?: string;
+                    /** @description The protocol to upgrade to */
+                    Upgrade?: "websocket";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No room for another call on this instance (`VOICE_MAX_CALLS`), or it is stopping (before the upgrade): see `Retry-After` */
             503: {
                 headers: {
                     [name: string]: unknown;

@@ -24,6 +24,9 @@ export class AgentResponse {
   /** The tools the model may call, by id ascending. @example [5] */
   @ApiProperty({ type: 'integer', isArray: true })
   toolIds: number[];
+  /** The latest version published (`POST /agents/{agentId}/versions`), which widget, phone and non-test API conversations run; null until the first (they run the current settings). @example 3 */
+  @ApiProperty({ type: 'integer', nullable: true })
+  publishedVersion: number | null;
   /** @example "2026-11-22T09:15:02.123Z" */
   @ApiDateTime()
   createdAt: string;
@@ -43,6 +46,7 @@ export function toAgentResponse(agent: AgentRow): AgentResponse {
     systemPrompt: agent.systemPrompt,
     knowledgeBaseIds: agent.knowledgeBaseIds,
     toolIds: agent.toolIds,
+    publishedVersion: agent.publishedVersion,
     createdAt: agent.createdAt.toISOString(),
     updatedAt: agent.updatedAt.toISOString(),
   };

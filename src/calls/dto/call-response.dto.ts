@@ -1,6 +1,14 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { ApiDateTime, ApiUuid } from '../../common/api-formats';
-import { ENDED_REASONS, EndedReason, TRANSCRIPT_SPEAKERS, TranscriptSpeaker } from '../call.entity';
+import {
+  CallLatency,
+  ENDED_REASONS,
+  EndedReason,
+  TRANSCRIPT_SPEAKERS,
+  TranscriptSpeaker,
+  TranscriptTurn,
+  TurnLatency,
+} from '../call.entity';
 import { CallDetailRow, CallRow } from '../calls.repository';
 import { creditsUsed } from '../credits';
 
@@ -48,6 +56,39 @@ export class CallListItemResponse {
   extractedData: Record<string, unknown>;
 }
 
+/** Where the time of one spoken turn went, in milliseconds (to a tenth). */
+export class TurnLatencyResponse {
+  /** The silence the service waited for before taking the visitor's turn as ended (VOICE_END_OF_TURN_MS, in audio time); 0 for a typed message. @example 700 */
+  endOfTurn: number;
+  /** The speech-to-text request, from the end of the turn to its transcript; 0 for a typed message. @example 310.2 */
+  transcription: number;
+  /** From the visitor's message accepted to the model's first token (the knowledge looked up included). @example 240.6 */
+  firstToken: number;
+  /** From the first synthesis request of the reply to its first audio (the voice's own time). @example 120.4 */
+  firstAudio: number;
+  /**
+   * From the visitor's last sound to the agent's first audio sent: `endOfTurn` plus the service's time from the end of
+   * the turn to that audio, which holds the other three and whatever was between them (at least their sum). @example 1412.5
+   */
+  total: number;
+}
+
+/** A spoken call's latency: its timed turns summed up by their `total` (percentiles by nearest rank). */
+export class CallLatencyResponse {
+  /** Agent entries of the transcript that have a `latencyMs`. @example 6 */
+  @ApiProperty({ type: 'integer' })
+  turns: number;
+  /** The median `total`, in ms; null when no turn was timed. @example 1412.5 */
+  @ApiProperty({ type: 'number', nullable: true })
+  p50Ms: number | null;
+  /** The 90th percentile of `total`, in ms; null when no turn was timed. @example 1980.3 */
+  @ApiProperty({ type: 'number', nullable: true })
+  p90Ms: number | null;
+  /** The slowest turn's `total`, in ms; null when no turn was timed. @example 2210 */
+  @ApiProperty({ type: 'number', nullable: true })
+  maxMs: number | null;
+}
+
 export class TranscriptTurnResponse {
   @ApiProperty({ enum: TRANSCRIPT_SPEAKERS, example: 'user' })
   speaker: TranscriptSpeaker;
@@ -56,6 +97,13 @@ export class TranscriptTurnResponse {
   /** Where it starts in the call's recording, in seconds (three decimals): only in the transcript of a spoken call. @example 4.52 */
   @ApiProperty({ required: false })
   startSeconds?: number;
+  /**
+   * Where the time of the turn this entry answers went: only on an agent entry of a spoken call whose reply's first
+   * audio was sent (not on the greeting, nor on an apology: for a visitor who was not heard, or a model that failed
+   * before its first token).
+   */
+  @ApiProperty({ type: TurnLatencyResponse, required: false })
+  latencyMs?: TurnLatencyResponse;
 }
 
 /** One call, with its transcript and the credits it used. */
@@ -70,6 +118,16 @@ export class CallResponse extends CallListItemResponse {
    */
   @ApiProperty({ enum: [...ENDED_REASONS, ''], example: 'visitor-ended' })
   endedReason: EndedReason | '';
+  /** The agent version that answered (`GET /agents/{agentId}/versions/{version}`); null when none (the agent had none published, a test, a posted call). On the detail only. @example 3 */
+  @ApiProperty({ type: 'integer', nullable: true })
+  agentVersion: number | null;
+  /**
+   * The latency of a spoken call's turns (the `total` of every transcript entry with a `latencyMs`), stored as the call
+   * was made: `turns: 0` with null figures when none was timed. Null for a call that was not spoken (a text
+   * conversation, a call posted through the API, a call made before it was kept). On the detail only.
+   */
+  @ApiProperty({ type: CallLatencyResponse, nullable: true })
+  latency: CallLatencyResponse | null;
 }
 
 /** A call with its computed credits, as the service returns it for the single-call responses. */
@@ -132,9 +190,26 @@ export function toCallResponse(detail: CallDetail): CallResponse {
   return {
     ...toCallListItemResponse(detail.call),
     creditsUsed: detail.creditsUsed,
-    transcript: detail.call.transcript.map(({ speaker, text, startSeconds }) =>
-      startSeconds === undefined ? { speaker, text } : { speaker, text, startSeconds },
-    ),
+    transcript: detail.call.transcript.map(toTranscriptTurnResponse),
     endedReason: detail.call.endedReason,
+    agentVersion: detail.call.agentVersion,
+    latency: detail.call.latency && toCallLatencyResponse(detail.call.latency),
   };
 }
+
+function toTranscriptTurnResponse({ speaker, text, startSeconds, latencyMs }: TranscriptTurn): TranscriptTurnResponse {
+  const entry: TranscriptTurnResponse = { speaker, text };
+  if (startSeconds !== undefined) entry.startSeconds = startSeconds;
+  if (latencyMs) entry.latencyMs = toTurnLatencyResponse(latencyMs);
+  return entry;
+}
+
+const toTurnLatencyResponse = ({ endOfTurn, transcription, firstToken, firstAudio, total }: TurnLatency): TurnLatencyResponse => ({
+  endOfTurn,
+  transcription,
+  firstToken,
+  firstAudio,
+  total,
+});
+
+const toCallLatencyResponse = ({ turns, p50Ms, p90Ms, maxMs }: CallLatency): CallLatencyResponse => ({ turns, p50Ms, p90Ms, maxMs });

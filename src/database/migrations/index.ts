@@ -29,6 +29,8 @@ import { ApiKeysNotifyCreation1796100000000 } from './1796100000000-ApiKeysNotif
 import { Tools1796243000000 } from './1796243000000-Tools';
 import { Telephony1796300000000 } from './1796300000000-Telephony';
 import { CallsEndedReason1796300000001 } from './1796300000001-CallsEndedReason';
+import { AgentVersions1796400000000 } from './1796400000000-AgentVersions';
+import { Latency1796500000000 } from './1796500000000-Latency';
 
 export const MIGRATIONS = [
   Initial1795327392008,
@@ -61,4 +63,6 @@ export const MIGRATIONS = [
   Tools1796243000000,
   Telephony1796300000000,
   CallsEndedReason1796300000001,
+  AgentVersions1796400000000,
+  Latency1796500000000,
 ];

@@ -160,7 +160,9 @@ export class TwilioStreamSendMedia {
   media: TwilioStreamOutboundAudio;
 }
 
-@ApiSchema({ description: 'After each sentence: the carrier echoes it once the sentence has played, so the transcript keeps what the caller heard.' })
+@ApiSchema({
+  description: 'After each sentence: the carrier echoes it once the sentence has played, so the transcript keeps what the caller heard.',
+})
 export class TwilioStreamSendMark {
   @ApiProperty({ enum: ['mark'] })
   event: 'mark';

@@ -20,7 +20,7 @@ export class ToolCallConversation {
 @ApiSchema({
   description:
     "What a webhook tool's `url` receives when the model calls it: a `POST` of this JSON, with the Standard Webhooks headers " +
-    '`webhook-id` (this `id`), `webhook-timestamp` and `webhook-signature` (made with the tool\'s secret, and for 24 hours after a ' +
+    "`webhook-id` (this `id`), `webhook-timestamp` and `webhook-signature` (made with the tool's secret, and for 24 hours after a " +
     'rotation with the previous one too).',
 })
 export class ToolCallRequest {

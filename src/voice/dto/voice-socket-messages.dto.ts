@@ -23,7 +23,10 @@ export class VoiceStartMessage {
   sampleRate?: number;
 }
 
-@ApiSchema({ description: 'An utterance recognised in the browser, or typed: a message with the rules of `POST …/messages` (an `error` if it breaks them).' })
+@ApiSchema({
+  description:
+    'An utterance recognised in the browser, or typed: a message with the rules of `POST …/messages` (an `error` if it breaks them).',
+})
 export class VoiceTextMessage {
   @ApiProperty({ enum: ['text'] })
   type: 'text';

@@ -12,7 +12,7 @@ import { SpeechToText } from '../stt/speech-to-text';
 import { TextToSpeech } from '../tts/text-to-speech';
 import { VoiceActivity } from '../vad/fvad';
 import { TurnDetector } from '../vad/turn-detector';
-import { VoiceCall, VoiceCallContext, VoiceCalls, VoiceLink } from '../voice-call';
+import { CallTransport, VoiceCall, VoiceCallContext, VoiceCalls } from '../voice-call';
 import { CallSetup, VoicePipeline, VoiceServices } from './voice-pipeline';
 import { AudioWorkQueue } from './audio-work';
 import { VoiceClock } from './voice-clock';
@@ -47,8 +47,8 @@ export class SpokenCalls extends VoiceCalls {
     this.services = { talk, replies, ends, tts, stt, audioWork: this.audioWork, logger: new Logger('Voice') };
   }
 
-  async open(context: VoiceCallContext, link: VoiceLink): Promise<VoiceCall> {
-    return new VoicePipeline(context, link, this.services, await this.setUp(context), (tick) => this.clock.subscribe(tick));
+  async open(context: VoiceCallContext, transport: CallTransport): Promise<VoiceCall> {
+    return new VoicePipeline(context, transport, this.services, await this.setUp(context), (tick) => this.clock.subscribe(tick));
   }
 
   private async setUp({ access }: VoiceCallContext): Promise<CallSetup> {

@@ -6,28 +6,24 @@ import { Resampler } from '../audio/resample';
 import { SentenceCutter } from '../sentences';
 import { TextToSpeech } from '../tts/text-to-speech';
 import { VOICE_SAMPLE_RATE } from '../voice-format';
-import type { VoiceLink } from '../voice-call';
+import type { CallTransport } from '../voice-call';
 import { AgentVoice } from './agent-voice';
+import type { TurnStage } from './turn-timing';
 
 /** What the visitor reads when the agent's voice fails in the middle of a reply (its text still arrives). */
 export const VOICE_UNAVAILABLE = 'The agent cannot speak right now; its reply is shown as text.';
 
 export interface SpokenReplyOptions {
-  link: VoiceLink;
+  /** Where its text messages go (the browser protocol's `reply`, `reply.done`, `error`). */
+  transport: Pick<CallTransport, 'send'>;
   voice: AgentVoice;
   /** Null: no text-to-speech (the reply is text only). */
   tts: TextToSpeech | null;
   speaker: { voice: string; language: ReplyLanguage };
-  /** The recording's clock now, in seconds (the reply's startSeconds is read when its first frame plays). */
-  recordingSeconds: () => number;
-  /** Sends what may be sent of the agent's voice now (the first frames without waiting for the clock's tick). */
-  sendAhead: () => void;
-  /** Notes when the reply's first text and first synthesised audio came (for the turn's latency at debug level). */
-  mark?: (stage: TurnStage) => void;
+  /** Notes when the reply's first text came, its first synthesis started and its first audio came (the turn's latency). */
+  mark?: (stage: Extract<TurnStage, 'firstTextMs' | 'synthesisMs' | 'firstSpeechMs'>) => void;
   logger: Logger;
 }
-
-export type TurnStage = 'firstTextMs' | 'firstSpeechMs';
 
 /**
  * One reply of the agent, spoken: its pieces are shown as they come (`reply`), cut into sentences, each
@@ -44,6 +40,8 @@ export class SpokenReply {
   private startSeconds: number | undefined;
   /** `reply.done` has been sent: all of it was heard or it was cut off, and nothing is left to interrupt. */
   private done = false;
+  /** The call is ending: no sentence after the one being spoken. */
+  private concluding = false;
 
   constructor(private readonly options: SpokenReplyOptions) {
     options.voice.reset();
@@ -62,7 +60,7 @@ export class SpokenReply {
     if (this.interrupted) return;
     this.options.mark?.('firstTextMs');
     this.streamed += piece;
-    this.options.link.send({ type: 'reply', text: piece });
+    this.options.transport.send({ type: 'reply', text: piece });
     for (const sentence of this.cutter.push(piece)) this.speak(sentence);
   };
 
@@ -72,7 +70,7 @@ export class SpokenReply {
       if (produced !== this.streamed) {
         // Not what was streamed: the apology of a failed answerer, said instead of the rest.
         this.cutter.flush();
-        this.options.link.send({ type: 'reply', text: produced });
+        this.options.transport.send({ type: 'reply', text: produced });
         this.speak(produced);
       } else {
         for (const sentence of this.cutter.flush()) this.speak(sentence);
@@ -83,13 +81,13 @@ export class SpokenReply {
     const interrupted = this.interrupted;
     const text = interrupted ? this.options.voice.heard() : produced;
     this.done = true;
-    this.options.link.send({ type: 'reply.done', text, interrupted });
+    this.options.transport.send({ type: 'reply.done', text, interrupted });
     return { text, interrupted, startSeconds: this.startSeconds };
   };
 
-  /** Called each tick while this reply is the one playing: notes when its first frame is heard. */
-  played(): void {
-    if (this.startSeconds === undefined && this.options.voice.started) this.startSeconds = this.options.recordingSeconds();
+  /** Told each tick while this reply is the one playing, with the recording's clock: notes where its first frame is. */
+  played(recordingSeconds: number): void {
+    if (this.startSeconds === undefined && this.options.voice.started) this.startSeconds = recordingSeconds;
   }
 
   /** The visitor interrupted: everything stops, the client drops what it has not played. */
@@ -97,19 +95,29 @@ export class SpokenReply {
     if (this.interrupted || this.done) return;
     this.controller.abort();
     this.options.voice.clear();
-    this.options.link.send({ type: 'clear' });
+  }
+
+  /** The call is ending: the sentence being spoken plays to its end, nothing after it is said. */
+  conclude(): void {
+    this.concluding = true;
+  }
+
+  /** Resolves once what it has to say has been synthesised and played (or cut off). */
+  async spoken(): Promise<void> {
+    await this.speaking;
+    await this.options.voice.idle();
   }
 
   /** Says a text that is not a reply of the answerer (the greeting, an apology); resolves, once heard or cut off, with what was heard. */
   async say(text: string): Promise<Delivery> {
-    this.options.link.send({ type: 'reply', text });
+    this.options.transport.send({ type: 'reply', text });
     this.speak(text);
     await this.speaking;
     await this.options.voice.idle();
     const interrupted = this.interrupted;
     const heard = interrupted ? this.options.voice.heard() : text;
     this.done = true;
-    this.options.link.send({ type: 'reply.done', text: heard, interrupted });
+    this.options.transport.send({ type: 'reply.done', text: heard, interrupted });
     return { text: heard, interrupted, startSeconds: this.startSeconds };
   }
 
@@ -119,15 +127,15 @@ export class SpokenReply {
   }
 
   private async synthesize(tts: TextToSpeech, sentence: string): Promise<void> {
-    if (this.interrupted || this.voiceFailed) return;
-    const { voice, speaker, link, logger } = this.options;
+    if (this.interrupted || this.voiceFailed || this.concluding) return;
+    const { voice, speaker, transport, logger } = this.options;
     const resampler = new Resampler(tts.sampleRate, VOICE_SAMPLE_RATE);
+    this.options.mark?.('synthesisMs');
     try {
       for await (const chunk of tts.synthesize({ text: sentence, ...speaker, signal: this.signal })) {
         if (this.interrupted) return;
         this.options.mark?.('firstSpeechMs');
         voice.enqueue(resampler.process(chunk));
-        this.options.sendAhead();
         await voice.room();
       }
       if (!this.interrupted) {
@@ -137,8 +145,9 @@ export class SpokenReply {
     } catch (error) {
       if (this.interrupted) return;
       this.voiceFailed = true;
+      voice.flush(); // what was said of the sentence plays to its end
       logProviderFailure(logger, error, 'The agent could not speak; its reply went as text');
-      link.send({ type: 'error', message: VOICE_UNAVAILABLE });
+      transport.send({ type: 'error', message: VOICE_UNAVAILABLE });
     }
   }
 }

@@ -10,17 +10,16 @@ import { CallRecorder } from '../recording/call-recorder';
 import { SpeechToText } from '../stt/speech-to-text';
 import { TextToSpeech } from '../tts/text-to-speech';
 import { TurnDetector, TurnEvent } from '../vad/turn-detector';
-import type { VoiceCall, VoiceCallContext, VoiceLink } from '../voice-call';
+import type { CallTransport, VoiceCall, VoiceCallContext } from '../voice-call';
 import { FRAME_SAMPLES, VOICE_SAMPLE_RATE } from '../voice-format';
 import { AgentVoice } from './agent-voice';
 import { AudioIntake, AudioWorkQueue } from './audio-work';
-import { SpokenReply, TurnStage } from './spoken-reply';
+import { SpokenReply } from './spoken-reply';
+import { TurnTiming } from './turn-timing';
 import { VisitorAudio } from './visitor-audio';
 
 /** The agent's speech queued ahead of what plays, at most: synthesis waits beyond it. */
 const MAX_QUEUED_FRAMES = (5 * VOICE_SAMPLE_RATE) / FRAME_SAMPLES;
-/** Bytes the socket may hold unsent before the agent's voice waits (the session drops a socket that stays above). */
-const MAX_UNSENT_BYTES = 64 * 1024;
 /** Utterances waiting for the reply in progress, at most; one more is refused as a message would be (409). */
 const MAX_WAITING_TURNS = 1;
 const SILENCE = new Int16Array(FRAME_SAMPLES);
@@ -49,14 +48,25 @@ export interface CallSetup {
 }
 
 /**
- * One socket's spoken conversation (contract section 15): the visitor's audio, queued as it arrives and worked
- * through a slice at a time (AudioWorkQueue: a burst never holds the event loop in one piece), is resampled and
- * goes to the recording and the turn detector; an utterance (or a text frame) becomes a message through the same
- * path as section 10's, answered and spoken by SpokenReply; the visitor's speech over the agent's interrupts it.
- * Each tick of the voice clock plays one frame of the agent's voice and writes 20 ms of both sides to the recording.
+ * Where the turn is: the visitor has the floor (`listening`), a reply is being produced (`answering`) or heard
+ * (`speaking`), or the visitor cut it off (`interrupted`, until that reply is done).
+ */
+export type TurnState = 'listening' | 'answering' | 'speaking' | 'interrupted';
+
+/**
+ * One spoken conversation over one transport (contract sections 15 and 17: the browser's socket, a carrier's media
+ * stream): the visitor's audio, queued as it arrives and worked through a slice at a time (AudioWorkQueue: a burst
+ * never holds the event loop in one piece), is resampled and goes to the recording and the turn detector; an
+ * utterance (or a text) becomes a message through the same path as section 10's, answered and spoken by
+ * SpokenReply; the visitor's speech over the agent's interrupts it. The pipeline is the one owner of the turn's
+ * state (TurnState): the reply and the agent's voice are told what happens, never asked. Each tick of the voice
+ * clock moves the agent's voice on and writes 20 ms of both sides to the recording.
  */
 export class VoicePipeline implements VoiceCall {
-  private readonly voice = new AgentVoice(MAX_QUEUED_FRAMES);
+  private readonly voice: AgentVoice;
+  private turn: TurnState = 'listening';
+  /** The conversation ended elsewhere: nothing more is heard or answered (finish). */
+  private finishing = false;
   private readonly visitor = new VisitorAudio();
   private readonly closing = new AbortController();
   /** The visitor's audio waiting to be resampled, recorded and heard. */
@@ -71,23 +81,33 @@ export class VoicePipeline implements VoiceCall {
   /** The turns, one after the other, the greeting first. */
   private turns: Promise<void> = Promise.resolve();
   private waitingTurns = 0;
-  /** Of the utterance under way: whether the agent was speaking when it began, and whether it interrupted it. */
+  /** Of the utterance under way: whether the agent had the floor when it began, and whether it interrupted it. */
   private overAgent = false;
   private interruptedAgent = false;
   private utteranceStart: number | undefined;
   /** The visitor has said something on this socket (a greeting not yet said is then cut off at once). */
   private visitorSpoke = false;
-  /** The last utterance's way to the first frame of its reply (logged at debug level): the service's own latency. */
+  /**
+   * The timing of the turn whose reply is being spoken, until its first frame is sent (then logged at debug level);
+   * undefined for the greeting and the apology, which answer no turn.
+   */
   private turnTiming: TurnTiming | undefined;
   private readonly stopTicking: () => void;
 
   constructor(
     private readonly context: VoiceCallContext,
-    private readonly link: VoiceLink,
+    private readonly transport: CallTransport,
     private readonly services: VoiceServices,
     private readonly setup: CallSetup,
     subscribe: (tick: () => void) => () => void,
   ) {
+    const sink = {
+      playback: transport.playback,
+      sendAudio: this.sendAudio,
+      mark: (name: string) => transport.mark(name),
+      clear: () => transport.clear(),
+    };
+    this.voice = new AgentVoice(sink, MAX_QUEUED_FRAMES);
     this.stopTicking = subscribe(this.tick);
     const rate = context.inputSampleRate ?? VOICE_SAMPLE_RATE;
     this.resampler = new Resampler(rate, VOICE_SAMPLE_RATE);
@@ -129,20 +149,38 @@ export class VoicePipeline implements VoiceCall {
   }
 
   private takeText(text: string): void {
+    if (this.finishing) return;
     this.visitorSpoke = true;
-    this.reply?.interrupt();
-    this.link.send({ type: 'transcript', text, final: true });
+    this.interrupt();
+    this.transport.send({ type: 'transcript', text, final: true });
     // Recognised in the browser, the utterance began where the VAD heard speech begin, before its text came.
     this.take(text, this.takeUtteranceStart());
   }
 
   async end(): Promise<void> {
     await new Promise<void>((resolve) => this.intake.after(resolve));
-    this.reply?.interrupt();
+    this.interrupt();
     await this.turns;
     await this.services.ends.endNow(this.context.access.accountId, this.context.access.id);
-    this.link.send({ type: 'ended' });
-    this.link.close(1000, 'Conversation ended');
+    this.transport.send({ type: 'ended' });
+    this.transport.close(1000, 'Conversation ended');
+  }
+
+  played(mark: string): void {
+    this.voice.played(mark);
+  }
+
+  async finish(maxMs: number): Promise<void> {
+    this.finishing = true;
+    this.intake.cancel();
+    const reply = this.reply;
+    reply?.conclude();
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      (reply?.spoken() ?? Promise.resolve()).then(() => this.voice.idle()),
+      new Promise<void>((resolve) => (timer = setTimeout(resolve, maxMs))),
+    ]);
+    clearTimeout(timer);
   }
 
   async close(): Promise<void> {
@@ -156,19 +194,30 @@ export class VoicePipeline implements VoiceCall {
   }
 
   private readonly tick = (): void => {
-    const agent = this.voice.tick((frame) => this.sendAudio(frame)) ?? SILENCE;
-    this.reply?.played();
+    const agent = this.voice.tick() ?? SILENCE;
+    if (this.reply) {
+      this.reply.played(this.recordingSeconds());
+      if (this.turn === 'answering' && this.voice.started) this.turn = 'speaking';
+    }
     const visitor = this.visitor.take();
     this.setup.recorder.write(visitor, visitor.length === agent.length ? agent : padded(agent, visitor.length));
   };
 
-  private sendAudio(frame: Int16Array): boolean {
-    if (this.link.bufferedAmount() > MAX_UNSENT_BYTES) return false;
-    this.link.sendAudio(frame);
+  /** A frame of the agent's voice to the transport (false: backed up); the turn's first one logs its latency. */
+  private readonly sendAudio = (frame: Int16Array): boolean => {
+    if (!this.transport.sendAudio(frame)) return false;
     if (this.turnTiming) {
       this.services.logger.debug({ voiceTurn: this.turnTiming.firstAudio() }, 'Voice turn');
       this.turnTiming = undefined;
     }
+    return true;
+  };
+
+  /** The visitor cut the agent off (or sent a text): the reply in progress, if any, stops and its audio is dropped. */
+  private interrupt(): boolean {
+    if (!this.reply || this.turn === 'listening' || this.turn === 'interrupted') return false;
+    this.reply.interrupt();
+    this.turn = 'interrupted';
     return true;
   }
 
@@ -176,8 +225,9 @@ export class VoicePipeline implements VoiceCall {
   private onTurnEvent(event: TurnEvent, samplesAfter: number): void {
     switch (event.type) {
       case 'speech-start': {
+        if (this.finishing) return;
         this.visitorSpoke = true;
-        this.overAgent = this.reply !== undefined;
+        this.overAgent = this.turn !== 'listening';
         this.interruptedAgent = false;
         // Where the frame ends in the recording: what it holds, and the backlog not yet in it but for what follows.
         const frameEnd = this.recordingSeconds(this.visitor.backlog - samplesAfter);
@@ -185,81 +235,81 @@ export class VoicePipeline implements VoiceCall {
         break;
       }
       case 'barge-in':
-        if (this.reply) {
-          this.reply.interrupt();
-          this.interruptedAgent = true;
-        }
+        if (this.interrupt()) this.interruptedAgent = true;
         break;
       case 'utterance':
         // A short sound over the agent's voice ("mm", a cough) that did not interrupt it is not a turn.
-        if (this.overAgent && !this.interruptedAgent) return;
+        if (this.finishing || (this.overAgent && !this.interruptedAgent)) return;
         if (!this.services.stt) return;
-        this.turnTiming = new TurnTiming();
-        this.hear(event.audio, this.takeUtteranceStart());
+        this.hear(event.audio, this.takeUtteranceStart(), TurnTiming.spoken(event.silenceMs));
         break;
     }
   }
 
   /** Transcribes an utterance and takes it as the visitor's message; a failed transcription gets the spoken apology. */
-  private hear(audio: Int16Array, startSeconds: number | undefined): void {
+  private hear(audio: Int16Array, startSeconds: number | undefined, timing: TurnTiming): void {
     const language = this.setup.speaker.language;
     // Transcribed at once, answered in turn: the turn awaits it, which may be after it failed (hence the catch now).
+    // Timed as it answers, not as the turn resumes (which may wait for the reply to an earlier turn).
     const heard = this.services.stt!.transcribe({ audio, language, signal: this.closing.signal });
-    heard.catch(() => undefined);
+    heard.then(() => timing.mark('heardMs')).catch(() => undefined);
     this.queueTurn(async () => {
       let text: string;
       try {
         text = (await heard).trim();
-        this.turnTiming?.mark('heardMs');
       } catch (error) {
         if (this.closing.signal.aborted) return;
         logProviderFailure(this.services.logger, error, 'The visitor was not heard; they got the apology');
         return void (await this.say(APOLOGY));
       }
       if (!text) return;
-      this.link.send({ type: 'transcript', text, final: true });
-      await this.answer(text, startSeconds);
+      this.transport.send({ type: 'transcript', text, final: true });
+      await this.answer(text, startSeconds, timing);
     });
   }
 
   private take(text: string, startSeconds: number | undefined): void {
-    this.queueTurn(() => this.answer(text, startSeconds));
+    const timing = TurnTiming.typed();
+    this.queueTurn(() => this.answer(text, startSeconds, timing));
   }
 
   /** Runs turns one after the other (one reply at a time, as section 10); more than one waiting is refused. */
   private queueTurn(turn: () => Promise<void>): void {
+    if (this.finishing) return;
     if (this.waitingTurns > MAX_WAITING_TURNS) {
-      this.link.send({ type: 'error', message: 'A reply to the previous message is still being produced.' });
+      this.transport.send({ type: 'error', message: 'A reply to the previous message is still being produced.' });
       return;
     }
     this.waitingTurns++;
     this.turns = this.turns
-      .then(() => (this.closing.signal.aborted ? undefined : turn()))
+      .then(() => (this.closing.signal.aborted || this.finishing ? undefined : turn()))
       .catch((error: unknown) => this.failed(error))
       .finally(() => this.waitingTurns--);
   }
 
   /** The visitor's message, accepted and answered aloud through ConversationReplies (one path with text messages). */
-  private async answer(text: string, startSeconds: number | undefined): Promise<void> {
+  private async answer(text: string, startSeconds: number | undefined, timing: TurnTiming): Promise<void> {
     const { access, authorization, address } = this.context;
     const turn = await this.services.talk.accept(access.id, authorization, text, address, () => undefined, startSeconds);
-    this.turnTiming?.mark('acceptedMs');
-    const reply = this.newReply();
+    timing.mark('acceptedMs');
+    const reply = this.newReply(timing);
+    // The reply is recorded with where its turn's time went, once its first frame was sent (contract section 19).
+    const deliver = async (produced: string): Promise<Delivery> => ({ ...(await reply.deliver(produced)), latencyMs: timing.latency() });
     try {
-      await this.services.replies.reply(turn, reply.piece, { signal: reply.signal, deliver: reply.deliver });
+      await this.services.replies.reply(turn, reply.piece, { signal: reply.signal, deliver });
     } finally {
-      if (this.reply === reply) this.reply = undefined;
+      this.replied(reply);
     }
   }
 
   /** Says a text that is not a reply to a message (the greeting, the apology when the visitor was not heard). */
   private async say(text: string, interrupted = false): Promise<Delivery> {
     const reply = this.newReply();
-    if (interrupted) reply.interrupt();
+    if (interrupted) this.interrupt();
     try {
       return await reply.say(text);
     } finally {
-      if (this.reply === reply) this.reply = undefined;
+      this.replied(reply);
     }
   }
 
@@ -271,40 +321,48 @@ export class VoicePipeline implements VoiceCall {
     await this.services.replies.recordGreeting(accountId, id, said, said.startSeconds ?? this.recordingSeconds());
   }
 
-  private newReply(): SpokenReply {
+  /** A reply, timed when it answers a turn (`timing`). */
+  private newReply(timing?: TurnTiming): SpokenReply {
+    this.turnTiming = timing;
     this.reply = new SpokenReply({
-      link: this.link,
+      transport: this.transport,
       voice: this.voice,
       tts: this.services.tts,
       speaker: this.setup.speaker,
-      recordingSeconds: () => this.recordingSeconds(),
-      sendAhead: () => this.voice.sendAhead((frame) => this.sendAudio(frame)),
-      mark: (stage) => this.turnTiming?.mark(stage),
+      mark: (stage) => timing?.mark(stage),
       logger: this.services.logger,
     });
+    this.turn = 'answering';
     return this.reply;
+  }
+
+  /** A reply is done (heard, or cut off): the visitor has the floor. */
+  private replied(reply: SpokenReply): void {
+    if (this.reply !== reply) return;
+    this.reply = undefined;
+    this.turn = 'listening';
   }
 
   /** The visitor's audio could not be worked through (a fault of the service's): the socket closes with 1011. */
   private readonly broke = (error: unknown): void => {
     this.services.logger.error({ error: { name: (error as Error)?.name } }, "A spoken call's audio failed");
-    this.link.send({ type: 'error', message: 'The call failed; please reconnect.' });
-    this.link.close(1011, 'Internal error');
+    this.transport.send({ type: 'error', message: 'The call failed; please reconnect.' });
+    this.transport.close(1011, 'Internal error');
   };
 
   /** A refused message maps to the socket as section 15 says; anything else is logged without the visitor's data. */
   private failed(error: unknown): void {
     if (error instanceof HttpException) {
       const status = error.getStatus();
-      if (status === 404) return this.link.close(4404, 'Unknown conversation');
+      if (status === 404) return this.transport.close(4404, 'Unknown conversation');
       if (status === 410) {
-        this.link.send({ type: 'ended' });
-        return this.link.close(1000, 'Conversation ended');
+        this.transport.send({ type: 'ended' });
+        return this.transport.close(1000, 'Conversation ended');
       }
-      return this.link.send({ type: 'error', message: error.message });
+      return this.transport.send({ type: 'error', message: error.message });
     }
     this.services.logger.error({ error: { name: (error as Error)?.name } }, 'A spoken turn failed');
-    this.link.send({ type: 'error', message: 'Something went wrong; please say that again.' });
+    this.transport.send({ type: 'error', message: 'Something went wrong; please say that again.' });
   }
 
   /** Where the visitor's latest utterance began in the recording (now, if none was heard since the last), once. */
@@ -317,25 +375,6 @@ export class VoicePipeline implements VoiceCall {
   /** The recording's clock now, in seconds, or `aheadSamples` of the visitor's audio later. */
   private recordingSeconds(aheadSamples = 0): number {
     return Math.round((this.setup.recorder.seconds + aheadSamples / VOICE_SAMPLE_RATE) * 1000) / 1000;
-  }
-}
-
-/** Milliseconds from the end of an utterance to each stage of its reply, the first frame sent last. */
-class TurnTiming {
-  private readonly from = performance.now();
-  private readonly stages: Record<string, number> = {};
-
-  /** The first time a stage is reached counts. */
-  mark(stage: 'heardMs' | 'acceptedMs' | TurnStage): void {
-    this.stages[stage] ??= this.since();
-  }
-
-  firstAudio(): Record<string, number> {
-    return { firstAudioMs: this.since(), ...this.stages };
-  }
-
-  private since(): number {
-    return Math.round((performance.now() - this.from) * 10) / 10;
   }
 }
 

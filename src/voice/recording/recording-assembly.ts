@@ -63,10 +63,14 @@ export class RecordingAssembly implements OnModuleInit {
     this.calls.whenErased((sql, accountId, id) => this.erase(sql, accountId, id));
   }
 
-  /** A socket's part was stored: if its conversation has already ended, the recording is (re)assembled with it. */
+  /**
+   * A socket's part was stored: if its conversation has already ended, the recording is (re)assembled with it now. The
+   * run queued at the end is then usually waiting out a retry (the socket was still open: a phone call's last sentence
+   * plays after its end), so this one has a key of its own; two runs at once are safe (the parts are taken once).
+   */
   async partStored(accountId: number, conversationId: string): Promise<void> {
     if ((await this.segments.state(accountId, conversationId))?.ended) {
-      await this.jobs.send(JOB_ASSEMBLE, { accountId, conversationId }, { singletonKey: conversationId });
+      await this.jobs.send(JOB_ASSEMBLE, { accountId, conversationId }, { singletonKey: `${conversationId}:closed` });
     }
   }
 

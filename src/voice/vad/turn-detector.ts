@@ -6,8 +6,12 @@ export type TurnEvent =
   | { type: 'speech-start' }
   /** The utterance under way has had `bargeInMs` of speech: enough to interrupt the agent. Once per utterance. */
   | { type: 'barge-in' }
-  /** An utterance ended (`endOfTurnMs` of silence), or was cut at `maxUtteranceMs` of audio, pre-roll included (`cut`): its audio. */
-  | { type: 'utterance'; audio: Int16Array; cut: boolean };
+  /**
+   * An utterance ended (`endOfTurnMs` of silence), or was cut at `maxUtteranceMs` of audio, pre-roll included (`cut`):
+   * its audio, and the silence heard since its last speech (`silenceMs`, audio time: the wait for the end of the turn;
+   * for a cut one, 0 while the visitor spoke, or the pause so far).
+   */
+  | { type: 'utterance'; audio: Int16Array; cut: boolean; silenceMs: number };
 
 export interface TurnDetectorOptions {
   endOfTurnMs: number;
@@ -116,6 +120,6 @@ export class TurnDetector {
     this.state = 'quiet';
     this.frames = [];
     this.run = this.voiced = 0;
-    return { type: 'utterance', audio, cut };
+    return { type: 'utterance', audio, cut, silenceMs: silent * FRAME_MS };
   }
 }

@@ -22,7 +22,9 @@ export class CallCreatedEvent extends EventEnvelope {
   data: CallResponse;
 }
 
-@ApiSchema({ description: 'A recording upload of the call was committed. `data` is the call exactly as `GET /calls/{callId}` returns it then.' })
+@ApiSchema({
+  description: 'A recording upload of the call was committed. `data` is the call exactly as `GET /calls/{callId}` returns it then.',
+})
 export class CallRecordingReadyEvent extends EventEnvelope {
   @ApiProperty({ enum: ['call.recording.ready'] })
   type: 'call.recording.ready';
