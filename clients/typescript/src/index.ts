@@ -26,9 +26,12 @@ export type WebhookPayload<Name extends keyof webhooks> = Name extends keyof web
 export type WebhookEvent = WebhookPayload<'call.created' | 'call.recording.ready' | 'call.deleted' | 'ping'>;
 /** A webhook tool's request body. */
 export type ToolCallRequest = WebhookPayload<'tool-call'>;
-/** A message of the voice socket, each way; and of the carrier's media stream. */
+/** A message of the voice socket, each way. */
 export type VoiceClientMessage = Schema<'VoiceClientMessage'>;
 export type VoiceServerMessage = Schema<'VoiceServerMessage'>;
+/** A message of the carrier's media stream (Twilio Media Streams), each way: unions on `event`. */
+export type TwilioStreamFromCarrier = Schema<'TwilioStreamFromCarrier'>;
+export type TwilioStreamToCarrier = Schema<'TwilioStreamToCarrier'>;
 
 export interface ClientOptions {
   /** The service's address, e.g. `https://api.example.com` (no trailing slash needed). */
