@@ -334,7 +334,14 @@ describe('calls', () => {
         old.id,
       ]);
       for (const item of listed) expect(Object.keys(item).sort()).toEqual(LIST_KEYS);
-      const { creditsUsed: _credits, transcript: _transcript, endedReason: _endedReason, agentVersion: _agentVersion, latency: _latency, ...listItem } = old;
+      const {
+        creditsUsed: _credits,
+        transcript: _transcript,
+        endedReason: _endedReason,
+        agentVersion: _agentVersion,
+        latency: _latency,
+        ...listItem
+      } = old;
       expect(listed[3]).toEqual(listItem);
     });
 
