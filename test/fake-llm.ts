@@ -67,6 +67,8 @@ export interface FakeLlm {
   /** The base URL to configure (LLM_BASE_URL), ending in /v1. */
   url: string;
   requests: ChatRequest[];
+  /** How long each `firstDelayMs` actually took (a busy machine's timers fire late), in order. */
+  firstDelaysTaken: number[];
   /** Answers every following request this way (or by this function of the request). */
   behave(behaviour: Behaviour | ((request: ChatRequest) => Behaviour)): void;
   /** Performance-timeline time (ms) at which each stream's first content chunk was written, in order. */
@@ -135,6 +137,7 @@ const echo = (request: ChatRequest): Behaviour => {
 
 export async function startFakeLlm(): Promise<FakeLlm> {
   const requests: ChatRequest[] = [];
+  const firstDelaysTaken: number[] = [];
   const firstTokenAt: number[] = [];
   let behaviour: (request: ChatRequest) => Behaviour = echo;
   const sockets = new Set<import('node:net').Socket>();
@@ -182,7 +185,11 @@ export async function startFakeLlm(): Promise<FakeLlm> {
         response.write(chunk(model, { role: 'assistant', content: '', refusal: null }, null));
         for (const [index, piece] of plan.pieces.entries()) {
           if (plan.delayMs) await sleep(plan.delayMs);
-          if (index === 0 && plan.firstDelayMs) await sleep(plan.firstDelayMs);
+          if (index === 0 && plan.firstDelayMs) {
+            const from = performance.now();
+            await sleep(plan.firstDelayMs);
+            firstDelaysTaken.push(performance.now() - from); // longer than asked on a busy machine
+          }
           if (index === 0) firstTokenAt.push(performance.timeOrigin + performance.now());
           response.write(chunk(model, { content: piece }, null));
         }
@@ -219,6 +226,7 @@ export async function startFakeLlm(): Promise<FakeLlm> {
     url: `http://127.0.0.1:${port}/v1`,
     requests,
     firstTokenAt,
+    firstDelaysTaken,
     behave(next) {
       behaviour = typeof next === 'function' ? next : () => next;
     },

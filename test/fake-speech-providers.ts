@@ -123,6 +123,8 @@ export interface FakeSpeechProviders {
   /** Sarvam's base URL (SARVAM_BASE_URL). */
   sarvamUrl: string;
   requests: SpeechProviderRequest[];
+  /** How long each delay of `setDelays` actually took (a busy machine's timers fire late), in order. */
+  delaysTaken: { transcription: number[]; speech: number[] };
   /** The rate of OpenAI's PCM (TTS_SAMPLE_RATE). */
   openAiSampleRate: number;
   /** Answers every following request this way. */
@@ -149,6 +151,13 @@ class Refusal extends Error {
 
 export async function startFakeSpeechProviders(options: { apiKey?: string; openAiSampleRate?: number } = {}): Promise<FakeSpeechProviders> {
   const requests: SpeechProviderRequest[] = [];
+  const delaysTaken = { transcription: [] as number[], speech: [] as number[] };
+  /** Sleeps `ms` and notes how long that took. */
+  const delay = async (ms: number, taken: number[]) => {
+    const from = performance.now();
+    await sleep(ms);
+    taken.push(performance.now() - from);
+  };
   const events = new EventEmitter();
   const sockets = new Set<Socket>();
   const openAiSampleRate = options.openAiSampleRate ?? 24_000;
@@ -218,7 +227,7 @@ export async function startFakeSpeechProviders(options: { apiKey?: string; openA
       return;
     // Odd-sized pieces, as a network delivers them: a sample's two bytes are split between chunks.
     const pieces = [pcm.subarray(0, 4_801), pcm.subarray(4_801, 9_603), pcm.subarray(9_603)].filter((piece) => piece.length > 0);
-    if (delays.speechMs) await sleep(delays.speechMs);
+    if (delays.speechMs) await delay(delays.speechMs, delaysTaken.speech);
     response.writeHead(200, { 'Content-Type': 'audio/pcm', 'Transfer-Encoding': 'chunked' });
     for (const [index, piece] of pieces.entries()) {
       if (index > 0 && mode.kind === 'slow') {
@@ -255,7 +264,7 @@ export async function startFakeSpeechProviders(options: { apiKey?: string; openA
     };
     if (await answeredOtherwise(response, { 'Content-Type': 'application/json' }, garbage)) return;
     if (mode.kind === 'slow') await sleep(mode.chunkMs);
-    if (delays.speechMs) await sleep(delays.speechMs);
+    if (delays.speechMs) await delay(delays.speechMs, delaysTaken.speech);
     response.writeHead(200, { 'Content-Type': 'application/json' }).end(answer([wav.toString('base64')]));
   }
 
@@ -284,7 +293,7 @@ export async function startFakeSpeechProviders(options: { apiKey?: string; openA
     if (await answeredOtherwise(response, { 'Content-Type': 'application/json' }, garbage)) return;
     if (mode.kind === 'slow') await sleep(mode.chunkMs);
     await delays.transcriptionAfter;
-    if (delays.transcriptionMs) await sleep(delays.transcriptionMs);
+    if (delays.transcriptionMs) await delay(delays.transcriptionMs, delaysTaken.transcription);
     response.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify({ ...extra, [field]: transcriptOf(wav) }));
   }
 
@@ -359,6 +368,7 @@ export async function startFakeSpeechProviders(options: { apiKey?: string; openA
     openAiUrl: `http://127.0.0.1:${port}/v1`,
     sarvamUrl: `http://127.0.0.1:${port}`,
     requests,
+    delaysTaken,
     openAiSampleRate,
     events,
     setMode: (next) => (mode = next),

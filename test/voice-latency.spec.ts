@@ -15,7 +15,8 @@ import { silence, VoiceClient } from './support/voice-client';
  * Latency, per turn and per call (contract section 19), end to end: a spoken call whose stand-in providers take known
  * times (speech-to-text 120 ms, the model's first token 80 ms, the voice's first audio 60 ms) is timed as the
  * pipeline measures it. Each figure is at least its provider's time (the measure cannot be shorter than what it
- * measures) and within SLACK_MS of it (a loopback request and a busy machine's scheduling; never a tight bound).
+ * measures) and within SLACK_MS of the time the stand-in actually took (its timer fires late on a busy machine): a
+ * loopback request and the service's own scheduling, never a tight bound.
  */
 const TRANSCRIPTION_MS = 120;
 const FIRST_TOKEN_MS = 80;
@@ -68,6 +69,9 @@ describe('latency of a spoken call (contract section 19)', () => {
     providers.setMode({ kind: 'ok' });
     providers.setTranscript(QUESTION);
     providers.setDelays({ transcriptionMs: TRANSCRIPTION_MS, speechMs: FIRST_AUDIO_MS });
+    providers.delaysTaken.transcription.length = 0;
+    providers.delaysTaken.speech.length = 0;
+    llm.firstDelaysTaken.length = 0;
     // The reply streamed after the model's first-token time; the post-call analysis (not streamed) answered at once.
     llm.behave((request) =>
       request.body.stream
@@ -110,18 +114,26 @@ describe('latency of a spoken call (contract section 19)', () => {
   }
 
   /**
-   * Each provider's figure is at least its time, and within SLACK_MS of it; the total at least all of them, and (unless
-   * the turn `waited` for an earlier one to be answered) not far from their sum.
+   * The longest a stand-in's delay actually took in this test (its timer fires late on a busy machine, and the figure
+   * measured includes that): at least the delay asked for.
+   */
+  const took = (asked: number, taken: number[]) => Math.max(asked, ...taken);
+
+  /**
+   * Each provider's figure is at least its time, and within SLACK_MS of the time it actually took; the total at least
+   * all of them, and (unless the turn `waited` for an earlier one to be answered) not far from their sum.
    */
   function expectTimed(latency: TurnLatency, expected: { endOfTurn: number; transcription: number; waited?: boolean }): void {
     expect(latency.endOfTurn).toBe(expected.endOfTurn);
     if (expected.transcription === 0) expect(latency.transcription).toBe(0);
     else expect(latency.transcription).toBeGreaterThanOrEqual(TRANSCRIPTION_MS);
-    expect(latency.transcription).toBeLessThanOrEqual(expected.transcription + SLACK_MS);
+    const transcriptionTook =
+      expected.transcription === TRANSCRIPTION_MS ? took(TRANSCRIPTION_MS, providers.delaysTaken.transcription) : expected.transcription;
+    expect(latency.transcription).toBeLessThanOrEqual(transcriptionTook + SLACK_MS);
     expect(latency.firstToken).toBeGreaterThanOrEqual(FIRST_TOKEN_MS);
-    expect(latency.firstToken).toBeLessThanOrEqual(FIRST_TOKEN_MS + SLACK_MS);
+    expect(latency.firstToken).toBeLessThanOrEqual(took(FIRST_TOKEN_MS, llm.firstDelaysTaken) + SLACK_MS);
     expect(latency.firstAudio).toBeGreaterThanOrEqual(FIRST_AUDIO_MS);
-    expect(latency.firstAudio).toBeLessThanOrEqual(FIRST_AUDIO_MS + SLACK_MS);
+    expect(latency.firstAudio).toBeLessThanOrEqual(took(FIRST_AUDIO_MS, providers.delaysTaken.speech) + SLACK_MS);
     // Stage after stage: the total holds the silence waited and each provider's time, and is not far from their sum.
     const sum = latency.endOfTurn + latency.transcription + latency.firstToken + latency.firstAudio;
     expect(latency.total).toBeGreaterThanOrEqual(sum - 0.2); // each figure rounded to a tenth
