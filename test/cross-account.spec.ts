@@ -118,8 +118,17 @@ const recordingFixture: FixtureFactory = async (context, owner, marker) => {
   return { params, snapshot: async () => [await body(context.as(owner).get(`/calls/${params.callId}`)), await download()] };
 };
 
+/** A published agent of A's (version 1), which a site or number of A's may pin. */
+const publishedAgent = async (context: TestContext, owner: TestAccount, marker: string) => {
+  const agent = (await context.as(owner).post('/agents').send({ name: marker }).expect(201)).body;
+  await context.as(owner).post(`/agents/${agent.id}/versions`).send({}).expect(201);
+  return agent as { id: number };
+};
+
+/** A site of A's, answered by a published agent of A's and pinned to its version 1. */
 const widgetSiteFixture: FixtureFactory = async (context, owner, marker) => {
-  const site = (await context.as(owner).post('/widget/sites').send({ name: marker }).expect(201)).body;
+  const agent = await publishedAgent(context, owner, marker);
+  const site = (await context.as(owner).post('/widget/sites').send({ name: marker, agentId: agent.id, agentVersion: 1 }).expect(201)).body;
   return { params: { siteId: String(site.id) }, snapshot: () => body(context.as(owner).get(`/widget/sites/${site.id}`)) };
 };
 
@@ -217,8 +226,8 @@ let carrier: FakeTwilio;
 
 /** A phone number of A's (its label the marker); the snapshot reads it back, with what the carrier was told and asked. */
 const phoneNumberFixture: FixtureFactory = async (context, owner, marker) => {
-  const agent = (await context.as(owner).post('/agents').send({ name: marker }).expect(201)).body;
-  const { phone, carrierNumber } = await connectNumber(context, owner, carrier, { label: marker, agentId: agent.id });
+  const agent = await publishedAgent(context, owner, marker);
+  const { phone, carrierNumber } = await connectNumber(context, owner, carrier, { label: marker, agentId: agent.id, agentVersion: 1 });
   return {
     params: { phoneNumberId: String(phone.id), agentId: String(agent.id) },
     snapshot: async () => [
@@ -326,8 +335,15 @@ const otherSpellings = (id: number) => [
   `${id}%20`,
 ];
 
-/** Bodies that routes need beyond `{}` to be valid (a placed call needs its callee). */
-const ROUTE_BODIES: Record<string, object> = { 'POST /phone-numbers/:phoneNumberId/calls': { to: '+919876543210' } };
+/**
+ * Bodies that routes need beyond `{}` to be valid (a placed call needs its callee), or that reach further (a pin of
+ * the version the fixture's agent has: the owner's would be a 200, so only ownership can refuse it).
+ */
+const ROUTE_BODIES: Record<string, object> = {
+  'POST /phone-numbers/:phoneNumberId/calls': { to: '+919876543210' },
+  'PATCH /widget/sites/:siteId': { agentVersion: 1 },
+  'PATCH /phone-numbers/:phoneNumberId': { agentVersion: 1 },
+};
 
 /** A body each method accepts on a route when the caller owns the resource, so that only ownership can fail. */
 function requestBody(method: string, path: string): object | undefined {

@@ -429,6 +429,8 @@ describe('fuzzing every operation of the OpenAPI document', () => {
     dataSource = context.app.get(DataSource);
     account = await context.createAccount();
     const agent = (await context.as(account).post('/agents').send({ name: 'Fuzz target' }).expect(201)).body;
+    // Published, so that a number of its may pin version 1 (agentVersion), a pin that reaches the database.
+    await context.as(account).post(`/agents/${agent.id}/versions`).send({}).expect(201);
     const kb = (await context.as(account).post('/knowledge-bases').send({ name: 'Fuzz KB' }).expect(201)).body;
     const source = (
       await context
