@@ -164,10 +164,6 @@ export class ConversationReplies implements BeforeApplicationShutdown {
   }
 
   /**
-   * The agent hung up (end_call): the conversation ends now that its last sentence is recorded. Should that fail, the
-   * reply stands (the visitor has it) and the conversation ends when idle.
-   */
-  /**
    * The agent moves the phone call to `number` (transfer_call): the conversation ends (`transferred`) now that the
    * sentence announcing it has been heard, and the telephony module hands the call to the carrier's `<Dial>`.
    */
@@ -182,6 +178,10 @@ export class ConversationReplies implements BeforeApplicationShutdown {
     }
   }
 
+  /**
+   * The agent hung up (end_call): the conversation ends now that its last sentence is recorded. Should that fail, the
+   * reply stands (the visitor has it) and the conversation ends when idle.
+   */
   private async hangUp(accountId: number, id: string): Promise<void> {
     try {
       await this.ends.endNow(accountId, id, 'agent-hung-up');
