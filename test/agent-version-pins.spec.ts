@@ -129,15 +129,22 @@ describe('version pins on widget sites and phone numbers', () => {
     expect((await context.as(owner).get(`/widget/sites/${site.id}`).expect(200)).body.agentVersion).toBe(1);
   });
 
-  it('holds a pin to a version of the row’s own agent in the database, and clears it when the agent is deleted', async () => {
+  it('clears a pin when the agent is deleted (in the database, by trigger)', async () => {
     const doomed = (await context.as(owner).post('/agents').send({ name: 'Doomed' }).expect(201)).body.id;
     await context.as(owner).post(`/agents/${doomed}/versions`).send({}).expect(201);
     const site = (await createSite({ agentId: doomed, agentVersion: 1 }).expect(201)).body;
-    await expect(database.query(`UPDATE widget_sites SET agent_version = 2 WHERE id = $1`, [site.id])).rejects.toMatchObject({
-      code: '23503',
-    });
+    const number = await connectNumber(context, owner, twilio, { agentId: doomed, agentVersion: 1 });
     await context.as(owner).delete(`/agents/${doomed}`).expect(204);
     expect((await context.as(owner).get(`/widget/sites/${site.id}`).expect(200)).body).toMatchObject({ agentId: null, agentVersion: null });
+    expect((await context.as(owner).get(`/phone-numbers/${number.phone.id}`).expect(200)).body).toMatchObject({
+      agentId: null,
+      agentVersion: null,
+    });
+    const stored = await database.query(
+      `SELECT agent_version AS "pin" FROM widget_sites WHERE id = $1 UNION ALL SELECT agent_version FROM phone_numbers WHERE id = $2`,
+      [site.id, number.phone.id],
+    );
+    expect(stored).toEqual([{ pin: null }, { pin: null }]);
   });
 
   it("runs a phone number's pinned version on its calls, in and out; a call placed with another agent runs that agent's latest", async () => {
