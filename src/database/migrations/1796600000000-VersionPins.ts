@@ -17,17 +17,17 @@ export class VersionPins1796600000000 implements MigrationInterface {
         RETURN NEW;
       END $$`);
     for (const table of ['widget_sites', 'phone_numbers']) {
+      await queryRunner.query(`ALTER TABLE "${table}" ADD "agent_version" integer`);
       await queryRunner.query(
         `CREATE TRIGGER "TRG_${table}_pin_follows_agent" BEFORE INSERT OR UPDATE ON "${table}" FOR EACH ROW EXECUTE FUNCTION "agent_version_pin_follows_agent"()`,
       );
-      await queryRunner.query(`ALTER TABLE "${table}" ADD "agent_version" integer`);
     }
   }
 
   async down(queryRunner: QueryRunner): Promise<void> {
     for (const table of ['phone_numbers', 'widget_sites']) {
-      await queryRunner.query(`ALTER TABLE "${table}" DROP COLUMN "agent_version"`);
       await queryRunner.query(`DROP TRIGGER "TRG_${table}_pin_follows_agent" ON "${table}"`);
+      await queryRunner.query(`ALTER TABLE "${table}" DROP COLUMN "agent_version"`);
     }
     await queryRunner.query(`DROP FUNCTION "agent_version_pin_follows_agent"()`);
   }
