@@ -28,16 +28,13 @@ import { runMigrations } from '../src/database/migrate';
 import { textGenerator } from './knowledge-text';
 import { buildService, RunningServer, startService } from './servers';
 import { median, percentile, round } from './stats';
+import { numberOption } from './options';
 
 const ROOT = path.resolve(__dirname, '..');
 const TARGET_READY_MS = 5_000;
 const TARGET_P99_RATIO = 1.5;
 const IDLE_SECONDS = 10;
 
-const option = (name: string, fallback: number) => {
-  const index = process.argv.indexOf(`--${name}`);
-  return index > 0 ? Number(process.argv[index + 1]) : fallback;
-};
 const log = (line: string) => process.stderr.write(`[bench:knowledge-files] ${line}\n`);
 
 /** A text PDF of `pages` pages of customer-service prose; page 57 (or the last) holds `marker`. */
@@ -151,9 +148,9 @@ const summary = (samples: Sample[]) => {
 };
 
 async function main(): Promise<void> {
-  const pages = option('pages', 100);
-  const uploads = option('uploads', 10);
-  const rate = option('rate', 100);
+  const pages = numberOption('pages', 100);
+  const uploads = numberOption('uploads', 10);
+  const rate = numberOption('rate', 100);
   const work = fs.mkdtempSync(path.join(os.tmpdir(), 'voice-agent-bench-knowledge-files-'));
   const postgres = await startThrowawayPostgres();
   let service: RunningServer | undefined;

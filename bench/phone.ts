@@ -33,15 +33,12 @@ import { fixture } from '../test/support/voice-audio';
 import { median, round } from './stats';
 import { clockFigures, serviceReports, stageFigures, startStandIns } from './voice-reports';
 import { postJson, startVoiceBenchService, VoiceBenchService } from './voice-service';
+import { numberOption } from './options';
 
 const ROOT = path.resolve(__dirname, '..');
 const CALLERS_NICENESS = 19;
 /** About one caller's cycle: the question (2.4 s), the end of turn, the reply, a pause of 1–2 s. */
 const CYCLE_MS = 8_000;
-const option = (name: string, fallback: number) => {
-  const index = process.argv.indexOf(`--${name}`);
-  return index > 0 ? Number(process.argv[index + 1]) : fallback;
-};
 const log = (line: string) => process.stderr.write(`[bench:phone] ${line}\n`);
 /** Set once the callers hang up at the end: a stream closed before is an early close. */
 let hangingUp = false;
@@ -223,8 +220,8 @@ async function warmUp(twilio: FakeTwilio, number: FakeNumber, question: Uint8Arr
 }
 
 async function main(): Promise<void> {
-  const calls = option('calls', 100);
-  const seconds = option('seconds', 40);
+  const calls = numberOption('calls', 100);
+  const seconds = numberOption('seconds', 40);
   // --tts stand-in: the speech stand-in's tone instead of the built-in voice, as bench/voice.ts runs (what the phone's edge adds to it).
   const tts = process.argv.includes('--tts') && process.argv[process.argv.indexOf('--tts') + 1] === 'stand-in' ? 'stand-in' : 'builtin';
   const codec = codecCost();

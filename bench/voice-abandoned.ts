@@ -13,12 +13,9 @@ import * as path from 'node:path';
 import WebSocket from 'ws';
 import { percentile, round } from './stats';
 import { startVoiceBenchService } from './voice-service';
+import { numberOption } from './options';
 
 const ROOT = path.resolve(__dirname, '..');
-const option = (name: string, fallback: number) => {
-  const index = process.argv.indexOf(`--${name}`);
-  return index > 0 ? Number(process.argv[index + 1]) : fallback;
-};
 const log = (line: string) => process.stderr.write(`[bench:voice-abandoned] ${line}\n`);
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const openDescriptors = (pid: number) => fs.readdirSync(`/proc/${pid}/fd`).length;
@@ -49,8 +46,8 @@ async function realCall(url: string, token: string): Promise<number> {
 }
 
 async function main(): Promise<void> {
-  const total = option('total', 8_000);
-  const wave = option('wave', 3_000);
+  const total = numberOption('total', 8_000);
+  const wave = numberOption('wave', 3_000);
   const bench = await startVoiceBenchService({ name: 'voice-abandoned', env: { LOG_LEVEL: 'warn' } });
   try {
     const { service, apiKey } = bench;

@@ -25,16 +25,12 @@ import { TurnDetector } from '../src/voice/vad/turn-detector';
 import type { VoiceCallContext } from '../src/voice/voice-call';
 import { fixture } from '../test/support/voice-audio';
 import { median, round } from './stats';
+import { numberOption } from './options';
 
 const READ_BYTES = 32 * 64 * 1024;
 const BURST_SECONDS = 30;
 const FRAME_SECONDS = 0.2;
 type Build = 'before' | 'now' | 'handoff';
-
-const option = (name: string, fallback: number) => {
-  const index = process.argv.indexOf(`--${name}`);
-  return index > 0 ? Number(process.argv[index + 1]) : fallback;
-};
 
 const cpuMs = (from: NodeJS.CpuUsage) => {
   const used = process.cpuUsage(from);
@@ -113,7 +109,7 @@ async function burstThrough(build: Build, rate: number, burst: Buffer) {
 }
 
 async function main(): Promise<void> {
-  const rounds = option('rounds', 5);
+  const rounds = numberOption('rounds', 5);
   const speech = fixture('en-long');
   const burst16k = concatPcm(Array.from({ length: Math.ceil((BURST_SECONDS * 16_000) / speech.length) }, () => speech)).subarray(
     0,

@@ -30,6 +30,7 @@ import { fixture } from '../test/support/voice-audio';
 import { round } from './stats';
 import { clockFigures, serviceReports, stageFigures, startStandIns } from './voice-reports';
 import { startVoiceBenchService, VoiceBenchService } from './voice-service';
+import { numberOption } from './options';
 
 const ROOT = path.resolve(__dirname, '..');
 const FRAME = 320;
@@ -38,10 +39,6 @@ const CALLERS_NICENESS = 19;
 const CYCLE_MS = 8_000;
 /** The callers' frames go out in this many groups, 20 / PHASES ms apart (see the ticker). */
 const PHASES = 4;
-const option = (name: string, fallback: number) => {
-  const index = process.argv.indexOf(`--${name}`);
-  return index > 0 ? Number(process.argv[index + 1]) : fallback;
-};
 const log = (line: string) => process.stderr.write(`[bench:voice] ${line}\n`);
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -165,9 +162,9 @@ async function knock(baseUrl: string, started: { conversationId: string }, knock
 }
 
 async function main(): Promise<void> {
-  const calls = option('calls', 100);
-  const seconds = option('seconds', 60);
-  const offered = Math.max(calls, option('offered', calls));
+  const calls = numberOption('calls', 100);
+  const seconds = numberOption('seconds', 60);
+  const offered = Math.max(calls, numberOption('offered', calls));
   const profileIndex = process.argv.indexOf('--profile');
   const profileDir = profileIndex > 0 ? path.resolve(process.argv[profileIndex + 1]) : undefined;
   const standIns = await startStandIns();

@@ -1,6 +1,8 @@
 import { EventEmitter } from 'node:events';
 import * as http from 'node:http';
 import { AddressInfo, Socket } from 'node:net';
+import type { AppConfig } from '../src/config/config';
+import { loadConfig } from '../src/config/config';
 import { bytesFromPcm } from '../src/voice/audio/pcm';
 import { DecodedWav, encodeWav, parseWav } from '../src/voice/audio/wav';
 
@@ -428,3 +430,19 @@ function parseMultipart(body: Buffer, boundary: string): Part[] {
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * A service's voice settings that listen and speak through these stand-ins (OpenAI's wire format), with patient
+ * deadlines: a busy machine must not turn a stand-in's answer into a timeout.
+ */
+export function standInVoice(providers: FakeSpeechProviders): AppConfig['voice'] {
+  return {
+    ...loadConfig({}).voice,
+    sttProvider: 'openai',
+    openAiStt: { baseUrl: providers.openAiUrl, apiKey: FAKE_SPEECH_KEY, model: 'whisper-1' },
+    ttsProvider: 'openai',
+    openAiTts: { baseUrl: providers.openAiUrl, apiKey: FAKE_SPEECH_KEY, model: 'tts-1', sampleRate: providers.openAiSampleRate },
+    sttTimeoutMs: 30_000,
+    ttsTimeoutMs: 30_000,
+  };
+}

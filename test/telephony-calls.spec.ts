@@ -1,10 +1,9 @@
 import { DataSource } from 'typeorm';
-import { loadConfig } from '../src/config/config';
 import { ConversationEnds } from '../src/conversations/conversation-ends.service';
 import { MEDIA_STREAM_TIMINGS } from '../src/telephony/twilio-stream.gateway';
 import type { MediaStreamTimings } from '../src/telephony/twilio-media-stream';
 import { Behaviour, ChatRequest, FakeLlm, startFakeLlm } from './fake-llm';
-import { FAKE_SPEECH_KEY, FakeSpeechProviders, startFakeSpeechProviders } from './fake-speech-providers';
+import { FakeSpeechProviders, standInVoice, startFakeSpeechProviders } from './fake-speech-providers';
 import { binaryBody, eventually, TestAccount, TestContext } from './helpers';
 import { FakeCall, FakeTwilio } from './support/fake-twilio';
 import type { MediaStreamCall } from './support/fake-twilio-media';
@@ -47,16 +46,7 @@ describe('a phone call end to end', () => {
     twilio = await FakeTwilio.start();
     providers = await startFakeSpeechProviders();
     llm = await startFakeLlm();
-    const base = loadConfig({});
-    const voice = {
-      ...base.voice,
-      sttProvider: 'openai' as const,
-      openAiStt: { baseUrl: providers.openAiUrl, apiKey: FAKE_SPEECH_KEY, model: 'whisper-1' },
-      ttsProvider: 'openai' as const,
-      openAiTts: { baseUrl: providers.openAiUrl, apiKey: FAKE_SPEECH_KEY, model: 'tts-1', sampleRate: providers.openAiSampleRate },
-      sttTimeoutMs: 30_000,
-      ttsTimeoutMs: 30_000,
-    };
+    const voice = standInVoice(providers);
     const llmConfig = { baseUrl: llm.url, apiKey: 'sk-test-key', timeoutMs: 30_000, maxTokens: 256 };
     ({ context } = await telephonyContext(twilio, { voice, llm: llmConfig }));
     timings = context.app.get(MEDIA_STREAM_TIMINGS);

@@ -6,7 +6,7 @@ import { loadConfig } from '../src/config/config';
 import { FRAME_MS } from '../src/voice/voice-format';
 import { bearer, startConversation } from './conversation-helpers';
 import { FakeLlm, startFakeLlm } from './fake-llm';
-import { FAKE_SPEECH_KEY, FakeSpeechProviders, startFakeSpeechProviders } from './fake-speech-providers';
+import { FakeSpeechProviders, standInVoice, startFakeSpeechProviders } from './fake-speech-providers';
 import { createListeningTestContext, TestAccount, TestContext } from './helpers';
 import { fixture } from './support/voice-audio';
 import { silence, VoiceClient } from './support/voice-client';
@@ -39,17 +39,7 @@ describe('latency of a spoken call (contract section 19)', () => {
   beforeAll(async () => {
     providers = await startFakeSpeechProviders();
     llm = await startFakeLlm();
-    const base = loadConfig({});
-    const voice = {
-      ...base.voice,
-      sttProvider: 'openai' as const,
-      openAiStt: { baseUrl: providers.openAiUrl, apiKey: FAKE_SPEECH_KEY, model: 'whisper-1' },
-      ttsProvider: 'openai' as const,
-      openAiTts: { baseUrl: providers.openAiUrl, apiKey: FAKE_SPEECH_KEY, model: 'tts-1', sampleRate: providers.openAiSampleRate },
-      // Patient deadlines: a busy machine must not turn a stand-in's answer into a timeout.
-      sttTimeoutMs: 30_000,
-      ttsTimeoutMs: 30_000,
-    };
+    const voice = standInVoice(providers);
     const llmConfig = { baseUrl: llm.url, apiKey: 'sk-test-key', timeoutMs: 30_000, maxTokens: 256 };
     ({ context, baseUrl } = await createListeningTestContext({ widgetRateLimit: 10_000, voice, llm: llmConfig }));
     owner = await context.createAccount();
