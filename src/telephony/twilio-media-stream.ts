@@ -7,7 +7,7 @@ import { ConversationTalk } from '../conversations/conversation-talk.service';
 import type { EndedReason } from '../calls/call.entity';
 import { CallTransport, VoiceCall, VoiceCalls } from '../voice/voice-call';
 import { VoiceCapacity } from '../voice/voice-capacity';
-import { VoiceLeasesRepository } from '../voice/voice-leases.repository';
+import { closeUnderLease, VoiceLeasesRepository } from '../voice/voice-leases.repository';
 import { CARRIER_SAMPLE_RATE, MulawCodec } from './mulaw-codec';
 import { PhoneCallsRepository, StreamGrant } from './phone-calls.repository';
 import { HeldStream, PhoneStreams } from './phone-streams';
@@ -386,12 +386,9 @@ export class TwilioMediaStream implements CallTransport, HeldStream {
     const { leases, streams } = this.services;
     streams.release(conversationId, this);
     try {
-      await leases.markClosing(accountId, conversationId, this.leaseId).catch(() => undefined);
-      await this.call?.close();
+      await closeUnderLease(leases, { accountId, conversationId, leaseId: this.leaseId }, async () => this.call?.close());
     } catch (error) {
       this.logFailure(error, 'A phone call failed to close');
-    } finally {
-      await leases.release(accountId, conversationId, this.leaseId).catch(() => undefined);
     }
   }
 

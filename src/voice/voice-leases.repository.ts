@@ -92,3 +92,22 @@ export class VoiceLeasesRepository {
     );
   }
 }
+
+/**
+ * Stores a call under its lease, as every transport closes one: the lease is marked closing first (a new socket may
+ * then wait for it rather than be refused), `close` stores the call, and the lease is released after, whatever
+ * happened (an error of `close` is rethrown once it is). The lease's own failures only shorten its life.
+ */
+export async function closeUnderLease(
+  leases: VoiceLeasesRepository,
+  lease: { accountId: number; conversationId: string; leaseId: string },
+  close: () => Promise<void>,
+): Promise<void> {
+  const { accountId, conversationId, leaseId } = lease;
+  try {
+    await leases.markClosing(accountId, conversationId, leaseId).catch(() => undefined);
+    await close();
+  } finally {
+    await leases.release(accountId, conversationId, leaseId).catch(() => undefined);
+  }
+}

@@ -13,7 +13,7 @@ import { CallTransport, VoiceCall, VoiceCalls, VoiceServerMessage } from './voic
 import { VoiceCapacity } from './voice-capacity';
 import type { CredentialBlock } from './voice-credential-limit';
 import { VOICE_SAMPLE_RATE } from './voice-format';
-import { VoiceLeasesRepository } from './voice-leases.repository';
+import { closeUnderLease, VoiceLeasesRepository } from './voice-leases.repository';
 
 /** The session's timings; the tests shorten them. */
 export interface VoiceSessionTimings {
@@ -374,20 +374,18 @@ export class VoiceSession implements CallTransport {
 
   private async closeCall(): Promise<void> {
     if (!this.access) return;
-    const { accountId, id } = this.access;
+    const lease = { accountId: this.access.accountId, conversationId: this.access.id, leaseId: this.leaseId };
     try {
-      await this.services.leases.markClosing(accountId, id, this.leaseId).catch(() => undefined);
-      await this.call?.close();
+      await closeUnderLease(this.services.leases, lease, async () => {
+        try {
+          await this.call?.close();
+        } finally {
+          clearInterval(this.renewal); // renewed while the call is stored, not after the lease is given back
+        }
+      });
     } catch (error) {
       this.services.logger.error({ error: { name: (error as Error)?.name } }, 'A voice call failed to close');
-    } finally {
-      clearInterval(this.renewal);
-      await this.release();
     }
-  }
-
-  private async release(): Promise<void> {
-    if (this.access) await this.services.leases.release(this.access.accountId, this.access.id, this.leaseId).catch(() => undefined);
   }
 }
 
