@@ -61,7 +61,8 @@ export async function startVoiceBenchService(options: {
         ...options.env,
       },
       readyPath: '/health',
-      nodeArgs: options.nodeArgs ?? [],
+      // BENCH_SERVICE_NODE_ARGS: e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` to profile the service under a benchmark's load.
+      nodeArgs: options.nodeArgs ?? process.env.BENCH_SERVICE_NODE_ARGS?.split(' ').filter(Boolean) ?? [],
       logFile: path.join(work, 'service.log'),
       stdoutFile,
     });

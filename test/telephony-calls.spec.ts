@@ -196,6 +196,7 @@ describe('a phone call end to end', () => {
     expect(download.status).toBe(200);
     const mp3 = await decodeMp3(download.body as Buffer);
     expect(mp3.channels).toHaveLength(2);
+    expect(mp3.sampleRate).toBe(8_000); // the line's rate: all that the call carried
     const [caller, agent] = mp3.channels;
     const [, question, answer] = recorded.transcript.map((entry: { startSeconds: number }) => entry.startSeconds);
     // The caller's question in the left channel only; the agent's greeting and answer in the right.

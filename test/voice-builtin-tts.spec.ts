@@ -8,6 +8,7 @@ import { BuiltinTextToSpeech, BuiltinTextToSpeechOptions, spawnEspeakWorker } fr
 import { EspeakReply, EspeakWorkerData } from '../src/voice/tts/espeak-worker-source';
 import { ESPEAK_LANGUAGES, espeakVoice, VOICE_GENDERS } from '../src/voice/tts/espeak-voices';
 import { SpeechRequest } from '../src/voice/tts/text-to-speech';
+import { threadNiceness } from './support/threads';
 
 const ESPEAK_PATH = require.resolve('@echogarden/espeak-ng-emscripten');
 const RATE = 22_050;
@@ -188,6 +189,11 @@ describe('BuiltinTextToSpeech', () => {
         });
       }
     }, 90_000);
+
+    it('synthesises at niceness 5: after the event loop that paces the calls, before the recordings', async () => {
+      await speak(tts, request('Hello.'));
+      expect(threadNiceness()).toContain(5);
+    });
 
     it('streams: the first chunks arrive while espeak is still synthesising', async () => {
       const before = threads.replies.length;

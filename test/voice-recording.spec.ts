@@ -13,13 +13,15 @@ import {
   MAX_BLOCKS_IN_FLIGHT,
   MAX_BLOCKS_PER_SPOOL,
   Mp3Encoding,
-  MP3_BYTES_PER_SECOND,
+  mp3BytesPerSecond,
+  RecordingSampleRate,
   SPOOLS_PER_THREAD,
 } from '../src/voice/recording/mp3-encoding';
 import { JOB_ASSEMBLE } from '../src/voice/recording/recording-assembly';
 import { bearer, capturedLogger, startConversation } from './conversation-helpers';
 import { binaryBody, createTestContext, eventually, TestAccount, TestContext } from './helpers';
 import { localTestStorage, TestStorage } from './recordings-helpers';
+import { threadNiceness } from './support/threads';
 import { decodeMp3, DecodedMp3, levelDbfs } from './support/voice-audio';
 import { Receiver, startReceiver } from './webhook-receiver';
 
@@ -33,8 +35,12 @@ import { Receiver, startReceiver } from './webhook-receiver';
 const FRAME = VOICE_SAMPLE_RATE / 50; // 20 ms, as the pipeline writes
 const LOUD = -20; // dBFS: a tone at 0.3 of full scale is about -13.5
 const QUIET = -60;
-/** The decoded MP3 is longer than its timeline by the encoder's delay and padding (about 84 ms a part). */
+/**
+ * The decoded MP3 is longer than its timeline by the encoder's delay and padding: about 84 ms a part at 16 kHz, and
+ * 164 ms at 8 kHz, whose frames last twice as long.
+ */
 const PART_PADDING = 0.1;
+const PADDING_AT: Record<RecordingSampleRate, number> = { 16_000: PART_PADDING, 8_000: 0.2 };
 
 type Channel = Int16Array;
 
@@ -113,11 +119,18 @@ describe('the spoken call recording', () => {
   }
 
   /** One socket of the conversation: the lease held around the recorder; its clock (seconds) at open and at close. */
-  async function socket(ctx: TestContext, accountId: number, conversationId: string, left: Channel, right: Channel) {
+  async function socket(
+    ctx: TestContext,
+    accountId: number,
+    conversationId: string,
+    left: Channel,
+    right: Channel,
+    rate: RecordingSampleRate = 16_000,
+  ) {
     const leases = ctx.app.get(VoiceLeasesRepository);
     const leaseId = randomUUID();
     expect(await leases.take(accountId, conversationId, leaseId, 30)).toBe('taken');
-    const recorder = await ctx.app.get(CallRecordings).open({ accountId, conversationId });
+    const recorder = await ctx.app.get(CallRecordings).open({ accountId, conversationId }, rate);
     const from = recorder.seconds;
     writeTimeline(recorder, left, right);
     const to = recorder.seconds;
@@ -340,7 +353,7 @@ describe('the spoken call recording', () => {
     // Nor does the process (the encoder's thread included): its resident memory is as flat, give or take the collector.
     expect(Math.max(...rss.slice(-3)) - Math.max(...rss.slice(0, 3))).toBeLessThan(12 * 1024 * 1024);
     // 64 kbit/s: 28.8 MB for the hour, on disk (the encoder's last frames are flushed at close).
-    expect(Math.abs(spoolBytes - 3600 * MP3_BYTES_PER_SECOND)).toBeLessThan(4_096);
+    expect(Math.abs(spoolBytes - 3600 * mp3BytesPerSecond(16_000))).toBeLessThan(4_096);
     await spooled.close();
     expect(await segments(context, started.conversationId)).toEqual([{ seq: 1, seconds: 3600 }]);
     const mib = (bytes: number) => (bytes / 1048576).toFixed(1);
@@ -483,8 +496,21 @@ describe('the spoken call recording', () => {
     }
   });
 
+  it('encodes at niceness 15: under contention the cores go to the calls and their synthesis first', async () => {
+    const mp3 = new Mp3Encoding();
+    const nowhere = openSync('/dev/null', 'w');
+    try {
+      expect(threadNiceness()).not.toContain(15);
+      await mp3.open(nowhere).close(); // the thread has started and answered
+      expect(threadNiceness()).toContain(15);
+    } finally {
+      closeSync(nowhere);
+      await mp3.onApplicationShutdown();
+    }
+  });
+
   describe('RECORDING_MAX_BYTES', () => {
-    const MAX = 40_000; // 5 s at 64 kbit/s
+    const MAX = 40_000; // 5 s at 16 kHz (64 kbit/s), 10 s at a phone line's 8 kHz (32 kbit/s)
     let limited: TestContext;
     let limitedStorage: TestStorage;
     let account: TestAccount;
@@ -501,17 +527,18 @@ describe('the spoken call recording', () => {
       await limitedStorage?.stop();
     });
 
-    it("stops writing at the limit across the conversation's sockets; the call gets what fit", async () => {
+    it.each([16_000, 8_000] as const)("at %i Hz: stops writing at the limit across the conversation's sockets; the call gets what fit", async (rate) => {
+      const budget = MAX / mp3BytesPerSecond(rate); // seconds
       const started = await conversation(account, agent, limited);
       const { conversationId } = started;
-      expect(await socket(limited, account.id, conversationId, tone(440, 3), silence(3))).toEqual({ from: 0, to: 3 });
-      // The second socket has the rest of the budget (5 s less the first part and room for the encoder's last
+      expect(await socket(limited, account.id, conversationId, tone(440, 3), silence(3), rate)).toEqual({ from: 0, to: 3 });
+      // The second socket has the rest of the budget (less the first part and room for the encoder's last
       // frames): its clock stops where its writing does. A third has nothing left and records nothing.
-      const second = await socket(limited, account.id, conversationId, silence(4), tone(1000, 4));
+      const second = await socket(limited, account.id, conversationId, silence(budget - 1), tone(1000, budget - 1), rate);
       const kept = second.to - 3;
-      expect(kept).toBeGreaterThan(1);
-      expect(kept).toBeLessThan(2);
-      expect(await socket(limited, account.id, conversationId, tone(440, 1), tone(440, 1))).toEqual({ from: second.to, to: second.to });
+      expect(kept).toBeGreaterThan(budget - 4);
+      expect(kept).toBeLessThan(budget - 3);
+      expect(await socket(limited, account.id, conversationId, tone(440, 1), tone(440, 1), rate)).toEqual({ from: second.to, to: second.to });
       const parts = await segments(limited, conversationId);
       expect(parts).toEqual([
         { seq: 1, seconds: 3 },
@@ -523,8 +550,9 @@ describe('the spoken call recording', () => {
       const bytes = await download(limited, account, conversationId);
       expect(bytes.length).toBeLessThanOrEqual(MAX);
       const mp3 = await decodeMp3(bytes);
+      expect(mp3.sampleRate).toBe(rate);
       expect(mp3.seconds).toBeGreaterThanOrEqual(3 + kept);
-      expect(mp3.seconds).toBeLessThanOrEqual(3 + kept + 2 * PART_PADDING);
+      expect(mp3.seconds).toBeLessThanOrEqual(3 + kept + 2 * PADDING_AT[rate]);
       expect(level(mp3, 0, 0.2, 2.8)).toBeGreaterThan(LOUD);
       expect(level(mp3, 1, 3.3, 3 + kept)).toBeGreaterThan(LOUD);
     });

@@ -260,7 +260,8 @@ export class TwilioMediaStream implements CallTransport, HeldStream {
     }
     streams.hold(conversationId, this);
     if (this.state !== 'opening') return; // the carrier went away meanwhile: closed() ends the conversation
-    this.call = await calls.open({ access, authorization, address: 'carrier', inputSampleRate: CARRIER_SAMPLE_RATE }, this);
+    const line = { inputSampleRate: CARRIER_SAMPLE_RATE, recordingSampleRate: CARRIER_SAMPLE_RATE } as const;
+    this.call = await calls.open({ access, authorization, address: 'carrier', ...line }, this);
     if (this.state !== 'opening') return; // closed() closes the call
     this.state = 'open';
     this.watch();

@@ -1,4 +1,5 @@
 import type { ConversationAccess } from '../conversations/conversations.repository';
+import type { RecordingSampleRate } from './recording/mp3-encoding';
 
 /** What the service sends on the voice socket as text frames (contract section 15). */
 export type VoiceServerMessage =
@@ -45,6 +46,8 @@ export interface VoiceCallContext {
    * with the rest of its work on the audio); absent, the audio comes already at VOICE_SAMPLE_RATE.
    */
   inputSampleRate?: number;
+  /** The rate the call's recording is encoded at: a phone line's 8 kHz, or VOICE_SAMPLE_RATE when absent. */
+  recordingSampleRate?: RecordingSampleRate;
 }
 
 /** One socket's spoken conversation: the pipeline behind the protocol (VoicePipeline, src/voice/pipeline/voice-pipeline.ts). */

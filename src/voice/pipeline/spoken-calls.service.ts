@@ -51,12 +51,12 @@ export class SpokenCalls extends VoiceCalls {
     return new VoicePipeline(context, transport, this.services, await this.setUp(context), (tick) => this.clock.subscribe(tick));
   }
 
-  private async setUp({ access }: VoiceCallContext): Promise<CallSetup> {
+  private async setUp({ access, recordingSampleRate }: VoiceCallContext): Promise<CallSetup> {
     const [speaker, view] = await Promise.all([this.versions.speakerOf(access.accountId, access.id), this.services.talk.view(access)]);
     if (!speaker) throw new GoneException('The agent of this conversation was deleted');
     if (view.status === 'ended') throw new GoneException('This conversation has ended');
     const [recorder, vad] = await Promise.all([
-      this.recordings.open({ accountId: access.accountId, conversationId: access.id }),
+      this.recordings.open({ accountId: access.accountId, conversationId: access.id }, recordingSampleRate),
       VoiceActivity.create(),
     ]);
     const [first] = view.messages;

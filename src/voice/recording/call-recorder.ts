@@ -7,7 +7,7 @@ import { AppConfig } from '../../config/config';
 import { InjectConfig } from '../../config/config.module';
 import { newRecordingKey, RecordingStorage } from '../../recordings/recording-storage';
 import { VOICE_SAMPLE_RATE } from '../voice-format';
-import { Mp3Encoding, MP3_BYTES_PER_SECOND, Mp3Spool, StereoBlock } from './mp3-encoding';
+import { Mp3Encoding, mp3BytesPerSecond, Mp3Spool, RecordingSampleRate, StereoBlock } from './mp3-encoding';
 import { RecordingAssembly } from './recording-assembly';
 import { RecordingSegmentsRepository } from './recording-segments.repository';
 
@@ -74,13 +74,18 @@ export class CallRecordings implements OnModuleInit {
     });
   }
 
-  async open(conversation: ConversationRef): Promise<CallRecorder> {
+  /**
+   * A socket's part of its conversation's recording, encoded at `rate` (a conversation's parts share one: a phone
+   * call's are at the line's 8 kHz, a browser's at VOICE_SAMPLE_RATE), what is written being at VOICE_SAMPLE_RATE.
+   */
+  async open(conversation: ConversationRef, rate: RecordingSampleRate = VOICE_SAMPLE_RATE): Promise<CallRecorder> {
     const before = await this.segments.totals(conversation.accountId, conversation.conversationId);
     await mkdir(this.spoolDir, { recursive: true });
     const file = path.join(this.spoolDir, `${randomUUID()}.mp3`);
     const handle = await open(file, 'w');
-    const maxSamples = Math.floor((Math.max(0, this.maxBytes - before.bytes - FINAL_BYTES) / MP3_BYTES_PER_SECOND) * VOICE_SAMPLE_RATE);
-    return new SpooledRecorder(this.mp3.open(handle.fd), before.seconds, maxSamples, (part) => this.keep(conversation, file, handle, part));
+    const room = Math.max(0, this.maxBytes - before.bytes - FINAL_BYTES);
+    const maxSamples = Math.floor((room / mp3BytesPerSecond(rate)) * VOICE_SAMPLE_RATE);
+    return new SpooledRecorder(this.mp3.open(handle.fd, rate), before.seconds, maxSamples, (part) => this.keep(conversation, file, handle, part));
   }
 
   /** Stores a closed part and lists it; then the recording is reassembled if the conversation has already ended. */

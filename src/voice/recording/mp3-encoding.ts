@@ -4,10 +4,15 @@ import { Worker } from 'node:worker_threads';
 import { VOICE_SAMPLE_RATE } from '../voice-format';
 import { MP3_WORKER_SOURCE } from './mp3-worker-source';
 
-/** The recording's bitrate in kbit/s: stereo 16 kHz, constant. */
-const BITRATE = 64;
-/** Bytes of MP3 per second of audio (a constant bitrate: every frame of 576 samples is 288 bytes). */
-export const MP3_BYTES_PER_SECOND = (BITRATE * 1000) / 8;
+/**
+ * The rates a recording is encoded at, each with its constant bitrate in kbit/s (stereo): the pipeline's 16 kHz,
+ * or a phone line's 8 kHz (MPEG-2.5), all that a carrier's call carries, for about half the encoder's CPU
+ * (docs/benchmarks.md, "Phone calls"). The audio written is always at VOICE_SAMPLE_RATE; LAME converts it.
+ */
+const BITRATES = { 16_000: 64, 8_000: 32 } as const;
+export type RecordingSampleRate = keyof typeof BITRATES;
+/** Bytes of MP3 per second of audio at a recording's rate (a constant bitrate). */
+export const mp3BytesPerSecond = (rate: RecordingSampleRate): number => (BITRATES[rate] * 1000) / 8;
 
 /** Blocks kept for reuse per spool: one being encoded while the next fills, one spare. */
 const SPARE_BLOCKS = 2;
@@ -26,6 +31,9 @@ export const MAX_BLOCKS_IN_FLIGHT = 2_048;
 export const SPOOLS_PER_THREAD = 100;
 /** Encoder threads at most: one per core. */
 const MAX_THREADS = Math.max(1, availableParallelism());
+
+/** What the worker configures LAME with for a recording at `rate`. */
+const format = (rate: RecordingSampleRate) => ({ outputSampleRate: rate, bitrate: BITRATES[rate] });
 
 type Reply = {
   id: number;
@@ -199,8 +207,8 @@ export class Mp3Encoding implements OnApplicationShutdown {
     return this.threads.length;
   }
 
-  /** Starts encoding into the file open as `fd` (the caller's until `close` settles: it closes it then). */
-  open(fd: number): Mp3Spool {
+  /** Starts encoding into the file open as `fd` (the caller's until `close` settles: it closes it then), at `rate`. */
+  open(fd: number, rate: RecordingSampleRate = VOICE_SAMPLE_RATE): Mp3Spool {
     const id = this.nextId++;
     const thread = this.threadFor(SPOOLS_PER_THREAD);
     const spool = new WorkerSpool(id, (message, transfer) => thread.worker.postMessage(message, transfer), this.budget);
@@ -210,7 +218,7 @@ export class Mp3Encoding implements OnApplicationShutdown {
       if (done) thread.spools--;
       return done;
     });
-    thread.worker.postMessage({ op: 'open', id, fd });
+    thread.worker.postMessage({ op: 'open', id, fd, format: format(rate) });
     return spool;
   }
 
@@ -225,7 +233,7 @@ export class Mp3Encoding implements OnApplicationShutdown {
         else reject(new Error(`MP3 encoding failed (${reply.error})`));
         return true;
       });
-      worker.postMessage({ op: 'mono', id, pcm: floats }, [floats.buffer]);
+      worker.postMessage({ op: 'mono', id, pcm: floats, format: format(VOICE_SAMPLE_RATE) }, [floats.buffer]);
     });
   }
 
@@ -252,7 +260,6 @@ export class Mp3Encoding implements OnApplicationShutdown {
         encodersPath: require.resolve('wasm-media-encoders'),
         wasmPath: require.resolve('wasm-media-encoders/wasm/mp3'),
         sampleRate: VOICE_SAMPLE_RATE,
-        bitrate: BITRATE,
       },
     });
     const thread: EncoderThread = { worker, listeners: new Map(), spools: 0 };

@@ -5,8 +5,9 @@
  * encoded (the recorder fills them again); the MP3 is appended to the recording's spool file (a descriptor the main thread opened and
  * closes), so that no audio stays in memory.
  *
- * In:  { op: 'open', id, fd } | { op: 'write', id, block } (Int16Array, left and right interleaved) | { op: 'close', id }
- *      | { op: 'mono', id, pcm } (Float32Array, one short sample: the MP3 comes back)
+ * In:  { op: 'open', id, fd, format } | { op: 'write', id, block } (Int16Array, left and right interleaved) | { op: 'close', id }
+ *      | { op: 'mono', id, pcm, format } (Float32Array, one short sample: the MP3 comes back)
+ *      (format: { outputSampleRate, bitrate }; the input is at workerData.sampleRate)
  * Out: { id, bytes, block } after each write (the file's size, the block back), { id, bytes, closed: true }, { id, mp3 }, { id, error }
  */
 export const MP3_WORKER_SOURCE = String.raw`
@@ -14,6 +15,13 @@ const { parentPort, workerData } = require('node:worker_threads');
 const fs = require('node:fs');
 const { createEncoder } = require(workerData.encodersPath);
 const wasm = new WebAssembly.Module(fs.readFileSync(workerData.wasmPath));
+// The last to get the cores when they are contended (Linux: a priority per thread): a recording's blocks may wait
+// for this thread half a minute (MAX_BLOCKS_PER_SPOOL), the calls' audio and its synthesis cannot wait at all.
+if (process.platform === 'linux') {
+  try {
+    require('node:os').setPriority(15);
+  } catch {}
+}
 const recordings = new Map();
 // The encoder takes a float array per channel: one pair for the thread, grown to the largest block.
 let left = new Float32Array(0);
@@ -32,9 +40,9 @@ function planar(block) {
   return [left.subarray(0, length), right.subarray(0, length)];
 }
 
-async function encoder(channels) {
+async function encoder(channels, { outputSampleRate, bitrate }) {
   const created = await createEncoder('audio/mpeg', wasm);
-  created.configure({ sampleRate: workerData.sampleRate, channels, bitrate: workerData.bitrate });
+  created.configure({ sampleRate: workerData.sampleRate, channels, outputSampleRate, bitrate });
   return created;
 }
 
@@ -44,8 +52,8 @@ function append(recording, bytes) {
 }
 
 const operations = {
-  async open({ id, fd }) {
-    recordings.set(id, { fd, bytes: 0, encoder: await encoder(2) });
+  async open({ id, fd, format }) {
+    recordings.set(id, { fd, bytes: 0, encoder: await encoder(2, format) });
   },
   write({ id, block }) {
     const recording = recordings.get(id);
@@ -58,8 +66,8 @@ const operations = {
     append(recording, recording.encoder.finalize());
     parentPort.postMessage({ id, bytes: recording.bytes, closed: true });
   },
-  async mono({ id, pcm }) {
-    const once = await encoder(1);
+  async mono({ id, pcm, format }) {
+    const once = await encoder(1, format);
     const head = once.encode([pcm]).slice();
     const tail = once.finalize();
     const mp3 = new Uint8Array(head.length + tail.length);

@@ -30,11 +30,12 @@ export const ESPEAK_WORKER_SOURCE = String.raw`
 const { parentPort, workerData } = require('node:worker_threads');
 const { pathToFileURL } = require('node:url');
 
-// Linux gives each thread a priority of its own: under contention the cores go first to the main thread, whose
-// event loop paces every call's audio, since synthesis runs far faster than speech and can wait its turn.
+// Linux gives each thread a priority of its own. Under contention the cores go first to the main thread, whose
+// event loop paces every call's audio; then to synthesis, whose first chunk each caller is waiting for; and last
+// to the recordings' encoder (niceness 15, mp3-worker-source.ts), whose blocks may wait half a minute.
 if (process.platform === 'linux') {
   try {
-    require('node:os').setPriority(10);
+    require('node:os').setPriority(5);
   } catch {}
 }
 
