@@ -29,6 +29,8 @@ export interface Delivery {
 export interface ReplyOptions {
   /** Stops the answerer at once (the visitor interrupted a spoken reply). */
   signal?: AbortSignal;
+  /** A spoken reply says these words while its tools run (the webhook tools' `speakWhileRunning`); text replies do not. */
+  whileToolsRun?: (words: string) => void;
   /**
    * Resolves once the reply reached the visitor, with what of it did: a spoken reply once its audio played or
    * was cut off. By default all of it, as soon as it is produced. An empty delivery records no reply.
@@ -112,7 +114,7 @@ export class ConversationReplies implements BeforeApplicationShutdown {
     let renewal: NodeJS.Timeout | undefined;
     try {
       // The agent's tools and the passages for the message, read at once.
-      const [found, request] = await Promise.all([this.turnTools(turn), this.replyRequest(turn)]);
+      const [found, request] = await Promise.all([this.turnTools(turn, options.whileToolsRun), this.replyRequest(turn)]);
       tools = found;
       if (tools) renewal = setInterval(() => this.renewClaim(turn), CLAIM_RENEWAL_MS).unref();
       for await (const piece of this.answerer.reply({ ...request, tools }, signal)) {
@@ -146,9 +148,9 @@ export class ConversationReplies implements BeforeApplicationShutdown {
   }
 
   /** The agent's tools for this turn (none for the built-in answerer, which calls none). */
-  private turnTools({ access, agent, party }: AcceptedTurn): Promise<TurnTools | undefined> {
+  private turnTools({ access, agent, party }: AcceptedTurn, whileRunning?: (words: string) => void): Promise<TurnTools | undefined> {
     if (this.builtIn || agent.toolIds.length === 0) return Promise.resolve(undefined);
-    return this.tools.forTurn(access.accountId, agent.toolIds, { id: access.id, agentId: access.agentId, ...party });
+    return this.tools.forTurn(access.accountId, agent.toolIds, { id: access.id, agentId: access.agentId, ...party }, whileRunning);
   }
 
   private async replyRequest({ access, agent, text, turns }: AcceptedTurn): Promise<ReplyRequest> {

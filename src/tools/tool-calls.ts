@@ -107,6 +107,8 @@ export class TurnTools {
     private readonly logger: Logger,
     /** Whether the conversation is a phone call (the only kind a transfer_call tool could move). */
     private readonly onThePhone = false,
+    /** Told the `speakWhileRunning` words of the webhook tools about to be requested (a spoken reply says them). */
+    private readonly whileRunning: (words: string) => void = () => undefined,
   ) {
     this.byName = new Map(tools.map((tool) => [tool.name, tool]));
     this.functions = tools.map((tool) => ({
@@ -128,9 +130,10 @@ export class TurnTools {
 
   /** Runs the calls of one answer at once; each one's result for the model, in order. Never rejects. */
   run(calls: RequestedCall[]): Promise<string[]> {
+    const said = new Set<string>();
     const outcomes = calls.map((call, index) =>
       index < MAX_CALLS_PER_ANSWER
-        ? this.runOne(call)
+        ? this.runOne(call, said)
         : Promise.resolve(
             this.outcome(
               call,
@@ -148,7 +151,8 @@ export class TurnTools {
     return (await Promise.all(this.outcomes)).map((outcome) => outcome.entry);
   }
 
-  private async runOne(call: RequestedCall): Promise<CallOutcome> {
+  /** One call; `said` holds the words already told to whileRunning in this round (each said once). */
+  private async runOne(call: RequestedCall, said: Set<string>): Promise<CallOutcome> {
     const tool = this.byName.get(call.name);
     if (!tool) {
       return this.outcome(
@@ -178,6 +182,11 @@ export class TurnTools {
           problem = "its parameters' schema could not be used";
         }
         if (problem) return this.outcome(call, args, errorResult(`The arguments do not match the tool's parameters: ${problem}`));
+        const words = tool.speakWhileRunning ?? '';
+        if (words.trim() && !said.has(words)) {
+          said.add(words);
+          this.whileRunning(words);
+        }
         try {
           const { result, failure } = await this.send(tool, parsed);
           if (failure) this.logger.warn({ tool: { id: tool.id, ...failure } }, 'A tool call failed; the model was told why');
@@ -226,11 +235,17 @@ export class ToolCalls {
   ) {}
 
   /** The turn's tools: these of the account (another account's or deleted ones are left out); undefined when none is left. */
-  async forTurn(accountId: number, toolIds: number[], conversation: ToolConversation): Promise<TurnTools | undefined> {
+  async forTurn(
+    accountId: number,
+    toolIds: number[],
+    conversation: ToolConversation,
+    whileRunning?: (words: string) => void,
+  ): Promise<TurnTools | undefined> {
     if (toolIds.length === 0) return undefined;
     const tools = await this.tools.callable(accountId, toolIds);
     if (tools.length === 0) return undefined;
-    return new TurnTools(tools, (tool, args) => this.post(tool, args, conversation), this.logger, conversation.channel === 'phone');
+    const send: Send = (tool, args) => this.post(tool, args, conversation);
+    return new TurnTools(tools, send, this.logger, conversation.channel === 'phone', whileRunning);
   }
 
   private async post(tool: CallableTool, args: object, conversation: ToolConversation): ReturnType<Send> {

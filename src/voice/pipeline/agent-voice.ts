@@ -159,7 +159,7 @@ export class AgentVoice {
       else if (sentence.firstFrame < this.framesPlayed) parts.push(firstWords(sentence, this.framesPlayed));
       else break;
     }
-    return parts.join(' ').trim();
+    return parts.filter(Boolean).join(' ').trim();
   }
 
   /** The visitor interrupted: every frame not yet played is dropped, here and (told to clear) at the far end. */

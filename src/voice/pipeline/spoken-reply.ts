@@ -64,6 +64,14 @@ export class SpokenReply {
     for (const sentence of this.cutter.push(piece)) this.speak(sentence);
   };
 
+  /**
+   * Words said between the reply's sentences that are not part of its text (a tool's `speakWhileRunning`, while it
+   * runs): spoken in turn, but neither shown as the reply nor kept in what the visitor heard of it.
+   */
+  readonly interject = (words: string): void => {
+    if (!this.interrupted) this.speak(words, '');
+  };
+
   /** The reply is complete (`produced`: the apology when the answerer failed): resolves once it was heard or cut off. */
   readonly deliver = async (produced: string): Promise<Delivery> => {
     if (!this.interrupted) {
@@ -121,12 +129,13 @@ export class SpokenReply {
     return { text: heard, interrupted, startSeconds: this.startSeconds };
   }
 
-  private speak(sentence: string): void {
+  /** Says `sentence` after what is being said; `text` is what the visitor heard of it once played (the sentence itself by default). */
+  private speak(sentence: string, text = sentence): void {
     if (!this.options.tts || !sentence.trim()) return;
-    this.speaking = this.speaking.then(() => this.synthesize(this.options.tts!, sentence));
+    this.speaking = this.speaking.then(() => this.synthesize(this.options.tts!, sentence, text));
   }
 
-  private async synthesize(tts: TextToSpeech, sentence: string): Promise<void> {
+  private async synthesize(tts: TextToSpeech, sentence: string, text: string): Promise<void> {
     if (this.interrupted || this.voiceFailed || this.concluding) return;
     const { voice, speaker, transport, logger } = this.options;
     const resampler = new Resampler(tts.sampleRate, VOICE_SAMPLE_RATE);
@@ -140,7 +149,7 @@ export class SpokenReply {
       }
       if (!this.interrupted) {
         voice.enqueue(resampler.flush()); // the filter's last samples of the sentence
-        voice.endSentence(sentence);
+        voice.endSentence(text);
       }
     } catch (error) {
       if (this.interrupted) return;

@@ -296,7 +296,7 @@ export class VoicePipeline implements VoiceCall {
     // The reply is recorded with where its turn's time went, once its first frame was sent (contract section 19).
     const deliver = async (produced: string): Promise<Delivery> => ({ ...(await reply.deliver(produced)), latencyMs: timing.latency() });
     try {
-      await this.services.replies.reply(turn, reply.piece, { signal: reply.signal, deliver });
+      await this.services.replies.reply(turn, reply.piece, { signal: reply.signal, deliver, whileToolsRun: reply.interject });
     } finally {
       this.replied(reply);
     }

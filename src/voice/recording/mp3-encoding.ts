@@ -1,6 +1,7 @@
 import { Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
+import { startThreadPool } from '../thread-pool';
 import { VOICE_SAMPLE_RATE } from '../voice-format';
 import { MP3_WORKER_SOURCE } from './mp3-worker-source';
 
@@ -254,6 +255,7 @@ export class Mp3Encoding implements OnApplicationShutdown {
   }
 
   private start(): EncoderThread {
+    startThreadPool(); // before the thread that lowers its priority could start it (thread-pool.ts)
     const worker = new Worker(MP3_WORKER_SOURCE, {
       eval: true,
       workerData: {

@@ -2,6 +2,7 @@ import { Logger, OnApplicationShutdown } from '@nestjs/common';
 import { Worker } from 'node:worker_threads';
 import { AppConfig } from '../../config/config';
 import { SpeechProviderFailure } from '../provider-failure';
+import { startThreadPool } from '../thread-pool';
 import { ESPEAK_WORKER_SOURCE, EspeakReply, EspeakRequest, EspeakWorkerData } from './espeak-worker-source';
 import { espeakVoice } from './espeak-voices';
 import { SpeechRequest, TextToSpeech } from './text-to-speech';
@@ -23,7 +24,10 @@ export interface BuiltinTextToSpeechOptions {
   spawn?: (workerData: EspeakWorkerData) => Worker;
 }
 
-export const spawnEspeakWorker = (workerData: EspeakWorkerData): Worker => new Worker(ESPEAK_WORKER_SOURCE, { eval: true, workerData });
+export const spawnEspeakWorker = (workerData: EspeakWorkerData): Worker => {
+  startThreadPool(); // before the thread that lowers its priority could start it (thread-pool.ts)
+  return new Worker(ESPEAK_WORKER_SOURCE, { eval: true, workerData });
+};
 
 /**
  * The text without angle brackets: espeak pauses at a stray one and reads some tags as its own markup, which a
