@@ -1,9 +1,12 @@
+import { Webhook as StandardWebhook } from 'standardwebhooks';
 import { DataSource } from 'typeorm';
+import { loadConfig } from '../src/config/config';
 import { ConversationEnds } from '../src/conversations/conversation-ends.service';
 import { MEDIA_STREAM_TIMINGS } from '../src/telephony/twilio-stream.gateway';
 import type { MediaStreamTimings } from '../src/telephony/twilio-media-stream';
 import { Behaviour, ChatRequest, FakeLlm, startFakeLlm } from './fake-llm';
-import { FakeSpeechProviders, standInVoice, startFakeSpeechProviders } from './fake-speech-providers';
+import { FakeSpeechProviders, SpeechProviderRequest, standInVoice, startFakeSpeechProviders } from './fake-speech-providers';
+import { startToolServer, ToolServer } from './fake-tool-server';
 import { binaryBody, eventually, TestAccount, TestContext } from './helpers';
 import { FakeCall, FakeTwilio } from './support/fake-twilio';
 import type { MediaStreamCall } from './support/fake-twilio-media';
@@ -24,6 +27,8 @@ const ANSWER = 'Yes, we deliver every day.';
 const GOODBYE = 'Thank you for calling, goodbye!';
 const SALES = '+919800000099';
 const MOVING = 'I am putting you through to sales now.';
+const WHILE_RUNNING = 'One moment, let me check.';
+const HOURS = 'We open at nine on Sundays.';
 /** Closing a service with spoken calls waits for their recordings: seconds, more on a busy machine. */
 const CLOSE_TIMEOUT_MS = 90_000;
 
@@ -40,15 +45,21 @@ describe('a phone call end to end', () => {
   let connected: ConnectedNumber;
   let hangingUp: ConnectedNumber;
   let transferring: ConnectedNumber;
+  let helping: ConnectedNumber;
+  let toolSecret: string;
+  let tools: ToolServer;
   let timings: MediaStreamTimings;
 
   beforeAll(async () => {
     twilio = await FakeTwilio.start();
     providers = await startFakeSpeechProviders();
     llm = await startFakeLlm();
+    tools = await startToolServer();
     const voice = standInVoice(providers);
     const llmConfig = { baseUrl: llm.url, apiKey: 'sk-test-key', timeoutMs: 30_000, maxTokens: 256 };
-    ({ context } = await telephonyContext(twilio, { voice, llm: llmConfig }));
+    // Tools may reach the stand-in tool endpoint on loopback.
+    const webhooks = { ...loadConfig(process.env).webhooks, allowPrivateTargets: true };
+    ({ context } = await telephonyContext(twilio, { voice, llm: llmConfig, webhooks }));
     timings = context.app.get(MEDIA_STREAM_TIMINGS);
     Object.assign(timings, { keypadGapMs: 1_000 });
     owner = await context.createAccount();
@@ -71,12 +82,30 @@ describe('a phone call end to end', () => {
     ).body as { id: number };
     const mover = await createAgent(context, owner, { name: 'Mover', language: 'en-IN', toolIds: [transfer.id] });
     transferring = await connectNumber(context, owner, twilio, { agentId: mover, greeting: GREETING });
+    const hours = (
+      await context
+        .as(owner)
+        .post('/tools')
+        .send({
+          type: 'webhook',
+          name: 'opening_hours',
+          description: 'Tells when the shop opens on a day.',
+          url: tools.url('/hours'),
+          parameters: { type: 'object', properties: { day: { type: 'string' } }, required: ['day'] },
+          speakWhileRunning: WHILE_RUNNING,
+        })
+        .expect(201)
+    ).body as { id: number; secret: string };
+    toolSecret = hours.secret;
+    const helper = await createAgent(context, owner, { name: 'Helper', language: 'en-IN', toolIds: [hours.id] });
+    helping = await connectNumber(context, owner, twilio, { agentId: helper, greeting: GREETING });
   });
   afterAll(async () => {
     await context?.close();
     await twilio?.close();
     await providers?.close();
     await llm?.close();
+    await tools?.close();
   }, CLOSE_TIMEOUT_MS);
   beforeEach(() => {
     providers.setMode({ kind: 'ok' });
@@ -280,6 +309,50 @@ describe('a phone call end to end', () => {
     expect(recorded.transcript.slice(-2)).toEqual([
       { speaker: 'tool', text: expect.stringContaining(SALES) },
       expect.objectContaining({ speaker: 'agent', text: MOVING }),
+    ]);
+  });
+
+  it('calls a webhook tool, signed, saying its speakWhileRunning while it runs, then speaks the reply made with its answer', async () => {
+    answerWith((request) =>
+      afterTools(request)
+        ? { kind: 'stream', pieces: [HOURS] }
+        : { kind: 'tool-calls', calls: [{ name: 'opening_hours', arguments: '{"day":"sunday"}' }] },
+    );
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    tools.answer = () => ({ kind: 'json', body: { opens: '09:00' }, hold: held });
+    const said = new Promise<void>((resolve) => {
+      const seen = (request: SpeechProviderRequest) => {
+        if (request.path !== '/v1/audio/speech' || request.json?.input !== WHILE_RUNNING) return;
+        providers.events.off('request', seen);
+        resolve();
+      };
+      providers.events.on('request', seen);
+    });
+    const { call, stream, conversationId } = await dialIn(helping);
+    await greeted(stream);
+    const greetingMs = stream.playedMs;
+    stream.say(fixture('en-question'), 16_000);
+    // Said, and played to the caller, while the tool's answer is held.
+    await said;
+    await stream.played(greetingMs + 300);
+    expect(tools.requests).toHaveLength(1);
+    release();
+    await agentSaid(conversationId, HOURS);
+
+    const [request] = tools.requests;
+    const body = new StandardWebhook(toolSecret).verify(request.body, request.headers as Record<string, string>);
+    expect(body).toMatchObject({
+      tool: 'opening_hours',
+      arguments: { day: 'sunday' },
+      conversation: { id: conversationId, channel: 'phone', phone: CALLER },
+    });
+    await stream.hangUp();
+    await twilio.ended(call);
+    const recorded = await recordedCall(conversationId);
+    expect(recorded.transcript.slice(-2)).toEqual([
+      { speaker: 'tool', text: 'opening_hours {"day":"sunday"} → {"opens":"09:00"}' },
+      expect.objectContaining({ speaker: 'agent', text: HOURS }),
     ]);
   });
 

@@ -71,9 +71,19 @@ describe('a tool called in a spoken conversation', () => {
         })
         .expect(201)
     ).body as { id: number; secret: string };
-    const agentId = (await context.as(owner).post('/agents').send({ name: 'Asha', language: 'en-IN', toolIds: [tool.id] }).expect(201)).body.id;
+    const agentId = (
+      await context
+        .as(owner)
+        .post('/agents')
+        .send({ name: 'Asha', language: 'en-IN', toolIds: [tool.id] })
+        .expect(201)
+    ).body.id;
     const site = (
-      await context.as(owner).post('/widget/sites').send({ name: 'Shop', agentId, allowedDomain: 'shop.example.com', widgetGreeting: 'Hello!' }).expect(201)
+      await context
+        .as(owner)
+        .post('/widget/sites')
+        .send({ name: 'Shop', agentId, allowedDomain: 'shop.example.com', widgetGreeting: 'Hello!' })
+        .expect(201)
     ).body;
     const session = (await context.http.post('/widget/sessions').set('Origin', PAGE).send({ siteKey: site.siteKey }).expect(201)).body;
     const client = await VoiceClient.connect(baseUrl, session.conversationId, PAGE);
@@ -109,7 +119,10 @@ describe('a tool called in a spoken conversation', () => {
 
     // The request was signed with the tool's secret, and the model was given the tool's answer.
     const [request] = server.requests;
-    const body = new StandardWebhook(tool.secret).verify(request.body, request.headers as Record<string, string>) as Record<string, unknown>;
+    const body = new StandardWebhook(tool.secret).verify(request.body, request.headers as Record<string, string>) as Record<
+      string,
+      unknown
+    >;
     expect(body).toMatchObject({ tool: 'opening_hours', arguments: { day: 'sunday' }, conversation: { id: session.conversationId } });
     const asked = llm.requests.find(afterTools)!;
     expect(asked.body.messages.at(-1)?.content).toBe('{"opens":"09:00"}');

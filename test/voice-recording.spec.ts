@@ -528,34 +528,40 @@ describe('the spoken call recording', () => {
       await limitedStorage?.stop();
     });
 
-    it.each([16_000, 8_000] as const)("at %i Hz: stops writing at the limit across the conversation's sockets; the call gets what fit", async (rate) => {
-      const budget = MAX / mp3BytesPerSecond(rate); // seconds
-      const started = await conversation(account, agent, limited);
-      const { conversationId } = started;
-      expect(await socket(limited, account.id, conversationId, tone(440, 3), silence(3), rate)).toEqual({ from: 0, to: 3 });
-      // The second socket has the rest of the budget (less the first part and room for the encoder's last
-      // frames): its clock stops where its writing does. A third has nothing left and records nothing.
-      const second = await socket(limited, account.id, conversationId, silence(budget - 1), tone(1000, budget - 1), rate);
-      const kept = second.to - 3;
-      expect(kept).toBeGreaterThan(budget - 4);
-      expect(kept).toBeLessThan(budget - 3);
-      expect(await socket(limited, account.id, conversationId, tone(440, 1), tone(440, 1), rate)).toEqual({ from: second.to, to: second.to });
-      const parts = await segments(limited, conversationId);
-      expect(parts).toEqual([
-        { seq: 1, seconds: 3 },
-        { seq: 2, seconds: expect.closeTo(kept, 9) },
-      ]);
-      await end(limited, started);
-      await assembled(limited, conversationId);
+    it.each([16_000, 8_000] as const)(
+      "at %i Hz: stops writing at the limit across the conversation's sockets; the call gets what fit",
+      async (rate) => {
+        const budget = MAX / mp3BytesPerSecond(rate); // seconds
+        const started = await conversation(account, agent, limited);
+        const { conversationId } = started;
+        expect(await socket(limited, account.id, conversationId, tone(440, 3), silence(3), rate)).toEqual({ from: 0, to: 3 });
+        // The second socket has the rest of the budget (less the first part and room for the encoder's last
+        // frames): its clock stops where its writing does. A third has nothing left and records nothing.
+        const second = await socket(limited, account.id, conversationId, silence(budget - 1), tone(1000, budget - 1), rate);
+        const kept = second.to - 3;
+        expect(kept).toBeGreaterThan(budget - 4);
+        expect(kept).toBeLessThan(budget - 3);
+        expect(await socket(limited, account.id, conversationId, tone(440, 1), tone(440, 1), rate)).toEqual({
+          from: second.to,
+          to: second.to,
+        });
+        const parts = await segments(limited, conversationId);
+        expect(parts).toEqual([
+          { seq: 1, seconds: 3 },
+          { seq: 2, seconds: expect.closeTo(kept, 9) },
+        ]);
+        await end(limited, started);
+        await assembled(limited, conversationId);
 
-      const bytes = await download(limited, account, conversationId);
-      expect(bytes.length).toBeLessThanOrEqual(MAX);
-      const mp3 = await decodeMp3(bytes);
-      expect(mp3.sampleRate).toBe(rate);
-      expect(mp3.seconds).toBeGreaterThanOrEqual(3 + kept);
-      expect(mp3.seconds).toBeLessThanOrEqual(3 + kept + 2 * PADDING_AT[rate]);
-      expect(level(mp3, 0, 0.2, 2.8)).toBeGreaterThan(LOUD);
-      expect(level(mp3, 1, 3.3, 3 + kept)).toBeGreaterThan(LOUD);
-    });
+        const bytes = await download(limited, account, conversationId);
+        expect(bytes.length).toBeLessThanOrEqual(MAX);
+        const mp3 = await decodeMp3(bytes);
+        expect(mp3.sampleRate).toBe(rate);
+        expect(mp3.seconds).toBeGreaterThanOrEqual(3 + kept);
+        expect(mp3.seconds).toBeLessThanOrEqual(3 + kept + 2 * PADDING_AT[rate]);
+        expect(level(mp3, 0, 0.2, 2.8)).toBeGreaterThan(LOUD);
+        expect(level(mp3, 1, 3.3, 3 + kept)).toBeGreaterThan(LOUD);
+      },
+    );
   });
 });

@@ -85,7 +85,9 @@ export class CallRecordings implements OnModuleInit {
     const handle = await open(file, 'w');
     const room = Math.max(0, this.maxBytes - before.bytes - FINAL_BYTES);
     const maxSamples = Math.floor((room / mp3BytesPerSecond(rate)) * VOICE_SAMPLE_RATE);
-    return new SpooledRecorder(this.mp3.open(handle.fd, rate), before.seconds, maxSamples, (part) => this.keep(conversation, file, handle, part));
+    return new SpooledRecorder(this.mp3.open(handle.fd, rate), before.seconds, maxSamples, (part) =>
+      this.keep(conversation, file, handle, part),
+    );
   }
 
   /** Stores a closed part and lists it; then the recording is reassembled if the conversation has already ended. */
