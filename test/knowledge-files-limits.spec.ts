@@ -172,13 +172,14 @@ describe('file source limits', () => {
     await context.http.get('/health').expect(200);
     // The deadline is read at each reading: the next file gets a roomy one, so that a machine busy with other tests
     // (a reading gets only the CPU they leave idle) cannot fail it; what is checked is that the host reads again.
-    const { knowledgeFiles } = context.config;
+    const { knowledgeFiles } = context.config; // the service's own settings (LIMITS itself: kept aside, not read back)
+    const deadline = knowledgeFiles.extractionTimeoutMs;
     knowledgeFiles.extractionTimeoutMs = 60_000;
     try {
       const next = await upload(kbId, 'faq.docx');
       expect(await settled(kbId, next.id)).toMatchObject({ status: 'ready', error: '' });
     } finally {
-      knowledgeFiles.extractionTimeoutMs = LIMITS.extractionTimeoutMs;
+      knowledgeFiles.extractionTimeoutMs = deadline;
     }
   }, 90_000);
 
