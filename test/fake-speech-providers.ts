@@ -446,3 +446,15 @@ export function standInVoice(providers: FakeSpeechProviders): AppConfig['voice']
     ttsTimeoutMs: 30_000,
   };
 }
+
+/** Resolves once the voice stand-in (OpenAI's `/v1/audio/speech`) is asked to say exactly `text`. */
+export function synthesised(providers: FakeSpeechProviders, text: string): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const seen = (request: SpeechProviderRequest) => {
+      if (request.path !== '/v1/audio/speech' || request.json?.input !== text) return;
+      providers.events.off('request', seen);
+      resolve();
+    };
+    providers.events.on('request', seen);
+  });
+}

@@ -119,3 +119,16 @@ export async function startToolServer(answer: ToolServer['answer'] = () => ({ ki
   };
   return tools;
 }
+
+/**
+ * The body of `POST /tools` for a webhook tool on this server that the spoken tests call: `opening_hours`, one
+ * required `day`, saying `speakWhileRunning` while it runs.
+ */
+export const openingHoursTool = (server: ToolServer, speakWhileRunning: string) => ({
+  type: 'webhook',
+  name: 'opening_hours',
+  description: 'Tells when the shop opens on a day.',
+  url: server.url('/hours'),
+  parameters: { type: 'object', properties: { day: { type: 'string' } }, required: ['day'] },
+  speakWhileRunning,
+});

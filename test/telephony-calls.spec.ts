@@ -5,8 +5,8 @@ import { ConversationEnds } from '../src/conversations/conversation-ends.service
 import { MEDIA_STREAM_TIMINGS } from '../src/telephony/twilio-stream.gateway';
 import type { MediaStreamTimings } from '../src/telephony/twilio-media-stream';
 import { Behaviour, ChatRequest, FakeLlm, startFakeLlm } from './fake-llm';
-import { FakeSpeechProviders, SpeechProviderRequest, standInVoice, startFakeSpeechProviders } from './fake-speech-providers';
-import { startToolServer, ToolServer } from './fake-tool-server';
+import { FakeSpeechProviders, standInVoice, startFakeSpeechProviders, synthesised } from './fake-speech-providers';
+import { openingHoursTool, startToolServer, ToolServer } from './fake-tool-server';
 import { binaryBody, eventually, TestAccount, TestContext } from './helpers';
 import { FakeCall, FakeTwilio } from './support/fake-twilio';
 import type { MediaStreamCall } from './support/fake-twilio-media';
@@ -82,20 +82,10 @@ describe('a phone call end to end', () => {
     ).body as { id: number };
     const mover = await createAgent(context, owner, { name: 'Mover', language: 'en-IN', toolIds: [transfer.id] });
     transferring = await connectNumber(context, owner, twilio, { agentId: mover, greeting: GREETING });
-    const hours = (
-      await context
-        .as(owner)
-        .post('/tools')
-        .send({
-          type: 'webhook',
-          name: 'opening_hours',
-          description: 'Tells when the shop opens on a day.',
-          url: tools.url('/hours'),
-          parameters: { type: 'object', properties: { day: { type: 'string' } }, required: ['day'] },
-          speakWhileRunning: WHILE_RUNNING,
-        })
-        .expect(201)
-    ).body as { id: number; secret: string };
+    const hours = (await context.as(owner).post('/tools').send(openingHoursTool(tools, WHILE_RUNNING)).expect(201)).body as {
+      id: number;
+      secret: string;
+    };
     toolSecret = hours.secret;
     const helper = await createAgent(context, owner, { name: 'Helper', language: 'en-IN', toolIds: [hours.id] });
     helping = await connectNumber(context, owner, twilio, { agentId: helper, greeting: GREETING });
@@ -321,14 +311,7 @@ describe('a phone call end to end', () => {
     let release!: () => void;
     const held = new Promise<void>((resolve) => (release = resolve));
     tools.answer = () => ({ kind: 'json', body: { opens: '09:00' }, hold: held });
-    const said = new Promise<void>((resolve) => {
-      const seen = (request: SpeechProviderRequest) => {
-        if (request.path !== '/v1/audio/speech' || request.json?.input !== WHILE_RUNNING) return;
-        providers.events.off('request', seen);
-        resolve();
-      };
-      providers.events.on('request', seen);
-    });
+    const said = synthesised(providers, WHILE_RUNNING);
     const { call, stream, conversationId } = await dialIn(helping);
     await greeted(stream);
     const greetingMs = stream.playedMs;

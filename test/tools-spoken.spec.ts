@@ -1,8 +1,8 @@
 import { Webhook as StandardWebhook } from 'standardwebhooks';
 import { loadConfig } from '../src/config/config';
 import { ChatRequest, FakeLlm, startFakeLlm } from './fake-llm';
-import { FakeSpeechProviders, SpeechProviderRequest, standInVoice, startFakeSpeechProviders } from './fake-speech-providers';
-import { startToolServer, ToolServer } from './fake-tool-server';
+import { FakeSpeechProviders, standInVoice, startFakeSpeechProviders, synthesised } from './fake-speech-providers';
+import { openingHoursTool, startToolServer, ToolServer } from './fake-tool-server';
 import { createListeningTestContext, TestAccount, TestContext } from './helpers';
 import { VoiceClient } from './support/voice-client';
 
@@ -45,32 +45,11 @@ describe('a tool called in a spoken conversation', () => {
     await llm?.close();
   });
 
-  /** Resolves once the voice stand-in is asked to say `text`. */
-  const synthesised = (text: string) =>
-    new Promise<void>((resolve) => {
-      const seen = (request: SpeechProviderRequest) => {
-        if (request.path !== '/v1/audio/speech' || request.json?.input !== text) return;
-        providers.events.off('request', seen);
-        resolve();
-      };
-      providers.events.on('request', seen);
-    });
-
   it('says speakWhileRunning while the tool runs, then speaks the reply made with its signed answer', async () => {
-    const tool = (
-      await context
-        .as(owner)
-        .post('/tools')
-        .send({
-          type: 'webhook',
-          name: 'opening_hours',
-          description: 'Tells when the shop opens on a day.',
-          url: server.url('/hours'),
-          parameters: { type: 'object', properties: { day: { type: 'string' } }, required: ['day'] },
-          speakWhileRunning: WHILE_RUNNING,
-        })
-        .expect(201)
-    ).body as { id: number; secret: string };
+    const tool = (await context.as(owner).post('/tools').send(openingHoursTool(server, WHILE_RUNNING)).expect(201)).body as {
+      id: number;
+      secret: string;
+    };
     const agentId = (
       await context
         .as(owner)
@@ -99,7 +78,7 @@ describe('a tool called in a spoken conversation', () => {
         ? { kind: 'stream', pieces: ['We open at nine ', 'on Sundays.'] }
         : { kind: 'tool-calls', calls: [{ name: 'opening_hours', arguments: '{"day":"sunday"}' }] };
     });
-    const said = synthesised(WHILE_RUNNING);
+    const said = synthesised(providers, WHILE_RUNNING);
     const from = client.messages.length;
     client.send({ type: 'text', text: 'When do you open on Sunday?' });
 
