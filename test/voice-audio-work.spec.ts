@@ -1,11 +1,7 @@
-import { Logger } from '@nestjs/common';
 import { concatPcm } from '../src/voice/audio/pcm';
 import { Resampler } from '../src/voice/audio/resample';
-import { VoicePipeline, VoiceServices } from '../src/voice/pipeline/voice-pipeline';
-import { VoiceActivity } from '../src/voice/vad/fvad';
-import { TurnDetector } from '../src/voice/vad/turn-detector';
-import type { VoiceCallContext } from '../src/voice/voice-call';
 import { AudioIntake, AudioWorkQueue, MAX_WAITING_MS, SLICE_MS, TURN_MS } from '../src/voice/pipeline/audio-work';
+import { testPipeline } from './support/pipeline';
 
 /**
  * The calls' audio worked through a slice at a time (AudioWorkQueue), with the event loop's turns in the test's
@@ -162,39 +158,7 @@ describe('AudioWorkQueue: a burst worked through a slice at a time', () => {
 describe("VoicePipeline: the visitor's audio at the client's own rate", () => {
   it('resamples a 48 kHz burst in the turns of the queue, not as it arrives, into the recording at 16 kHz, in order', async () => {
     const { queue, turn } = steppedQueue();
-    const recorded: Int16Array[] = [];
-    const recorder = { seconds: 0, write: (left: Int16Array) => void recorded.push(left.slice()), close: () => Promise.resolve() };
-    const vad = await VoiceActivity.create();
-    let tick: () => void = () => undefined;
-    const pipeline = new VoicePipeline(
-      { access: {} as VoiceCallContext['access'], authorization: 'Bearer -', address: '127.0.0.1', inputSampleRate: 48_000 },
-      {
-        playback: 'clock',
-        send: () => undefined,
-        sendAudio: () => true,
-        mark: () => undefined,
-        clear: () => undefined,
-        close: () => undefined,
-      },
-      {
-        ...({} as Omit<VoiceServices, 'audioWork' | 'tts' | 'stt' | 'logger'>),
-        tts: null,
-        stt: null,
-        audioWork: queue,
-        logger: new Logger('Voice'),
-      },
-      {
-        speaker: { voice: 'shubh', language: 'en-IN' },
-        greeting: null,
-        recorder,
-        detector: new TurnDetector(vad, { endOfTurnMs: 700 }),
-        release: () => vad.free(),
-      },
-      (onTick) => {
-        tick = onTick;
-        return () => undefined;
-      },
-    );
+    const { pipeline, recorded, tick } = await testPipeline({ queue, inputSampleRate: 48_000 });
     const tone = Int16Array.from({ length: 48_000 }, (_, index) => Math.round(8_000 * Math.sin((2 * Math.PI * 440 * index) / 48_000)));
     for (let offset = 0; offset < tone.length; offset += 9_600) pipeline.audio(tone.subarray(offset, offset + 9_600));
     tick();

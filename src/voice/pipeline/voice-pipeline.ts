@@ -333,6 +333,8 @@ export class VoicePipeline implements VoiceCall {
       logger: this.services.logger,
     });
     this.turn = 'answering';
+    // A turn under way as the call closed (its message being accepted) says nothing: the clock that would play it has stopped.
+    if (this.closing.signal.aborted) this.reply.interrupt();
     return this.reply;
   }
 
