@@ -4,7 +4,7 @@ import { ChatRequest, FakeLlm, startFakeLlm } from './fake-llm';
 import { FakeSpeechProviders, standInVoice, startFakeSpeechProviders, synthesised } from './fake-speech-providers';
 import { openingHoursTool, startToolServer, ToolServer } from './fake-tool-server';
 import { createListeningTestContext, TestAccount, TestContext } from './helpers';
-import { VoiceClient } from './support/voice-client';
+import { widgetVoiceCall } from './support/voice-client';
 
 /**
  * A webhook tool called in a spoken conversation (contract section 18), over the voice socket: the tool gets its
@@ -12,7 +12,6 @@ import { VoiceClient } from './support/voice-client';
  * the tool's `speakWhileRunning`: heard, but not part of the reply's text or the transcript.
  */
 
-const PAGE = 'https://shop.example.com';
 const WHILE_RUNNING = 'One moment, let me check.';
 const REPLY = 'We open at nine on Sundays.';
 
@@ -57,16 +56,7 @@ describe('a tool called in a spoken conversation', () => {
         .send({ name: 'Asha', language: 'en-IN', toolIds: [tool.id] })
         .expect(201)
     ).body.id;
-    const site = (
-      await context
-        .as(owner)
-        .post('/widget/sites')
-        .send({ name: 'Shop', agentId, allowedDomain: 'shop.example.com', widgetGreeting: 'Hello!' })
-        .expect(201)
-    ).body;
-    const session = (await context.http.post('/widget/sessions').set('Origin', PAGE).send({ siteKey: site.siteKey }).expect(201)).body;
-    const client = await VoiceClient.connect(baseUrl, session.conversationId, PAGE);
-    await client.start(session.token);
+    const { client, session } = await widgetVoiceCall(context, owner, agentId, baseUrl, 'Hello!');
     await client.next('reply.done'); // the greeting
 
     let release!: () => void;

@@ -5,7 +5,7 @@ import { loadConfig } from '../src/config/config';
 import { bearer, capturedLogger, startConversation } from './conversation-helpers';
 import { FAKE_SPEECH_KEY, FakeSpeechProviders, PROVIDER_SECRET, startFakeSpeechProviders } from './fake-speech-providers';
 import { decodeMp3, fixture, levelDbfs } from './support/voice-audio';
-import { silence, VoiceClient } from './support/voice-client';
+import { silence, VoiceClient, widgetVoiceCall } from './support/voice-client';
 import { concatPcm } from '../src/voice/audio/pcm';
 import { TURN_MS } from '../src/voice/pipeline/audio-work';
 import { SpokenCalls } from '../src/voice/pipeline/spoken-calls.service';
@@ -152,18 +152,8 @@ describe('a spoken conversation with the built-in voice', () => {
   });
 
   it("speaks a widget conversation's greeting first; cut off, its transcript entry keeps what was heard, placed in the recording", async () => {
-    const page = 'https://shop.example.com';
     const greeting = 'Welcome to the shop! I can tell you about delivery, returns and our opening hours. What would you like to know?';
-    const site = (
-      await context
-        .as(owner)
-        .post('/widget/sites')
-        .send({ name: 'Shop', agentId, allowedDomain: 'shop.example.com', widgetGreeting: greeting })
-        .expect(201)
-    ).body;
-    const session = (await context.http.post('/widget/sessions').set('Origin', page).send({ siteKey: site.siteKey }).expect(201)).body;
-    const client = await VoiceClient.connect(baseUrl, session.conversationId, page);
-    await client.start(session.token);
+    const { client, session } = await widgetVoiceCall(context, owner, agentId, baseUrl, greeting);
     expect(await client.next('reply')).toEqual({ type: 'reply', text: greeting });
     // Once its first sentence has been heard (the transcript keeps whole sentences), the visitor cuts in.
     await client.until(() => client.audioSeconds() > 3);

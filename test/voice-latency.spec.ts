@@ -9,7 +9,7 @@ import { FakeLlm, startFakeLlm } from './fake-llm';
 import { FakeSpeechProviders, standInVoice, startFakeSpeechProviders } from './fake-speech-providers';
 import { createListeningTestContext, TestAccount, TestContext } from './helpers';
 import { fixture } from './support/voice-audio';
-import { silence, VoiceClient } from './support/voice-client';
+import { silence, VoiceClient, widgetVoiceCall } from './support/voice-client';
 
 /**
  * Latency, per turn and per call (contract section 19), end to end: a spoken call whose stand-in providers take known
@@ -23,7 +23,6 @@ const FIRST_TOKEN_MS = 80;
 const FIRST_AUDIO_MS = 60;
 const SLACK_MS = 150;
 
-const PAGE = 'https://shop.example.com';
 const QUESTION = 'Do you deliver on Sundays?';
 const ANSWER = ['Yes, we deliver ', 'every day. ', 'Anything else?'];
 
@@ -132,16 +131,8 @@ describe('latency of a spoken call (contract section 19)', () => {
   }
 
   it('times each turn of a spoken call, spoken or typed, and sums them up on the call and in its call.created', async () => {
-    const site = (
-      await context
-        .as(owner)
-        .post('/widget/sites')
-        .send({ name: 'Shop', agentId, allowedDomain: 'shop.example.com', widgetGreeting: 'Hello!' })
-        .expect(201)
-    ).body;
-    const session = (await context.http.post('/widget/sessions').set('Origin', PAGE).send({ siteKey: site.siteKey }).expect(201)).body;
-    const client = await VoiceClient.connect(baseUrl, session.conversationId, PAGE);
-    expect((await client.start(session.token)).input).toBe('speech');
+    const { client, session, ready } = await widgetVoiceCall(context, owner, agentId, baseUrl, 'Hello!');
+    expect(ready.input).toBe('speech');
     await client.next('reply.done'); // the greeting, heard whole
 
     await askAloud(client);

@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import WebSocket from 'ws';
+import type { TestAccount, TestContext } from '../helpers';
 
 /** A text frame the service sent, parsed. */
 export type ServerMessage = { type: string; [field: string]: unknown };
@@ -111,3 +112,30 @@ export class VoiceClient {
 
 /** `seconds` of digital silence at 16 kHz (a microphone left open). */
 export const silence = (seconds: number) => new Int16Array(Math.round(seconds * 16_000));
+
+/** The page every widget voice call of the tests is opened from: its site allows it. */
+export const WIDGET_PAGE = 'https://shop.example.com';
+
+/**
+ * A widget conversation (`session`: its id and token) on a new site of the agent's that says `greeting` first, its
+ * voice socket connected from the site's page and started (`ready`: the service's answer to `start`).
+ */
+export async function widgetVoiceCall(
+  context: TestContext,
+  owner: TestAccount,
+  agentId: number,
+  baseUrl: string,
+  greeting: string,
+): Promise<{ client: VoiceClient; session: { conversationId: string; token: string }; ready: ServerMessage }> {
+  const site = (
+    await context
+      .as(owner)
+      .post('/widget/sites')
+      .send({ name: 'Shop', agentId, allowedDomain: new URL(WIDGET_PAGE).hostname, widgetGreeting: greeting })
+      .expect(201)
+  ).body;
+  const session = (await context.http.post('/widget/sessions').set('Origin', WIDGET_PAGE).send({ siteKey: site.siteKey }).expect(201)).body;
+  const client = await VoiceClient.connect(baseUrl, session.conversationId, WIDGET_PAGE);
+  const ready = await client.start(session.token);
+  return { client, session, ready };
+}
