@@ -1,5 +1,5 @@
 import { Database } from '../src/database/database';
-import { createTestContext, TestContext } from './helpers';
+import { createTestContext, eventually, TestContext } from './helpers';
 
 describe('Database', () => {
   let context: TestContext;
@@ -33,6 +33,23 @@ describe('Database', () => {
       }),
     ).rejects.toThrow();
     expect(events).toEqual(['in the transaction', 'after commit']);
+  });
+
+  it('transaction survives its connection being lost while its work runs: it fails, the process goes on, the pool serves the next', async () => {
+    const database = context.app.get(Database);
+    let transactionPid = 0;
+    const lost = database.transaction(async (sql) => {
+      [{ pid: transactionPid }] = await sql.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
+      // Between two statements (no query under way, as while a transaction's work awaits something else), the server ends the session.
+      await database.query('SELECT pg_terminate_backend($1)', [transactionPid]);
+      await eventually(async () =>
+        (await database.query('SELECT 1 FROM pg_stat_activity WHERE pid = $1', [transactionPid])).length ? undefined : true,
+      );
+      await sql.query('SELECT 1');
+    });
+    await expect(lost).rejects.toThrow(/connection error|terminat/i);
+    const [{ pid }] = await database.transaction((sql) => sql.query<{ pid: number }>('SELECT pg_backend_pid() AS pid'));
+    expect(pid).not.toBe(transactionPid);
   });
 
   it('query, prepared, parses a statement once per connection, under one name per text, and answers as the unnamed query does', async () => {

@@ -91,6 +91,11 @@ export class Database implements Sql {
     const client = await this.pool.connect();
     const committed: (() => void)[] = [];
     let broken = false;
+    // Out of the pool, a client has no error listener of the pool's: a connection lost meanwhile (a failover, an
+    // operator's pg_terminate_backend) would throw from the socket's event and end the process. It fails the
+    // statement under way or the next one instead, and the client is not given back.
+    const lost = () => (broken = true);
+    client.on('error', lost);
     try {
       await client.query('BEGIN');
       const result = await work({ ...clientSql(client), afterCommit: (callback) => committed.push(callback) });
@@ -101,7 +106,8 @@ export class Database implements Sql {
       await client.query('ROLLBACK').catch(() => (broken = true));
       throw error;
     } finally {
-      // A client whose ROLLBACK failed (connection lost) is not given back to the pool.
+      // A client whose connection was lost (or whose ROLLBACK failed) is not given back to the pool.
+      client.off('error', lost);
       client.release(broken);
     }
   }
