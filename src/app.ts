@@ -9,13 +9,19 @@ import { answerClientErrors } from './common/client-error';
 import { applyHttpTimeouts, httpTimeouts } from './common/http-timeouts';
 import { createLogger, PinoLoggerService, requestLogger } from './common/logger';
 import { applySecurity } from './common/security';
-import { buildOpenApiDocument, serveOpenApiDocument } from './openapi';
+import { serveOpenApiDocument } from './openapi';
 
-/**
- * Builds the HTTP application (not yet listening): used by main.ts and by the tests alike.
- * @param logger where request logs and Nest's logs go (main.ts passes its own, to flush it at exit)
- */
-export async function createApp(config: AppConfig, databaseUrl: string, logger: Logger = createLogger(config)): Promise<INestApplication> {
+/** How createApp builds the application beyond its configuration. */
+export interface AppOptions {
+  /** Where request logs and Nest's logs go (main.ts passes its own, to flush it at exit). */
+  logger?: Logger;
+  /** The OpenAPI document is built at the first request for it rather than at startup (the tests). */
+  openApiOnRequest?: boolean;
+}
+
+/** Builds the HTTP application (not yet listening): used by main.ts and by the tests alike. */
+export async function createApp(config: AppConfig, databaseUrl: string, options: AppOptions = {}): Promise<INestApplication> {
+  const { logger = createLogger(config), openApiOnRequest = false } = options;
   const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config, databaseUrl), new ApiExpressAdapter(), {
     bodyParser: false, // JsonBodyGuard parses, once the request is authenticated and counted, in the API's error shape
     logger: ['error', 'warn'],
@@ -30,7 +36,7 @@ export async function createApp(config: AppConfig, databaseUrl: string, logger: 
   app.use(requestLogger(logger));
   applySecurity(app, config);
   app.set('etag', false);
-  serveOpenApiDocument(app, await buildOpenApiDocument(app));
+  await serveOpenApiDocument(app, { atStartup: !openApiOnRequest });
   await app.init();
   app.useLogger(new PinoLoggerService(logger)); // after init: route-mapping chatter stays out of the logs
   return app;

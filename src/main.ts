@@ -101,7 +101,7 @@ async function main(): Promise<void> {
     const database = await openDatabase(config, (note) => announce(note));
     try {
       const migrations = await runMigrations(database.url, config);
-      const app = await createApp(config, database.url, logger);
+      const app = await createApp(config, database.url, { logger });
       // Asked before listening, so that nothing of the start is left once it says it is ready (keepRunning below included).
       const localeWarning = await searchLocaleWarning(app.get(DataSource));
       await listen(app, config.port);

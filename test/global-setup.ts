@@ -4,6 +4,7 @@ import * as path from 'node:path';
 import { loadConfig } from '../src/config/config';
 import { runMigrations } from '../src/database/migrate';
 import { startThrowawayPostgres } from '../scripts/throwaway-postgres';
+import { prepareJobSchemas } from './support/job-schemas';
 import { BASE_DATABASE_URL, createWorkerDatabases } from './worker-databases';
 
 /**
@@ -24,6 +25,7 @@ export default async function globalSetup(globalConfig: { maxWorkers: number }):
     process.env.DATABASE_URL = postgres.url;
   }
   await runMigrations(process.env.DATABASE_URL, loadConfig());
+  await prepareJobSchemas(process.env.DATABASE_URL);
   await createWorkerDatabases(process.env.DATABASE_URL, Math.max(1, globalConfig.maxWorkers));
   process.env[BASE_DATABASE_URL] = process.env.DATABASE_URL;
 }

@@ -1,5 +1,4 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { randomBytes } from 'node:crypto';
 import { INestApplication } from '@nestjs/common';
 import request from 'supertest';
 import { DataSource } from 'typeorm';
@@ -10,6 +9,7 @@ import type { Logger } from 'pino';
 import { Client as PgClient, type Pool } from 'pg';
 import { Database } from '../src/database/database';
 import { freePort, retryWhenPortTaken } from '../scripts/throwaway-postgres';
+import { giveBackJobSchema, takeJobSchema } from './support/job-schemas';
 import type { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver';
 
 export interface TestAccount {
@@ -33,16 +33,23 @@ export interface TestContext {
 }
 
 /** The real application on the test database (see global-setup.ts), not listening on a port. */
-export async function createTestContext(overrides: Partial<AppConfig> = {}, options: { logger?: Logger } = {}): Promise<TestContext> {
+export async function createTestContext(
+  overrides: Partial<AppConfig> = {},
+  options: { logger?: Logger; openApiAtStartup?: boolean } = {},
+): Promise<TestContext> {
+  const databaseUrl = process.env.DATABASE_URL!;
   // No rate limit unless a test asks for one: tests send many requests with one key, and many without a valid one.
-  // Each context has a job queue of its own (a schema), so that its jobs run with its own configuration.
-  const jobQueueSchema = `jobs_${randomBytes(6).toString('hex')}`;
+  // Each context has a job queue of its own (a schema), so that its jobs run with its own configuration: one another
+  // context has closed and emptied, unless the test names one (two instances sharing their jobs).
+  const pooledSchema = !overrides.jobQueueSchema;
+  const jobQueueSchema = overrides.jobQueueSchema ?? (await takeJobSchema(databaseUrl));
   const config = {
     ...loadConfig({ ...process.env, LOG_LEVEL: 'silent', RATE_LIMIT: '0', UNAUTHENTICATED_RATE_LIMIT: '0' }),
     jobQueueSchema,
     ...overrides,
   };
-  const app = await createApp(config, process.env.DATABASE_URL!, options.logger);
+  // The OpenAPI document is built if a test asks for it, as most never do (0.3 s of CPU an application), unless told.
+  const app = await createApp(config, databaseUrl, { logger: options.logger, openApiOnRequest: !options.openApiAtStartup });
   const server = app.getHttpServer();
   const accounts = app.get(AccountsService);
   return {
@@ -54,7 +61,10 @@ export async function createTestContext(overrides: Partial<AppConfig> = {}, opti
       return { id: account.id, apiKey: key.apiKey };
     },
     as: (account) => request.agent(server).set('X-Api-Key', account.apiKey),
-    close: () => app.close(),
+    async close() {
+      await app.close();
+      if (pooledSchema) await giveBackJobSchema(databaseUrl, jobQueueSchema);
+    },
   };
 }
 

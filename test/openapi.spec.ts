@@ -3,6 +3,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
+import { SwaggerModule } from '@nestjs/swagger';
 import { loadConfig } from '../src/config/config';
 import { generateOpenApiDocument, stringifyOpenApiDocument, TOOL_CALL_WEBHOOK } from '../src/openapi';
 import { WEBHOOK_EVENT_SCHEMAS } from '../src/webhooks/dto/webhook-event-payload.dto';
@@ -134,14 +135,27 @@ describe('OpenAPI document', () => {
       expect(response.content).toEqual({ 'application/json': { schema: { $ref: '#/components/schemas/ErrorResponse' } } });
   });
 
-  it('is served at /openapi.json and Swagger UI at /docs without a key', async () => {
-    const context = await createTestContext();
+  it.each([
+    ['at startup, as a service builds it', true],
+    ['at the first request for it, as the tests build it', false],
+  ])('is served at /openapi.json and Swagger UI at /docs without a key, built once, %s', async (_when, atStartup) => {
+    const built = jest.spyOn(SwaggerModule, 'createDocument');
     try {
-      const served = await context.http.get('/openapi.json').expect(200);
-      expect(served.body.info.title).toBe('Voice Agent API');
-      await context.http.get('/docs').expect(200);
+      const context = await createTestContext({}, { openApiAtStartup: atStartup });
+      try {
+        expect(built).toHaveBeenCalledTimes(atStartup ? 1 : 0);
+        const served = await context.http.get('/openapi.json').expect(200);
+        expect(served.text).toBe(JSON.stringify(await generateOpenApiDocument(loadConfig({}))));
+        await context.http.get('/openapi.json').expect(200);
+        await context.http.get('/docs').expect(200);
+        expect((await context.http.get('/docs/swagger-ui-init.js').expect(200)).text).toContain('"title": "Voice Agent API"');
+        // And generateOpenApiDocument's, above.
+        expect(built).toHaveBeenCalledTimes(2);
+      } finally {
+        await context.close();
+      }
     } finally {
-      await context.close();
+      built.mockRestore();
     }
   });
 });
