@@ -12,17 +12,13 @@
  *
  *   node -r ./scripts/register.js bench/voice-burst-slices.ts [--rounds 5]   (writes bench/results/<date>-voice-burst-slices.json)
  */
-import { Logger } from '@nestjs/common';
 import { writeFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { concatPcm, pcmFromBytes } from '../src/voice/audio/pcm';
 import { resample, Resampler } from '../src/voice/audio/resample';
 import { AudioWorkQueue } from '../src/voice/pipeline/audio-work';
-import { VoicePipeline, VoiceServices } from '../src/voice/pipeline/voice-pipeline';
-import { VoiceActivity } from '../src/voice/vad/fvad';
-import { TurnDetector } from '../src/voice/vad/turn-detector';
-import type { VoiceCallContext } from '../src/voice/voice-call';
+import { testPipeline } from '../test/support/pipeline';
 import { fixture } from '../test/support/voice-audio';
 import { median, round } from './stats';
 import { numberOption } from './options';
@@ -40,38 +36,7 @@ const cpuMs = (from: NodeJS.CpuUsage) => {
 /** A pipeline as SpokenCalls makes one, its turns deferred to `turns` (run by the caller), its recorder a stand-in. */
 async function pipelineFor(build: Build, rate: number, turns: (() => void)[]) {
   const queue = new AudioWorkQueue((run) => turns.push(run));
-  const vad = await VoiceActivity.create();
-  const pipeline = new VoicePipeline(
-    {
-      access: {} as VoiceCallContext['access'],
-      authorization: 'Bearer -',
-      address: '127.0.0.1',
-      ...(build === 'handoff' ? { inputSampleRate: rate } : {}),
-    },
-    {
-      playback: 'clock',
-      send: () => undefined,
-      sendAudio: () => true,
-      mark: () => undefined,
-      clear: () => undefined,
-      close: () => undefined,
-    },
-    {
-      ...({} as Omit<VoiceServices, 'audioWork' | 'tts' | 'stt' | 'logger'>),
-      tts: null,
-      stt: null,
-      audioWork: queue,
-      logger: new Logger('Voice'),
-    },
-    {
-      speaker: { voice: 'shubh', language: 'en-IN' },
-      greeting: null,
-      recorder: { seconds: 0, write: () => undefined, close: () => Promise.resolve() },
-      detector: new TurnDetector(vad, { endOfTurnMs: 700 }),
-      release: () => vad.free(),
-    },
-    () => () => undefined,
-  );
+  const { pipeline } = await testPipeline({ queue, inputSampleRate: build === 'handoff' ? rate : undefined });
   return { pipeline, queue };
 }
 
