@@ -15,13 +15,13 @@ import { serveOpenApiDocument } from './openapi';
 export interface AppOptions {
   /** Where request logs and Nest's logs go (main.ts passes its own, to flush it at exit). */
   logger?: Logger;
-  /** The OpenAPI document is built at the first request for it rather than at startup (the tests). */
-  openApiOnRequest?: boolean;
+  /** The OpenAPI document is built at startup (the default: a service), or at the first request for it (the tests). */
+  openApiAtStartup?: boolean;
 }
 
 /** Builds the HTTP application (not yet listening): used by main.ts and by the tests alike. */
 export async function createApp(config: AppConfig, databaseUrl: string, options: AppOptions = {}): Promise<INestApplication> {
-  const { logger = createLogger(config), openApiOnRequest = false } = options;
+  const { logger = createLogger(config), openApiAtStartup = true } = options;
   const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config, databaseUrl), new ApiExpressAdapter(), {
     bodyParser: false, // JsonBodyGuard parses, once the request is authenticated and counted, in the API's error shape
     logger: ['error', 'warn'],
@@ -36,7 +36,7 @@ export async function createApp(config: AppConfig, databaseUrl: string, options:
   app.use(requestLogger(logger));
   applySecurity(app, config);
   app.set('etag', false);
-  await serveOpenApiDocument(app, { atStartup: !openApiOnRequest });
+  await serveOpenApiDocument(app, { atStartup: openApiAtStartup });
   await app.init();
   app.useLogger(new PinoLoggerService(logger)); // after init: route-mapping chatter stays out of the logs
   return app;

@@ -49,7 +49,7 @@ export async function createTestContext(
     ...overrides,
   };
   // The OpenAPI document is built if a test asks for it, as most never do (0.3 s of CPU an application), unless told.
-  const app = await createApp(config, databaseUrl, { logger: options.logger, openApiOnRequest: !options.openApiAtStartup });
+  const app = await createApp(config, databaseUrl, { logger: options.logger, openApiAtStartup: options.openApiAtStartup ?? false });
   const server = app.getHttpServer();
   const accounts = app.get(AccountsService);
   return {

@@ -229,7 +229,7 @@ describe('logs without customer data', () => {
 
   beforeAll(async () => {
     const config = { ...loadConfig({ ...process.env, RATE_LIMIT: '0' }), logLevel: 'debug' as const };
-    app = await createApp(config, process.env.DATABASE_URL!, { logger, openApiOnRequest: true });
+    app = await createApp(config, process.env.DATABASE_URL!, { logger, openApiAtStartup: false });
     dataSource = app.get(DataSource);
     apiKey = (await app.get(AccountsService).create('Logging')).key.apiKey;
     const cases = Object.values(RAISED).map(
@@ -380,7 +380,7 @@ describe('logs without customer data', () => {
     const config = { ...loadConfig({ ...process.env, RATE_LIMIT: '0' }), logLevel: 'debug' as const, jobQueueSchema, ...storage.config };
     // Port 9 (discard), which nothing serves here; a free ephemeral port could be taken meanwhile by another test file.
     if (driver === 's3') config.storage = { ...config.storage, s3: { ...config.storage.s3!, endpoint: 'http://127.0.0.1:9' } };
-    const storageApp = await createApp(config, process.env.DATABASE_URL!, { logger: captured.logger, openApiOnRequest: true });
+    const storageApp = await createApp(config, process.env.DATABASE_URL!, { logger: captured.logger, openApiAtStartup: false });
     try {
       if (driver === 'local') {
         const incoming = path.join(config.dataDir, 'recordings', '.incoming');

@@ -394,7 +394,7 @@ describe('rate limit through Redis when Redis fails', () => {
       redisUrl: `redis://127.0.0.1:${port}`,
     };
     const logger = createLogger(config, { write: (line: string) => void logs.push(JSON.parse(line)) });
-    app = await createApp(config, process.env.DATABASE_URL!, { logger, openApiOnRequest: true });
+    app = await createApp(config, process.env.DATABASE_URL!, { logger, openApiAtStartup: false });
   });
   afterAll(async () => {
     await app?.close();
