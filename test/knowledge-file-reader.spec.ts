@@ -1,7 +1,7 @@
 import { Logger } from '@nestjs/common';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import * as path from 'node:path';
@@ -62,6 +62,40 @@ async function ended(pid: number, withinMs = 15_000): Promise<void> {
   while (running(pid) && Date.now() < deadline) await sleep(10);
 }
 
+/**
+ * The process once it runs node (the host, or `chrt` until it has set the priority and run node in its place): its
+ * priority is then the one it reads files at.
+ */
+async function started(pid: number): Promise<number> {
+  while (readlinkSafe(`/proc/${pid}/exe`) !== process.execPath) await sleep(10);
+  return pid;
+}
+
+function readlinkSafe(file: string): string | undefined {
+  try {
+    return readlinkSync(file);
+  } catch {
+    return undefined;
+  }
+}
+
+/** The CPU time a process has used (user and system), in seconds; undefined once it has ended. */
+function cpuSeconds(pid: number): number | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const [utime, stime] = stat
+      .slice(stat.lastIndexOf(')') + 2)
+      .split(' ')
+      .slice(11, 13)
+      .map(Number);
+    return (utime + stime) / CLOCK_TICKS;
+  } catch {
+    return undefined;
+  }
+}
+/** The kernel's clock ticks a second (USER_HZ), in which /proc reports CPU time. */
+const CLOCK_TICKS = 100;
+
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** A process's resident memory (VmRSS), or its peak so far (VmHWM), in MiB; undefined once it has ended. */
@@ -94,6 +128,23 @@ async function withPeakMemory<T>(pid: number, reading: Promise<T>): Promise<{ ou
  */
 const PROCESS_BOUND_MIB = (memoryMb: number) => 256 + memoryMb + READING_OVERHEAD_MB + 128;
 
+/**
+ * Puts on the PATH a `chrt` that starts the command at the normal priority, for the cases that check something other
+ * than the priority: at SCHED_IDLE a host gets no CPU at all while the suite's other tests keep both cores busy, and
+ * its start (some 0.6 s of CPU under the TypeScript hook) can then outlast a test's timeout. Returns the undoing.
+ */
+function atNormalPriority(): () => void {
+  const dir = mkdtempSync(path.join(tmpdir(), 'normal-chrt-'));
+  writeFileSync(path.join(dir, 'chrt'), '#!/bin/sh\n# chrt --idle 0 command...: runs the command as it is\nshift 2\nexec "$@"\n');
+  chmodSync(path.join(dir, 'chrt'), 0o755);
+  const searched = process.env.PATH;
+  process.env.PATH = `${dir}:${searched}`;
+  return () => {
+    process.env.PATH = searched;
+    rmSync(dir, { recursive: true });
+  };
+}
+
 describe('the file reading process', () => {
   let reader: FileReader;
   // Its one line (a host that died) is not what these cases check.
@@ -109,135 +160,152 @@ describe('the file reading process', () => {
     for (const host of started) await ended(host);
   });
 
-  it('reads files at the lowest CPU priority (SCHED_IDLE), one process for each file read at once, kept for the next', async () => {
-    expect(hosts()).toEqual([]);
-    const reading = await reader.read(fixture('faq.docx'), 'docx', LIMITS);
-    expect(reading).toMatchObject({ reading: { passages: expect.any(Array) } });
-    const [host] = hosts();
-    expect(scheduling(host).policy).toBe(SCHED_IDLE);
-    const [markdown, text] = await Promise.all([
-      reader.read(fixture('loyalty.md'), 'markdown', LIMITS),
-      reader.read([Buffer.from('Plain words of the file.')], 'text', LIMITS),
-    ]);
-    expect(markdown).toHaveProperty('reading');
-    expect(text).toEqual({
-      reading: { content: 'Plain words of the file.', passages: [expect.objectContaining({ text: 'Plain words of the file.' })] },
-    });
-    const both = hosts();
-    expect(both).toHaveLength(2);
-    expect(both).toContain(host);
-    for (const pid of both) expect(scheduling(pid).policy).toBe(SCHED_IDLE);
-    expect(await reader.read(fixture('loyalty.md'), 'markdown', LIMITS)).toHaveProperty('reading');
-    expect(hosts()).toEqual(both);
+  // The priority is read as the process starts: at the lowest one it may get no CPU for a while on a busy machine.
+  it('starts its process at the lowest CPU priority (SCHED_IDLE)', async () => {
+    void reader.read([Buffer.from('Words.')], 'text', LIMITS).catch(() => undefined);
+    expect(scheduling(await started(hosts()[0])).policy).toBe(SCHED_IDLE);
   });
 
-  it('runs the process at niceness 19 where there is no chrt', async () => {
+  it('starts its process at niceness 19 where there is no chrt', async () => {
     const searched = process.env.PATH;
     process.env.PATH = '/nonexistent';
     try {
-      await reader.read([Buffer.from('Words.')], 'text', LIMITS);
+      void reader.read([Buffer.from('Words.')], 'text', LIMITS).catch(() => undefined);
     } finally {
       process.env.PATH = searched;
     }
-    const [host] = hosts();
-    expect(scheduling(host)).toEqual({ policy: 0, nice: 19 });
+    expect(scheduling(await started(hosts()[0]))).toEqual({ policy: 0, nice: 19 });
   });
 
-  it('fails a reading as unreadable when the process cannot start, and starts one for the next file', async () => {
-    const broken = mkdtempSync(path.join(tmpdir(), 'no-chrt-'));
-    // A directory passes for an executable `chrt` (it is searchable), but the system cannot start it.
-    mkdirSync(path.join(broken, 'chrt'));
-    const searched = process.env.PATH;
-    process.env.PATH = broken;
-    try {
-      expect(await reader.read([Buffer.from('Words.')], 'text', LIMITS)).toEqual({ error: UNREADABLE, crash: 'host EACCES' });
-    } finally {
-      process.env.PATH = searched;
-      rmSync(broken, { recursive: true });
-    }
-    expect(await reader.read([Buffer.from('Words.')], 'text', LIMITS)).toHaveProperty('reading');
-  });
+  // What is checked below does not depend on the priority: their processes start at the normal one.
+  describe('at the normal priority', () => {
+    let undo: () => void;
+    beforeAll(() => (undo = atNormalPriority()));
+    afterAll(() => undo());
 
-  it('gives a reading up at its deadline without holding the event loop, keeps its process, and reads the next file', async () => {
-    await reader.read([Buffer.from('Words.')], 'text', LIMITS);
-    const [host] = hosts();
-    const delay = monitorEventLoopDelay({ resolution: 10 });
-    delay.enable();
-    const started = Date.now();
-    const outcome = await reader.read(fixture('laborious.pdf'), 'pdf', { ...LIMITS, timeoutMs: 1_000 });
-    expect(Date.now() - started).toBeGreaterThanOrEqual(1_000);
-    expect(outcome).toEqual({ error: 'The file took longer than 1 s to read, and was given up' });
-    expect(await reader.read(fixture('loyalty.md'), 'markdown', LIMITS)).toHaveProperty('reading');
-    delay.disable();
-    expect(delay.max / 1e6).toBeLessThan(100);
-    // The process that was given the file up survives (the next file went to it, or to another while it ended the reading).
-    expect(hosts()).toContain(host);
-    expect(hosts().length).toBeLessThanOrEqual(2);
-  });
-
-  it('refuses a DOCX whose main part (word/doc.bin, as _rels/.rels names it) inflates to 1,000 MiB, its process staying small', async () => {
-    await reader.read([Buffer.from('Words.')], 'text', LIMITS);
-    const [host] = hosts();
-    const { outcome, peakMiB } = await withPeakMemory(host, reader.read([renamedPartBombDocx(1000)], 'docx', LIMITS));
-    expect(outcome).toEqual({ error: 'The Word document expands to more than 100 MiB (a zip bomb, or a document too large to read)' });
-    // The process's size idle (under the test's TypeScript hook, some 160 MiB) and what one reading may add at most.
-    expect(peakMiB).toBeLessThan(PROCESS_BOUND_MIB(LIMITS.memoryMb));
-  });
-
-  it('ends a reading whose memory outside its heap grows past the bound (a PDF stream inflating to 512 MiB), its process staying under it', async () => {
-    const limits = { timeoutMs: 120_000, memoryMb: 128 };
-    await reader.read([Buffer.from('Words.')], 'text', limits);
-    const [host] = hosts();
-    const before = residentMiB(host)!;
-    const { outcome, peakMiB } = await withPeakMemory(host, reader.read([inflatingPdf(512)], 'pdf', limits));
-    expect(outcome).toEqual({ error: 'The file needs more than 128 MiB of memory to read, and was given up' });
-    expect(peakMiB).toBeLessThan(PROCESS_BOUND_MIB(limits.memoryMb));
-    expect(await reader.read(fixture('loyalty.md'), 'markdown', limits)).toHaveProperty('reading');
-    // Afterwards the process holds little more than before: the memory given back, or the process replaced (then it ends).
-    if (hosts().some((pid) => pid !== host)) await ended(host);
-    if (running(host)) expect(residentMiB(host)).toBeLessThan(before + READING_OVERHEAD_MB);
-  }, 150_000);
-
-  it('fails the readings of a process that dies as unreadable, and starts another for the next file', async () => {
-    await reader.read([Buffer.from('Words.')], 'text', LIMITS);
-    const [host] = hosts();
-    const reading = reader.read(fixture('laborious.pdf'), 'pdf', LIMITS);
-    process.kill(host, 'SIGKILL');
-    expect(await reading).toEqual({ error: UNREADABLE, crash: 'host SIGKILL' });
-    expect(await reader.read(fixture('loyalty.md'), 'markdown', LIMITS)).toHaveProperty('reading');
-    const [next] = hosts();
-    expect(next).not.toBe(host);
-  });
-
-  it('ends the process and the readings under way when the service stops, and reads nothing after', async () => {
-    await reader.read([Buffer.from('Words.')], 'text', LIMITS);
-    const [host] = hosts();
-    const reading = reader.read(fixture('laborious.pdf'), 'pdf', LIMITS);
-    reader.beforeApplicationShutdown();
-    await expect(reading).rejects.toThrow('The service is stopping');
-    await ended(host);
-    expect(running(host)).toBe(false);
-    await expect(reader.read([Buffer.from('Words.')], 'text', LIMITS)).rejects.toThrow('The service is stopping');
-    expect(hosts()).toEqual([]);
-  });
-
-  it('ends with the service when the service dies without stopping (killed mid-reading)', async () => {
-    const script = `
-      const { readFileSync } = require('node:fs');
-      const { FileReader } = require(${JSON.stringify(path.join(__dirname, '..', 'src', 'knowledge-bases', 'file-reader.ts'))});
-      void new FileReader().read([readFileSync(${JSON.stringify(path.join(FIXTURES, 'laborious.pdf'))})], 'pdf', { timeoutMs: 60000, memoryMb: 256 });
-      setInterval(() => undefined, 1000);
-    `;
-    const service = spawn(process.execPath, ['-r', path.join(__dirname, '..', 'scripts', 'register.js'), '-e', script], {
-      stdio: 'inherit',
+    it('reads files, one process for each file read at once, kept for the next', async () => {
+      expect(hosts()).toEqual([]);
+      const reading = await reader.read(fixture('faq.docx'), 'docx', LIMITS);
+      expect(reading).toMatchObject({ reading: { passages: expect.any(Array) } });
+      const [host] = hosts();
+      const [markdown, text] = await Promise.all([
+        reader.read(fixture('loyalty.md'), 'markdown', LIMITS),
+        reader.read([Buffer.from('Plain words of the file.')], 'text', LIMITS),
+      ]);
+      expect(markdown).toHaveProperty('reading');
+      expect(text).toEqual({
+        reading: { content: 'Plain words of the file.', passages: [expect.objectContaining({ text: 'Plain words of the file.' })] },
+      });
+      const both = hosts();
+      expect(both).toHaveLength(2);
+      expect(both).toContain(host);
+      expect(await reader.read(fixture('loyalty.md'), 'markdown', LIMITS)).toHaveProperty('reading');
+      expect(hosts()).toEqual(both);
     });
-    let host: number | undefined;
-    while (!(host = hosts(service.pid)[0])) await sleep(10);
-    const exited = once(service, 'exit');
-    service.kill('SIGKILL');
-    await exited;
-    // At once, not when the file's reading (some 20 s of CPU) would have ended.
-    await ended(host);
-    expect(running(host)).toBe(false);
+
+    it('fails a reading as unreadable when the process cannot start, and starts one for the next file', async () => {
+      const broken = mkdtempSync(path.join(tmpdir(), 'no-chrt-'));
+      // A directory passes for an executable `chrt` (it is searchable), but the system cannot start it.
+      mkdirSync(path.join(broken, 'chrt'));
+      const searched = process.env.PATH;
+      process.env.PATH = broken;
+      try {
+        expect(await reader.read([Buffer.from('Words.')], 'text', LIMITS)).toEqual({ error: UNREADABLE, crash: 'host EACCES' });
+      } finally {
+        process.env.PATH = searched;
+        rmSync(broken, { recursive: true });
+      }
+      expect(await reader.read([Buffer.from('Words.')], 'text', LIMITS)).toHaveProperty('reading');
+    });
+
+    it('gives a reading up at its deadline without holding the event loop, keeps its process, and reads the next file', async () => {
+      await reader.read([Buffer.from('Words.')], 'text', LIMITS);
+      const [host] = hosts();
+      const delay = monitorEventLoopDelay({ resolution: 10 });
+      delay.enable();
+      const started = Date.now();
+      const outcome = await reader.read(fixture('laborious.pdf'), 'pdf', { ...LIMITS, timeoutMs: 1_000 });
+      expect(Date.now() - started).toBeGreaterThanOrEqual(1_000);
+      expect(outcome).toEqual({ error: 'The file took longer than 1 s to read, and was given up' });
+      expect(await reader.read(fixture('loyalty.md'), 'markdown', LIMITS)).toHaveProperty('reading');
+      delay.disable();
+      expect(delay.max / 1e6).toBeLessThan(100);
+      // The process that was given the file up survives (the next file went to it, or to another while it ended the reading).
+      expect(hosts()).toContain(host);
+      expect(hosts().length).toBeLessThanOrEqual(2);
+    });
+
+    it('refuses a DOCX whose main part (word/doc.bin, as _rels/.rels names it) inflates to 1,000 MiB, its process staying small', async () => {
+      await reader.read([Buffer.from('Words.')], 'text', LIMITS);
+      const [host] = hosts();
+      const { outcome, peakMiB } = await withPeakMemory(host, reader.read([renamedPartBombDocx(1000)], 'docx', LIMITS));
+      expect(outcome).toEqual({ error: 'The Word document expands to more than 100 MiB (a zip bomb, or a document too large to read)' });
+      // The process's size idle (under the test's TypeScript hook, some 160 MiB) and what one reading may add at most.
+      expect(peakMiB).toBeLessThan(PROCESS_BOUND_MIB(LIMITS.memoryMb));
+    });
+
+    it('ends a reading whose memory outside its heap grows past the bound (a PDF stream inflating to 512 MiB), its process staying under it', async () => {
+      const limits = { timeoutMs: 120_000, memoryMb: 128 };
+      await reader.read([Buffer.from('Words.')], 'text', limits);
+      const [host] = hosts();
+      const before = residentMiB(host)!;
+      const { outcome, peakMiB } = await withPeakMemory(host, reader.read([inflatingPdf(512)], 'pdf', limits));
+      expect(outcome).toEqual({ error: 'The file needs more than 128 MiB of memory to read, and was given up' });
+      expect(peakMiB).toBeLessThan(PROCESS_BOUND_MIB(limits.memoryMb));
+      expect(await reader.read(fixture('loyalty.md'), 'markdown', limits)).toHaveProperty('reading');
+      // Afterwards the process holds little more than before: the memory given back, or the process replaced (then it ends).
+      if (hosts().some((pid) => pid !== host)) await ended(host);
+      if (running(host)) expect(residentMiB(host)).toBeLessThan(before + READING_OVERHEAD_MB);
+    }, 150_000);
+
+    it('fails the readings of a process that dies as unreadable, and starts another for the next file', async () => {
+      await reader.read([Buffer.from('Words.')], 'text', LIMITS);
+      const [host] = hosts();
+      const reading = reader.read(fixture('laborious.pdf'), 'pdf', LIMITS);
+      process.kill(host, 'SIGKILL');
+      expect(await reading).toEqual({ error: UNREADABLE, crash: 'host SIGKILL' });
+      expect(await reader.read(fixture('loyalty.md'), 'markdown', LIMITS)).toHaveProperty('reading');
+      const [next] = hosts();
+      expect(next).not.toBe(host);
+    });
+
+    it('ends the process and the readings under way when the service stops, and reads nothing after', async () => {
+      await reader.read([Buffer.from('Words.')], 'text', LIMITS);
+      const [host] = hosts();
+      const reading = reader.read(fixture('laborious.pdf'), 'pdf', LIMITS);
+      reader.beforeApplicationShutdown();
+      await expect(reading).rejects.toThrow('The service is stopping');
+      await ended(host);
+      expect(running(host)).toBe(false);
+      await expect(reader.read([Buffer.from('Words.')], 'text', LIMITS)).rejects.toThrow('The service is stopping');
+      expect(hosts()).toEqual([]);
+    });
+
+    it('ends with the service when the service dies without stopping (killed mid-reading)', async () => {
+      const script = `
+        const { readFileSync } = require('node:fs');
+        const { FileReader } = require(${JSON.stringify(path.join(__dirname, '..', 'src', 'knowledge-bases', 'file-reader.ts'))});
+        void new FileReader().read([readFileSync(${JSON.stringify(path.join(FIXTURES, 'laborious.pdf'))})], 'pdf', { timeoutMs: 60000, memoryMb: 256 });
+        setInterval(() => undefined, 1000);
+      `;
+      const service = spawn(process.execPath, ['-r', path.join(__dirname, '..', 'scripts', 'register.js'), '-e', script], {
+        stdio: 'inherit',
+        // The test's environment (its PATH), which Jest keeps apart from the process's.
+        env: process.env,
+      });
+      let host: number | undefined;
+      while (!(host = hosts(service.pid)[0])) await sleep(10);
+      const exited = once(service, 'exit');
+      service.kill('SIGKILL');
+      await exited;
+      // At once, not when the file's reading (some 20 s of CPU) would have ended: counted in its CPU time, not the
+      // clock's, which a busy machine stretches.
+      let used = 0;
+      while (running(host)) {
+        used = cpuSeconds(host) ?? used;
+        await sleep(10);
+      }
+      expect(used).toBeLessThan(5);
+    }, 120_000);
   });
 });
