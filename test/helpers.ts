@@ -10,6 +10,7 @@ import { Client as PgClient, type Pool } from 'pg';
 import { Database } from '../src/database/database';
 import { freePort, retryWhenPortTaken } from '../scripts/throwaway-postgres';
 import { giveBackJobSchema, takeJobSchema } from './support/job-schemas';
+import { reportSlowRequests } from './support/slow-requests';
 import type { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver';
 
 export interface TestAccount {
@@ -51,6 +52,7 @@ export async function createTestContext(
   // The OpenAPI document is built if a test asks for it, as most never do (0.3 s of CPU an application), unless told.
   const app = await createApp(config, databaseUrl, { logger: options.logger, openApiAtStartup: options.openApiAtStartup ?? false });
   const server = app.getHttpServer();
+  reportSlowRequests(server);
   const accounts = app.get(AccountsService);
   return {
     app,
