@@ -8,6 +8,7 @@ import * as path from 'node:path';
 import { FileReader } from '../src/knowledge-bases/file-reader';
 import { READING_OVERHEAD_MB, UNREADABLE } from '../src/knowledge-bases/file-reading';
 import { inflatingPdf, renamedPartBombDocx } from '../scripts/knowledge-fixtures';
+import { NICE, statFields } from './support/threads';
 
 /**
  * The process that reads files (FileReader): at the lowest CPU priority, one for the service's life, readings given up
@@ -26,8 +27,7 @@ function hosts(parentPid = process.pid): number[] {
     .map(Number)
     .filter((pid) => {
       try {
-        const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-        const parent = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+        const parent = Number(statFields(`/proc/${pid}/stat`)[1]);
         return parent === parentPid && readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('file-reading-host');
       } catch {
         return false; // ended meanwhile
@@ -39,15 +39,13 @@ function hosts(parentPid = process.pid): number[] {
 function scheduling(pid: number): { policy: number; nice: number } {
   const sched = readFileSync(`/proc/${pid}/sched`, 'utf8');
   const field = (name: string) => Number(new RegExp(`^${name}\\s*:\\s*(-?\\d+)`, 'm').exec(sched)![1]);
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  return { policy: field('policy'), nice: Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]) };
+  return { policy: field('policy'), nice: Number(statFields(`/proc/${pid}/stat`)[NICE]) };
 }
 
 /** Whether a process still runs (an ended one may linger as a zombie until its parent, or init, reaps it). */
 function running(pid: number): boolean {
   try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
+    return statFields(`/proc/${pid}/stat`)[0] !== 'Z';
   } catch {
     return false;
   }
@@ -85,12 +83,7 @@ function readlinkSafe(file: string): string | undefined {
 /** The CPU time a process has used (user and system), in seconds; undefined once it has ended. */
 function cpuSeconds(pid: number): number | undefined {
   try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const [utime, stime] = stat
-      .slice(stat.lastIndexOf(')') + 2)
-      .split(' ')
-      .slice(11, 13)
-      .map(Number);
+    const [utime, stime] = statFields(`/proc/${pid}/stat`).slice(11, 13).map(Number);
     return (utime + stime) / CLOCK_TICKS;
   } catch {
     return undefined;

@@ -7,10 +7,22 @@ import { readdirSync, readFileSync } from 'node:fs';
 export function threadNiceness(): number[] {
   return readdirSync('/proc/self/task').flatMap((tid) => {
     try {
-      const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
-      return [Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16])];
+      return [Number(statFields(`/proc/self/task/${tid}/stat`)[NICE])];
     } catch {
       return [];
     }
   });
+}
+
+/** Index of the niceness among statFields' fields (field 19 of proc(5)). */
+export const NICE = 16;
+
+/**
+ * The fields of a /proc stat file (`/proc/PID/stat`, or a thread's) after the command's name, so from the state on:
+ * index 0 is field 3 of proc(5). The name, in parentheses, may hold spaces and parentheses itself. Throws once the
+ * process or thread has ended.
+ */
+export function statFields(file: string): string[] {
+  const stat = readFileSync(file, 'utf8');
+  return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
 }
