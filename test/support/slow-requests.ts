@@ -18,6 +18,8 @@ export function reportSlowRequests(server: Server): void {
       const path = (request.url ?? '').split('?')[0];
       report(`${request.method} ${path} unanswered after ${SLOW_MS} ms (body ${request.complete ? 'whole' : 'not whole'})`);
     }, SLOW_MS).unref();
+    // Sent, or its connection closed (a response Express writes for an upgrade request has no `close`).
+    response.once('finish', () => clearTimeout(timer));
     response.once('close', () => clearTimeout(timer));
   });
   const close = server.close.bind(server);
