@@ -51,20 +51,20 @@ function running(pid: number): boolean {
   }
 }
 
+/** Resolves once `condition` no longer holds, or after `withinMs`. */
+async function waitWhile(condition: () => boolean, withinMs: number): Promise<void> {
+  const deadline = Date.now() + withinMs;
+  while (condition() && Date.now() < deadline) await sleep(10);
+}
+
 /**
  * Resolves once the process has ended, or after `withinMs`: long enough for a process at the lowest priority to be
  * given a core on a busy machine, shorter than laborious.pdf's reading (some 20 s of CPU).
  */
-async function ended(pid: number, withinMs = 15_000): Promise<void> {
-  const deadline = Date.now() + withinMs;
-  while (running(pid) && Date.now() < deadline) await sleep(10);
-}
+const ended = (pid: number, withinMs = 15_000) => waitWhile(() => running(pid), withinMs);
 
 /** Resolves once the process has ended and been reaped (its exit handled by its parent, this process), or after `withinMs`. */
-async function gone(pid: number, withinMs = 15_000): Promise<void> {
-  const deadline = Date.now() + withinMs;
-  while (existsSync(`/proc/${pid}`) && Date.now() < deadline) await sleep(10);
-}
+const gone = (pid: number, withinMs = 15_000) => waitWhile(() => existsSync(`/proc/${pid}`), withinMs);
 
 /** Watches the reader's log for a process replaced at its request (it exits once the reader lets it go), and one that ended otherwise. */
 function watchHostEnds(): { replaced: jest.SpyInstance; died: jest.SpyInstance } {
