@@ -1,6 +1,7 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
-import { Body, Controller, Get, HttpCode, INestApplication, Module, Post, Query, Req, Res } from '@nestjs/common';
+import { Body, Controller, Get, Header, HttpCode, INestApplication, Module, Post, Query, Req, Res } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
+import { ExpressAdapter } from '@nestjs/platform-express';
 import type { Express, Request, Response } from 'express';
 import request from 'supertest';
 import { ApiExpressAdapter } from '../src/common/api-express-adapter';
@@ -21,6 +22,17 @@ class ProbeController {
   @HttpCode(200)
   echo(@Body() body: unknown) {
     return body;
+  }
+
+  @Get('typed')
+  @Header('Content-Type', 'application/vnd.example+json')
+  typed() {
+    return { typed: true };
+  }
+
+  @Get('text')
+  text() {
+    return 'plain';
   }
 }
 
@@ -67,6 +79,48 @@ describe('the HTTP server of ApiExpressAdapter', () => {
       .post('/probe/echo')
       .send({ name: 'Asha', list: [1, 2] })
       .expect(200, { name: 'Asha', list: [1, 2] });
+  });
+
+  it("sends a handler's result as Express's own adapter does: status, headers and bytes, HEAD, conditional requests, a handler's Content-Type", async () => {
+    const express = await NestFactory.create(ProbeModule, new ExpressAdapter(), { logger: false });
+    for (const each of [app, express]) (each.getHttpAdapter().getInstance() as Express).set('etag', false); // as createApp does
+    await express.init();
+    const answer = async (
+      target: INestApplication,
+      method: 'get' | 'head' | 'post',
+      path: string,
+      headers: Record<string, string> = {},
+    ) => {
+      const client = request(target.getHttpServer());
+      const response = await client[method](path)
+        .set(headers)
+        .send(method === 'post' ? { name: 'Āśā 😀', list: [1, 2] } : undefined)
+        .buffer(true)
+        .parse((res, done) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (chunk: Buffer) => chunks.push(chunk)).on('end', () => done(null, Buffer.concat(chunks)));
+        });
+      const { date: _date, ...kept } = response.headers;
+      return { status: response.status, headers: kept, body: (response.body as Buffer | undefined)?.toString('utf8') ?? '' };
+    };
+    try {
+      const cases: [method: 'get' | 'head' | 'post', path: string, headers?: Record<string, string>][] = [
+        ['get', '/probe/express?q=%C3%A9%E2%82%AC'],
+        ['head', '/probe/express?q=%C3%A9%E2%82%AC'],
+        ['post', '/probe/echo'],
+        ['get', '/probe/express', { 'If-None-Match': '*' }],
+        ['get', '/probe/express', { 'If-Modified-Since': new Date(Date.now() + 60_000).toUTCString() }],
+        ['get', '/probe/typed'],
+        ['get', '/probe/text'],
+      ];
+      for (const [method, path, headers] of cases) {
+        const ours = await answer(app, method, path, headers);
+        expect({ method, path, ...ours }).toEqual({ method, path, ...(await answer(express, method, path, headers)) });
+      }
+      expect((await answer(app, 'get', '/probe/express?q=%C3%A9')).headers['content-type']).toBe('application/json; charset=utf-8');
+    } finally {
+      await express.close();
+    }
   });
 
   it('refuses the server options it does not implement instead of ignoring them', async () => {

@@ -1,5 +1,6 @@
 import * as http from 'node:http';
-import { NestApplicationOptions } from '@nestjs/common';
+import type { ServerResponse } from 'node:http';
+import { NestApplicationOptions, StreamableFile } from '@nestjs/common';
 import { ExpressAdapter } from '@nestjs/platform-express';
 import type { Express } from 'express';
 import { mappedReply, SENDS_MAPPED_REPLIES } from './responds';
@@ -52,8 +53,36 @@ export class ApiExpressAdapter extends ExpressAdapter {
     );
   }
 
-  /** Nest's own, for the body its route's mapper makes of a handler's result (ResponseMapping, mappedReply). */
+  /**
+   * The body its route's mapper makes of a handler's result (ResponseMapping, mappedReply), sent as JSON by this
+   * method (sendJson) when it is an object and nothing else was asked for, else by Nest's own.
+   */
   override reply(response: unknown, body: unknown, statusCode?: number): unknown {
-    return super.reply(response, mappedReply(response as object, body), statusCode);
+    const mapped = mappedReply(response as object, body);
+    if (!isPlainJsonReply(response as ServerResponse, mapped)) return super.reply(response, mapped, statusCode);
+    sendJson(response as ServerResponse, mapped, statusCode);
+    return undefined;
   }
+}
+
+/**
+ * Whether a reply is an object or an array to send as JSON to an unconditional request whose handler chose no
+ * Content-Type: what almost every route answers. Express's `res.json` would send the same bytes and headers, after
+ * a MIME lookup, two parses of the Content-Type and a check of the request's freshness, about 14 µs of the one-row
+ * read's path (docs/benchmarks.md, "The read path (issue 41)"). A conditional request (Express answers it 304 when
+ * it may) and a handler's own Content-Type go through Nest's reply, as before.
+ */
+function isPlainJsonReply(response: ServerResponse, body: unknown): body is object {
+  if (typeof body !== 'object' || body === null || body instanceof StreamableFile || body instanceof Error || Buffer.isBuffer(body)) return false;
+  const headers = response.req.headers;
+  return response.getHeader('Content-Type') === undefined && !headers['if-none-match'] && !headers['if-modified-since'];
+}
+
+/** A JSON response as Express's `res.json` sends it (no ETag: the application disables them). */
+function sendJson(response: ServerResponse, body: object, statusCode: number | undefined): void {
+  const json = JSON.stringify(body);
+  if (statusCode !== undefined) response.statusCode = statusCode;
+  response.setHeader('Content-Type', 'application/json; charset=utf-8');
+  response.setHeader('Content-Length', Buffer.byteLength(json));
+  response.end(json); // Node sends no body to a HEAD request
 }
