@@ -143,6 +143,12 @@ interface FixedThrottler extends ThrottlerOptions {
   getTracker: (request: TrackedRequest) => string;
 }
 
+/** A throttler's counter for a tracker: one per tracker across all routes (the library's default keeps one per route). */
+export const counterKey = (throttlerName: string, tracker: string) => `${throttlerName}:${tracker}`;
+
+/** The widget throttler's tracker: what the request names (widgetCounterOf) and the client's address (clientAddressKey). */
+export const widgetTracker = (counter: string, addressKey: string) => `${counter}|${addressKey}`;
+
 /** Authenticated routes, per account. */
 function accountThrottler(config: AppConfig): FixedThrottler {
   return {
@@ -164,7 +170,7 @@ function widgetThrottler(config: AppConfig): FixedThrottler {
     limit: config.widgetRateLimit,
     ttl: config.widgetRateLimitWindowSeconds * 1000,
     skipIf: (context) => !isWidgetRateLimited(context),
-    getTracker: (request: TrackedRequest) => `${widgetCounterOf(request)}|${clientAddressKey(request)}`,
+    getTracker: (request: TrackedRequest) => widgetTracker(widgetCounterOf(request), clientAddressKey(request)),
   };
 }
 
@@ -199,14 +205,14 @@ export class RateLimitGuard extends ThrottlerGuard {
   }
 
   /**
-   * One counter per tracker across all routes (the library's default keeps one per route); for the `account`
-   * throttler, the counter's state kept on the request (RateLimitState) and sent in the rate-limit headers.
+   * Counts the request in its tracker's counter (counterKey); for the `account` throttler, the counter's state kept
+   * on the request (RateLimitState) and sent in the rate-limit headers.
    */
   private async count(context: ExecutionContext, throttler: FixedThrottler): Promise<void> {
     const { req, res } = this.getRequestResponse(context);
     const { name, limit, ttl } = throttler;
     const tracker = throttler.getTracker(req);
-    const key = `${name}:${tracker}`;
+    const key = counterKey(name, tracker);
     const record = await this.storageService.increment(key, ttl, limit, ttl, name);
     if (name === 'account') {
       const state = rateLimitState(limit, ttl / 1000, record);
