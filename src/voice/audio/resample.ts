@@ -8,14 +8,6 @@ const MAX_RATE = 192_000;
  */
 const DOWN_EDGES = { pass: 0.6, stop: 0.92 };
 const UP_EDGES = { pass: 0.8, stop: 1 };
-/**
- * Going up by a whole factor (8 → 16 kHz, a phone line's audio): a half-band design, its transition band centred on
- * the old Nyquist frequency, so that the sinc's zeros fall on the input's samples. Every `up`-th output is then an
- * input sample as it was, and the others read a filter half as long (12 taps rather than 24 when doubling): 43 % of
- * the time of UP_EDGES, measured (docs/benchmarks.md, "Phone calls"). What lies in the input's top fifth (3.2–4 kHz
- * from 8 kHz, above a telephone channel's 3.4 kHz) leaves images between 4 and 4.8 kHz, 6 to 40 dB down.
- */
-const WHOLE_UP_EDGES = { pass: 0.8, stop: 1.2 };
 /** Attenuation in the stop band: what is folded back into the band by going down is this far below the signal. */
 const STOP_DB = 40;
 /**
@@ -52,8 +44,6 @@ interface Filter {
   halfWidth: number;
   /** taps[phase · 2·halfWidth + k]: the weight of input sample floor(t) - halfWidth + 1 + k for output time t. */
   taps: Float32Array;
-  /** Phase 0 is the input sample itself (WHOLE_UP_EDGES): it is copied rather than filtered. */
-  copiesPhaseZero: boolean;
 }
 
 const filters = new Map<string, Filter>();
@@ -64,8 +54,7 @@ function design(from: number, to: number): Filter {
   const up = to / divisor;
   const down = from / divisor;
   const nyquist = Math.min(from, to) / 2;
-  const copiesPhaseZero = down === 1;
-  const edges = to < from ? DOWN_EDGES : copiesPhaseZero ? WHOLE_UP_EDGES : UP_EDGES;
+  const edges = to < from ? DOWN_EDGES : UP_EDGES;
   const transition = ((edges.stop - edges.pass) * nyquist) / from; // in cycles per input sample
   const cutoff = (((edges.pass + edges.stop) / 2) * nyquist) / from;
   const length = (STOP_DB - 7.95) / (14.36 * transition);
@@ -86,7 +75,7 @@ function design(from: number, to: number): Filter {
     const sum = row.reduce((total, weight) => total + weight, 0);
     for (let k = 0; k < width; k++) row[k] /= sum; // unity gain at DC in every phase
   }
-  return { up, down, phases, halfWidth, taps, copiesPhaseZero };
+  return { up, down, phases, halfWidth, taps };
 }
 
 function filterFor(from: number, to: number): Filter {
@@ -101,11 +90,11 @@ function filterFor(from: number, to: number): Filter {
 
 /**
  * Converts 16-bit mono PCM from one rate to another, chunk by chunk: the one place where the service changes
- * rates. A windowed-sinc low-pass keeps what is above the new Nyquist frequency from folding back into speech when
- * going down (from 48, 24 or 22.05 kHz to 16 kHz: flat to 4.8 kHz, -40 dB from 7.4 kHz), and the input's images out
- * when going up (by a whole factor, from 4.8 kHz: WHOLE_UP_EDGES). Stateful: any split of the input into chunks gives
- * the same samples as one call, each output as soon as its window of input has arrived (`halfWidth` samples late);
- * `flush()` gives the rest at the end of a stream.
+ * rates. A windowed-sinc low-pass keeps what is above the new Nyquist frequency
+ * from folding back into speech when going down (from 48, 24 or 22.05 kHz to 16 kHz: flat to 4.8 kHz, -40 dB
+ * from 7.4 kHz), and the input's images out when going up. Stateful: any split of the
+ * input into chunks gives the same samples as one call, each output as soon as its window of input has arrived
+ * (`halfWidth` samples late); `flush()` gives the rest at the end of a stream.
  */
 export class Resampler {
   private readonly filter: Filter | undefined;
@@ -136,7 +125,7 @@ export class Resampler {
     const filter = this.filter;
     if (!filter) return input;
     this.append(input);
-    const { up, down, phases, taps, halfWidth, copiesPhaseZero } = filter;
+    const { up, down, phases, taps, halfWidth } = filter;
     const width = 2 * halfWidth;
     const history = this.history;
     const ready = this.historyLength - width + 1; // an output at time t reads up to floor(t) + halfWidth
@@ -145,12 +134,7 @@ export class Resampler {
     let position = this.position;
     for (let n = 0; n < count; n++, position += down) {
       const start = Math.floor(position / up);
-      const phase = position % up;
-      if (phase === 0 && copiesPhaseZero) {
-        output[n] = history[start + halfWidth - 1];
-        continue;
-      }
-      const base = Math.floor((phase * phases) / up) * width;
+      const base = Math.floor(((position % up) * phases) / up) * width;
       // Four sums rather than one: the additions no longer wait for each other (about a third faster).
       let a = 0;
       let b = 0;
