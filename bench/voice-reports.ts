@@ -26,6 +26,31 @@ export function stageFigures(turns: Record<string, number>[], stage: string) {
   return { p50: round(percentile(values, 0.5)), p99: round(percentile(values, 0.99)), max: round(Math.max(...values)) };
 }
 
+/** A turn's stages in their order (src/voice/pipeline/turn-timing.ts), each timed from the end of the utterance. */
+const STAGES = ['heardMs', 'acceptedMs', 'firstTextMs', 'synthesisMs', 'firstSpeechMs', 'firstAudioMs'] as const;
+
+/**
+ * Where the turns' time went: for each stage, p50, p90 and p99 of the milliseconds since the stage before it; and
+ * the turns whose first audio took longer than `targetMs`, counted by the stage that took them the longest (what
+ * made the tail: docs/benchmarks.md, "Where the tail comes from").
+ */
+export function stageIncrements(turns: Record<string, number>[], targetMs: number) {
+  const increment = (turn: Record<string, number>, index: number) => turn[STAGES[index]] - (index === 0 ? 0 : turn[STAGES[index - 1]]);
+  const whole = turns.filter((turn) => STAGES.every((stage) => turn[stage] !== undefined));
+  const incrementsMs = Object.fromEntries(
+    STAGES.map((stage, index) => {
+      const values = whole.map((turn) => increment(turn, index));
+      return [stage, { p50: round(percentile(values, 0.5)), p90: round(percentile(values, 0.9)), p99: round(percentile(values, 0.99)) }];
+    }),
+  );
+  const overTargetByLongestStage: Record<string, number> = {};
+  for (const turn of whole.filter((turn) => turn.firstAudioMs > targetMs)) {
+    const longest = STAGES.reduce((best, _, index) => (increment(turn, index) > increment(turn, best) ? index : best), 0);
+    overTargetByLongestStage[STAGES[longest]] = (overTargetByLongestStage[STAGES[longest]] ?? 0) + 1;
+  }
+  return { turns: whole.length, incrementsMs, targetMs, overTargetByLongestStage };
+}
+
 export interface ClockReport {
   ticks: number;
   lateMs: { p50: number; p99: number; max: number };
