@@ -6,6 +6,7 @@
 import { fork } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { TURN_STAGES } from '../src/voice/pipeline/turn-timing';
 import { percentile, round } from './stats';
 
 const ROOT = path.resolve(__dirname, '..');
@@ -26,27 +27,25 @@ export function stageFigures(turns: Record<string, number>[], stage: string) {
   return { p50: round(percentile(values, 0.5)), p99: round(percentile(values, 0.99)), max: round(Math.max(...values)) };
 }
 
-/** A turn's stages in their order (src/voice/pipeline/turn-timing.ts), each timed from the end of the utterance. */
-const STAGES = ['heardMs', 'acceptedMs', 'firstTextMs', 'synthesisMs', 'firstSpeechMs', 'firstAudioMs'] as const;
-
 /**
  * Where the turns' time went: for each stage, p50, p90 and p99 of the milliseconds since the stage before it; and
  * the turns whose first audio took longer than `targetMs`, counted by the stage that took them the longest (what
  * made the tail: docs/benchmarks.md, "Where the tail comes from").
  */
 export function stageIncrements(turns: Record<string, number>[], targetMs: number) {
-  const increment = (turn: Record<string, number>, index: number) => turn[STAGES[index]] - (index === 0 ? 0 : turn[STAGES[index - 1]]);
-  const whole = turns.filter((turn) => STAGES.every((stage) => turn[stage] !== undefined));
+  const increment = (turn: Record<string, number>, index: number) =>
+    turn[TURN_STAGES[index]] - (index === 0 ? 0 : turn[TURN_STAGES[index - 1]]);
+  const whole = turns.filter((turn) => TURN_STAGES.every((stage) => turn[stage] !== undefined));
   const incrementsMs = Object.fromEntries(
-    STAGES.map((stage, index) => {
+    TURN_STAGES.map((stage, index) => {
       const values = whole.map((turn) => increment(turn, index));
       return [stage, { p50: round(percentile(values, 0.5)), p90: round(percentile(values, 0.9)), p99: round(percentile(values, 0.99)) }];
     }),
   );
   const overTargetByLongestStage: Record<string, number> = {};
   for (const turn of whole.filter((turn) => turn.firstAudioMs > targetMs)) {
-    const longest = STAGES.reduce((best, _, index) => (increment(turn, index) > increment(turn, best) ? index : best), 0);
-    overTargetByLongestStage[STAGES[longest]] = (overTargetByLongestStage[STAGES[longest]] ?? 0) + 1;
+    const longest = TURN_STAGES.reduce((best, _, index) => (increment(turn, index) > increment(turn, best) ? index : best), 0);
+    overTargetByLongestStage[TURN_STAGES[longest]] = (overTargetByLongestStage[TURN_STAGES[longest]] ?? 0) + 1;
   }
   return { turns: whole.length, incrementsMs, targetMs, overTargetByLongestStage };
 }

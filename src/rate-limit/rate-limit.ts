@@ -146,6 +146,9 @@ interface FixedThrottler extends ThrottlerOptions {
 /** A throttler's counter for a tracker: one per tracker across all routes (the library's default keeps one per route). */
 export const counterKey = (throttlerName: string, tracker: string) => `${throttlerName}:${tracker}`;
 
+/** The public widget routes' throttler (and the voice socket's, VoiceGateway): its name, in its counters' keys. */
+export const WIDGET_THROTTLER = 'widget';
+
 /** The widget throttler's tracker: what the request names (widgetCounterOf) and the client's address (clientAddressKey). */
 export const widgetTracker = (counter: string, addressKey: string) => `${counter}|${addressKey}`;
 
@@ -166,7 +169,7 @@ function accountThrottler(config: AppConfig): FixedThrottler {
  */
 function widgetThrottler(config: AppConfig): FixedThrottler {
   return {
-    name: 'widget',
+    name: WIDGET_THROTTLER,
     limit: config.widgetRateLimit,
     ttl: config.widgetRateLimitWindowSeconds * 1000,
     skipIf: (context) => !isWidgetRateLimited(context),

@@ -10,7 +10,7 @@ import { AppConfig } from '../config/config';
 import { InjectConfig } from '../config/config.module';
 import { ConversationTalk } from '../conversations/conversation-talk.service';
 import { RATE_LIMIT_STORAGE, RateLimitStorage } from '../rate-limit/rate-limit-storage';
-import { clientAddressKey, counterKey, retryAfterSeconds, widgetTracker } from '../rate-limit/rate-limit';
+import { clientAddressKey, counterKey, retryAfterSeconds, WIDGET_THROTTLER, widgetTracker } from '../rate-limit/rate-limit';
 import { VoiceCalls } from './voice-call';
 import { NO_ROOM_RETRY_AFTER_SECONDS, VoiceCapacity } from './voice-capacity';
 import { VoiceCredentialLimit, VoiceRequest } from './voice-credential-limit';
@@ -155,7 +155,8 @@ export class VoiceGateway implements OnApplicationBootstrap, BeforeApplicationSh
   private async overRateLimit(conversationId: string, address: string): Promise<number> {
     const { widgetRateLimit: limit, widgetRateLimitWindowSeconds: windowSeconds } = this.config;
     const ttl = windowSeconds * 1000;
-    const record = await this.rateLimits.increment(counterKey('widget', widgetTracker(conversationId, address)), ttl, limit, ttl, 'widget');
+    const key = counterKey(WIDGET_THROTTLER, widgetTracker(conversationId, address));
+    const record = await this.rateLimits.increment(key, ttl, limit, ttl, WIDGET_THROTTLER);
     return record.isBlocked ? retryAfterSeconds(record.timeToBlockExpire) : 0;
   }
 

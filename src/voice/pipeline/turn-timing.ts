@@ -1,19 +1,13 @@
 import type { TurnLatency } from '../../calls/call.entity';
 
-/** The stages of a turn's way to its reply, each noted in ms since the turn ended (the debug log's `voiceTurn`). */
-export type TurnStage =
-  /** Speech-to-text answered (0 for a typed message). */
-  | 'heardMs'
-  /** The visitor's message was accepted. */
-  | 'acceptedMs'
-  /** The model's first piece of the reply. */
-  | 'firstTextMs'
-  /** The reply's first synthesis request started. */
-  | 'synthesisMs'
-  /** Its first synthesised audio came. */
-  | 'firstSpeechMs'
-  /** The reply's first frame was sent to the visitor. */
-  | 'firstAudioMs';
+/**
+ * The stages of a turn's way to its reply, in their order, each noted in ms since the turn ended (the debug log's
+ * `voiceTurn`): speech-to-text answered (0 for a typed message); the visitor's message accepted; the model's first
+ * piece of the reply; the reply's first synthesis request started; its first synthesised audio came; the reply's
+ * first frame sent to the visitor.
+ */
+export const TURN_STAGES = ['heardMs', 'acceptedMs', 'firstTextMs', 'synthesisMs', 'firstSpeechMs', 'firstAudioMs'] as const;
+export type TurnStage = (typeof TURN_STAGES)[number];
 
 const tenth = (ms: number) => Math.round(ms * 10) / 10;
 
