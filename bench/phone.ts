@@ -20,7 +20,9 @@
  * - The codec's cost (`codecCost`): MulawCodec.decode, the call's 8 → 16 kHz resampler and MulawCodec.encode
  *   (16 → 8 kHz and μ-law) over one minute of a call's audio, in CPU µs per call-minute.
  *
- * Options: --calls 100 --seconds 40 [--tts stand-in: the speech stand-in's voice, as bench/voice.ts] [--codec-only]. Writes bench/results/<date>-phone.json and prints a summary.
+ * Options: --calls 100 --seconds 40 [--tts stand-in: the speech stand-in's voice, as bench/voice.ts] [--codec-only]
+ * [--out NAME: the result's file name in bench/results, instead of <date>-phone-<calls>[-tts-stand-in].json, so that
+ * a run taken to compare does not replace a committed result]. Writes the result there and prints it.
  */
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -34,7 +36,7 @@ import { fixture } from '../test/support/voice-audio';
 import { median, round } from './stats';
 import { clockFigures, serviceReports, stageFigures, stageIncrements, startStandIns } from './voice-reports';
 import { postJson, startVoiceBenchService, VoiceBenchService } from './voice-service';
-import { numberOption } from './options';
+import { numberOption, stringOption } from './options';
 
 const ROOT = path.resolve(__dirname, '..');
 const CALLERS_NICENESS = 19;
@@ -226,7 +228,7 @@ async function main(): Promise<void> {
   const calls = numberOption('calls', 100);
   const seconds = numberOption('seconds', 40);
   // --tts stand-in: the speech stand-in's tone instead of the built-in voice, as bench/voice.ts runs (what the phone's edge adds to it).
-  const tts = process.argv.includes('--tts') && process.argv[process.argv.indexOf('--tts') + 1] === 'stand-in' ? 'stand-in' : 'builtin';
+  const tts = stringOption('tts') === 'stand-in' ? 'stand-in' : 'builtin';
   const codec = codecCost();
   log(`codec: ${JSON.stringify(codec.microsPerCallMinute)} µs per call-minute`);
   if (process.argv.includes('--codec-only')) return void console.log(JSON.stringify(codec, null, 2));
@@ -314,12 +316,11 @@ async function main(): Promise<void> {
       cpuCores: round(cpu / seconds),
       codec,
     };
-    const file = path.join(
-      ROOT,
-      'bench',
-      'results',
+    const name = stringOption(
+      'out',
       `${new Date().toISOString().slice(0, 10)}-phone-${calls}${tts === 'builtin' ? '' : '-tts-stand-in'}.json`,
     );
+    const file = path.join(ROOT, 'bench', 'results', path.basename(name));
     fs.writeFileSync(file, `${JSON.stringify(result, null, 2)}\n`);
     console.log(JSON.stringify(result, null, 2));
     log(`wrote ${path.relative(ROOT, file)}`);
