@@ -101,6 +101,18 @@ describe('the agent voice (pacing, what was heard, interruption)', () => {
     await waiting;
   });
 
+  it('knows how long what it has not played yet lasts: queued, sent ahead, and a partial frame', () => {
+    const { voice, sink } = voiceOn('clock');
+    expect(voice.aheadMs).toBe(0);
+    voice.enqueue(speech(30));
+    voice.enqueue(new Int16Array(FRAME_SAMPLES / 2)); // LEAD_FRAMES sent, the rest queued, half a frame partial
+    expect(voice.aheadMs).toBe(30.5 * 20);
+    run(voice, sink, 1); // one frame played, one more sent
+    expect(voice.aheadMs).toBe(29.5 * 20);
+    voice.clear();
+    expect(voice.aheadMs).toBe(0);
+  });
+
   it('is idle once everything enqueued has played', async () => {
     const { voice, sink } = voiceOn('clock');
     voice.enqueue(speech(3));

@@ -245,6 +245,22 @@ describe('BuiltinTextToSpeech', () => {
       expect(threads.workers).toHaveLength(2);
     });
 
+    it('serves a caller waiting in silence before sentences that other callers need only once theirs has played', async () => {
+      const queued = new WatchedThreads();
+      const one = builtin({ spawn: queued.spawn });
+      // The thread is busy with a long text; meanwhile three sentences wait, the one needed now asked for last.
+      const speeches = [
+        speak(one, request(LONG_TEXT)),
+        speak(one, { ...request(SENTENCES['en-US']), slackMs: 5_000 }),
+        speak(one, { ...request(SENTENCES['en-IN'], 'en-IN'), slackMs: 3_000 }),
+        speak(one, request(SENTENCES['hi-IN'], 'hi-IN')),
+      ];
+      await Promise.all(speeches);
+      // Requests are numbered from 1 in the order asked.
+      expect(queued.replies.filter((reply) => reply.kind === 'end').map((reply) => reply.id)).toEqual([1, 4, 3, 2]);
+      await one.close();
+    });
+
     it('synthesises in its worker threads, not on the event loop', async () => {
       const speeches = Array.from({ length: 20 }, (_, index) =>
         request(`${SENTENCES['en-US']} ${SENTENCES['hi-IN']}`, index % 2 ? 'en-US' : 'hi-IN', index % 3 ? 'arya' : 'karun'),

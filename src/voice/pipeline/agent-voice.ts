@@ -1,5 +1,5 @@
 import type { CallTransport } from '../voice-call';
-import { FRAME_SAMPLES } from '../voice-format';
+import { FRAME_MS, FRAME_SAMPLES } from '../voice-format';
 
 /**
  * Frames sent ahead of what the far end has played: enough to ride out network jitter, little to drop on a
@@ -141,6 +141,12 @@ export class AgentVoice {
     this.framesPlayed = Math.min(this.framesSent, Math.max(this.framesPlayed, Number(match[2])));
     this.sendAhead();
     this.wakeWaiters();
+  }
+
+  /** How long the audio enqueued and not yet played lasts: the silence a sentence synthesised now may take to come. */
+  get aheadMs(): number {
+    const frames = this.queued.length + this.framesSent - this.framesPlayed + this.partialLength / FRAME_SAMPLES;
+    return frames * FRAME_MS;
   }
 
   /** Whether any of the reply has reached the recording yet (its first frame): where it starts in it. */

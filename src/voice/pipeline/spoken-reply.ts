@@ -141,7 +141,8 @@ export class SpokenReply {
     const resampler = new Resampler(tts.sampleRate, VOICE_SAMPLE_RATE);
     this.options.mark?.('synthesisMs');
     try {
-      for await (const chunk of tts.synthesize({ text: sentence, ...speaker, signal: this.signal })) {
+      const speech = { text: sentence, ...speaker, signal: this.signal, slackMs: voice.aheadMs };
+      for await (const chunk of tts.synthesize(speech)) {
         if (this.interrupted) return;
         this.options.mark?.('firstSpeechMs');
         voice.enqueue(resampler.process(chunk));

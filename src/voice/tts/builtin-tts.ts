@@ -1,4 +1,5 @@
 import { Logger, OnApplicationShutdown } from '@nestjs/common';
+import { performance } from 'node:perf_hooks';
 import { Worker } from 'node:worker_threads';
 import { AppConfig } from '../../config/config';
 import { SpeechProviderFailure } from '../provider-failure';
@@ -48,6 +49,8 @@ class SpeechJob {
     readonly id: number,
     readonly text: string,
     readonly voice: string,
+    /** When its listener would hear a gap without its audio (performance.now()): the queue serves the earliest first. */
+    readonly neededAt: number,
   ) {}
 
   get settled(): boolean {
@@ -122,8 +125,10 @@ class EspeakThread {
     return this.queue.length + (this.current ? 1 : 0);
   }
 
+  /** Queues a job behind those needed no later than it (a reply's first sentence goes before sentences still to play). */
   enqueue(job: SpeechJob): void {
-    this.queue.push(job);
+    const later = this.queue.findIndex((queued) => queued.neededAt > job.neededAt);
+    this.queue.splice(later === -1 ? this.queue.length : later, 0, job);
     this.dispatch();
   }
 
@@ -185,6 +190,8 @@ class EspeakThread {
  * The built-in voice (TTS_PROVIDER=builtin): espeak-ng compiled to JavaScript by Emscripten, offline, speaking
  * every reply language, in up to TTS_WORKERS worker threads so that synthesis never holds the event loop. A job
  * goes to the least busy thread and streams its audio back chunk by chunk; an abort stops espeak within one chunk.
+ * A thread's queue is ordered by when each job's audio is needed (its request's `slackMs`): a caller waiting in
+ * silence for a reply's first sentence goes before the later sentences of other calls, whose previous ones still play.
  *
  * Threads start lazily, one more only when every running one is busy: each holds espeak's whole voice data, its
  * heap and its compiled code (bench/voice-tts.ts measures them), which an instance that never speaks (text-only
@@ -214,11 +221,11 @@ export class BuiltinTextToSpeech extends TextToSpeech implements OnApplicationSh
     return new BuiltinTextToSpeech({ espeakPath, workers: config.voice.ttsWorkers, timeoutMs: config.voice.ttsTimeoutMs });
   }
 
-  async *synthesize({ text, voice, language, signal }: SpeechRequest): AsyncGenerator<Int16Array> {
+  async *synthesize({ text, voice, language, signal, slackMs = 0 }: SpeechRequest): AsyncGenerator<Int16Array> {
     const spoken = withoutMarkup(text);
     if (signal.aborted || !spoken.trim()) return;
     if (this.closed) throw new SpeechProviderFailure('connection');
-    const job = new SpeechJob(this.nextId(), spoken, espeakVoice(voice, language));
+    const job = new SpeechJob(this.nextId(), spoken, espeakVoice(voice, language), performance.now() + slackMs);
     const stop = () => this.stop(job, 'stopped');
     signal.addEventListener('abort', stop, { once: true });
     job.expireAfter(this.options.timeoutMs, () => this.cancel(job));

@@ -7,6 +7,11 @@ export interface SpeechRequest {
   language: ReplyLanguage;
   /** Aborted when the visitor interrupts or the turn is abandoned: the synthesis stops and the iteration ends. */
   signal: AbortSignal;
+  /**
+   * How long the listener can wait for this audio without hearing a gap: the audio still to play before it (0, the
+   * default: they are waiting now). A provider that queues requests serves the one with the least slack first.
+   */
+  slackMs?: number;
 }
 
 /**
