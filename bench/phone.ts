@@ -21,6 +21,7 @@
  *   (16 → 8 kHz and μ-law) over one minute of a call's audio, in CPU µs per call-minute.
  *
  * Options: --calls 100 --seconds 40 [--tts stand-in: the speech stand-in's voice, as bench/voice.ts] [--codec-only]
+ * [--sentences N: replies of N sentences, 1 to 4 (default 1, the reply the results were measured with)]
  * [--out NAME: the result's file name in bench/results, instead of <date>-phone-<calls>[-tts-stand-in].json, so that
  * a run taken to compare does not replace a committed result]. Writes the result there and prints it.
  */
@@ -36,6 +37,7 @@ import { fixture } from '../test/support/voice-audio';
 import { median, round } from './stats';
 import { clockFigures, serviceReports, stageFigures, stageIncrements, startStandIns } from './voice-reports';
 import { postJson, startVoiceBenchService, VoiceBenchService } from './voice-service';
+import { REPLY_PIECES } from './voice-stand-ins';
 import { numberOption, stringOption } from './options';
 
 const ROOT = path.resolve(__dirname, '..');
@@ -44,6 +46,8 @@ const CALLERS_NICENESS = 19;
 const FIRST_MEDIA_TARGET_MS = 50;
 /** About one caller's cycle: the question (2.4 s), the end of turn, the reply, a pause of 1–2 s. */
 const CYCLE_MS = 8_000;
+/** The sentences after the stand-in's usual one, for --sentences (each synthesised while the one before it plays). */
+const MORE_SENTENCES = [' On Sundays we open at ten.', ' The kitchen closes an hour earlier, at five.', ' You can book a table online.'];
 const log = (line: string) => process.stderr.write(`[bench:phone] ${line}\n`);
 /** Set once the callers hang up at the end: a stream closed before is an early close. */
 let hangingUp = false;
@@ -233,7 +237,8 @@ async function main(): Promise<void> {
   log(`codec: ${JSON.stringify(codec.microsPerCallMinute)} µs per call-minute`);
   if (process.argv.includes('--codec-only')) return void console.log(JSON.stringify(codec, null, 2));
   const load = os.loadavg().map((value) => round(value));
-  const standIns = await startStandIns();
+  const sentences = Math.min(1 + MORE_SENTENCES.length, Math.max(1, numberOption('sentences', 1)));
+  const standIns = await startStandIns(sentences > 1 ? [...REPLY_PIECES, ...MORE_SENTENCES.slice(0, sentences - 1)] : undefined);
   const twilio = await FakeTwilio.start();
   let bench: VoiceBenchService | undefined;
   const callers: Caller[] = [];
@@ -298,7 +303,7 @@ async function main(): Promise<void> {
       node: process.version,
       cpus: os.cpus().length,
       loadAverageBefore: load,
-      options: { calls, seconds, callsBeganOverMs: CYCLE_MS, tts },
+      options: { calls, seconds, callsBeganOverMs: CYCLE_MS, tts, sentences },
       turns: reports.turns.length,
       endOfTurnToFirstMediaMs: stageFigures(reports.turns, 'firstAudioMs'),
       // The way there: transcript in, message accepted, the reply's first text, its first synthesised audio.
