@@ -35,9 +35,8 @@ import { FakeAccount, FakeCall, FakeNumber, FakeTwilio } from '../test/support/f
 import { FRAME_BYTES, MediaStreamCall, toMulaw } from '../test/support/fake-twilio-media';
 import { fixture } from '../test/support/voice-audio';
 import { median, round } from './stats';
-import { clockFigures, serviceReports, stageFigures, stageIncrements, startStandIns } from './voice-reports';
+import { clockFigures, REPLY_PIECES, serviceReports, stageFigures, stageIncrements, startStandIns } from './voice-reports';
 import { postJson, startVoiceBenchService, VoiceBenchService } from './voice-service';
-import { REPLY_PIECES } from './voice-stand-ins';
 import { numberOption, stringOption } from './options';
 
 const ROOT = path.resolve(__dirname, '..');
@@ -238,7 +237,7 @@ async function main(): Promise<void> {
   if (process.argv.includes('--codec-only')) return void console.log(JSON.stringify(codec, null, 2));
   const load = os.loadavg().map((value) => round(value));
   const sentences = Math.min(1 + MORE_SENTENCES.length, Math.max(1, numberOption('sentences', 1)));
-  const standIns = await startStandIns(sentences > 1 ? [...REPLY_PIECES, ...MORE_SENTENCES.slice(0, sentences - 1)] : undefined);
+  const standIns = await startStandIns([...REPLY_PIECES, ...MORE_SENTENCES.slice(0, sentences - 1)]);
   const twilio = await FakeTwilio.start();
   let bench: VoiceBenchService | undefined;
   const callers: Caller[] = [];

@@ -11,10 +11,15 @@ import { percentile, round } from './stats';
 
 const ROOT = path.resolve(__dirname, '..');
 
-/** The providers' stand-ins (bench/voice-stand-ins.ts), in a process of their own; the chat replies `replyPieces` (its default reply). */
-export async function startStandIns(replyPieces?: string[]): Promise<{ llmUrl: string; speechUrl: string; stop(): void }> {
-  const args = replyPieces ? [JSON.stringify(replyPieces)] : [];
-  const child = fork(path.join(__dirname, 'voice-stand-ins.ts'), args, { cwd: ROOT, execArgv: ['-r', './scripts/register.js'] });
+/** The reply the voice benchmarks' results were measured with: one sentence, streamed in four pieces. */
+export const REPLY_PIECES = ['We open ', 'at nine ', 'every morning, ', 'and close at six.'];
+
+/** The providers' stand-ins (bench/voice-stand-ins.ts), in a process of their own; the chat streams `replyPieces`. */
+export async function startStandIns(replyPieces = REPLY_PIECES): Promise<{ llmUrl: string; speechUrl: string; stop(): void }> {
+  const child = fork(path.join(__dirname, 'voice-stand-ins.ts'), [JSON.stringify(replyPieces)], {
+    cwd: ROOT,
+    execArgv: ['-r', './scripts/register.js'],
+  });
   const urls = await new Promise<{ llmUrl: string; speechUrl: string }>((resolve, reject) => {
     child.once('message', (message) => resolve(message as { llmUrl: string; speechUrl: string }));
     child.once('exit', (code) => reject(new Error(`the stand-ins exited with ${code}`)));

@@ -2,7 +2,7 @@
  * The voice benchmark's three providers (bench/voice.ts), in a process of their own so that they answer at once
  * however busy the benchmark's callers keep its own event loop: an OpenAI-compatible chat (test/fake-llm.ts),
  * transcription and speech server on loopback. Sends `{ llmUrl, speechUrl }` to its parent once listening, and
- * runs until the parent disconnects. The chat's reply: the pieces given as its argument (JSON), or REPLY_PIECES.
+ * runs until the parent disconnects. The chat replies the pieces given as its argument (JSON, from startStandIns).
  */
 import * as http from 'node:http';
 import { AddressInfo } from 'node:net';
@@ -34,15 +34,12 @@ async function startSpeechServer(): Promise<{ url: string; close(): Promise<void
   };
 }
 
-/** The reply the benchmarks' results were measured with: one sentence, streamed in four pieces. */
-export const REPLY_PIECES = ['We open ', 'at nine ', 'every morning, ', 'and close at six.'];
-
 async function main(): Promise<void> {
   const llm = await startFakeLlm();
-  llm.behave({ kind: 'stream', pieces: process.argv[2] ? (JSON.parse(process.argv[2]) as string[]) : REPLY_PIECES });
+  llm.behave({ kind: 'stream', pieces: JSON.parse(process.argv[2]) as string[] });
   const speech = await startSpeechServer();
   process.send!({ llmUrl: llm.url, speechUrl: speech.url });
   process.once('disconnect', () => void Promise.all([llm.close(), speech.close()]).then(() => process.exit(0)));
 }
 
-if (require.main === module) void main();
+void main();

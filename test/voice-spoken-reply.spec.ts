@@ -19,8 +19,8 @@ class RequestsKept extends TextToSpeech {
   }
 }
 
-/** SpokenReply with no voice (the text alone), its messages kept. */
-function textOnlyReply(tts: TextToSpeech | null = null): { reply: SpokenReply; sent: VoiceServerMessage[]; voice: AgentVoice } {
+/** A SpokenReply, with `tts` or without a voice (the text alone), its messages kept. */
+function spokenReply(tts: TextToSpeech | null = null): { reply: SpokenReply; sent: VoiceServerMessage[]; voice: AgentVoice } {
   const sent: VoiceServerMessage[] = [];
   const transport = {
     playback: 'clock' as const,
@@ -42,7 +42,7 @@ function textOnlyReply(tts: TextToSpeech | null = null): { reply: SpokenReply; s
 
 describe('a spoken reply', () => {
   it('is not interrupted once done: the visitor ending the call right after reply.done gets no clear', async () => {
-    const { reply, sent } = textOnlyReply();
+    const { reply, sent } = spokenReply();
     reply.piece('Hello.');
     expect(await reply.deliver('Hello.')).toEqual({ text: 'Hello.', interrupted: false, startSeconds: undefined });
     reply.interrupt();
@@ -54,7 +54,7 @@ describe('a spoken reply', () => {
   });
 
   it('is interrupted before it is done: clear, and reply.done says so', async () => {
-    const { reply, sent } = textOnlyReply();
+    const { reply, sent } = spokenReply();
     reply.piece('Hello.');
     reply.interrupt();
     expect((await reply.deliver('Hello.')).interrupted).toBe(true);
@@ -63,7 +63,7 @@ describe('a spoken reply', () => {
 
   it('asks for each sentence with the audio still to play before it: none for the first, the first one for the next', async () => {
     const tts = new RequestsKept(25);
-    const { reply, voice } = textOnlyReply(tts);
+    const { reply, voice } = spokenReply(tts);
     reply.piece('We open at nine every morning. ');
     reply.piece('We close at six on weekdays. ');
     const delivered = reply.deliver('We open at nine every morning. We close at six on weekdays. ');
