@@ -84,6 +84,13 @@ describe("the widget's spoken call over the voice socket, in Chromium", () => {
       const found = (await harness.context.as(owner).get(`/calls/${conversationId}`).expect(200)).body;
       return found.hasRecording ? found : undefined;
     }, 30_000);
-    expect(call.transcript.map((entry: { text: string }) => entry.text)).toEqual([GREETING, QUESTION, KNOWLEDGE.delivery]);
+    const [greeting, ...turns] = call.transcript.map((entry: { text: string }) => entry.text);
+    // The fake microphone's question starts 0.3 s into the capture, over the greeting, which it cuts off: the entry
+    // keeps the words of it that had played (all of it when not one word had, ConversationReplies.recordGreeting),
+    // however far the greeting had got on this machine when the visitor was heard.
+    expect(greeting).toBeTruthy();
+    const words = greeting.split(' ');
+    expect(GREETING.split(' ').slice(0, words.length)).toEqual(words);
+    expect(turns).toEqual([QUESTION, KNOWLEDGE.delivery]);
   });
 });
