@@ -83,7 +83,14 @@ async function started(pid: number): Promise<number> {
 }
 
 /** The host started since `earlier` was taken (one the case before killed may still be ending, at its low priority). */
-const newHost = (earlier: number[]) => hosts().find((pid) => !earlier.includes(pid))!;
+async function newHost(earlier: number[]): Promise<number> {
+  // Not listed for a moment while `chrt` runs node in its place (its cmdline reads empty during the exec).
+  for (;;) {
+    const pid = hosts().find((listed) => !earlier.includes(listed));
+    if (pid !== undefined) return pid;
+    await sleep(10);
+  }
+}
 
 function readlinkSafe(file: string): string | undefined {
   try {
@@ -174,7 +181,7 @@ describe('the file reading process', () => {
   it('starts its process at the lowest CPU priority (SCHED_IDLE)', async () => {
     const earlier = hosts();
     void reader.read([Buffer.from('Words.')], 'text', LIMITS).catch(() => undefined);
-    expect(scheduling(await started(newHost(earlier))).policy).toBe(SCHED_IDLE);
+    expect(scheduling(await started(await newHost(earlier))).policy).toBe(SCHED_IDLE);
   });
 
   it('starts its process at niceness 19 where there is no chrt', async () => {
@@ -186,7 +193,7 @@ describe('the file reading process', () => {
     } finally {
       process.env.PATH = searched;
     }
-    expect(scheduling(await started(newHost(earlier)))).toEqual({ policy: 0, nice: 19 });
+    expect(scheduling(await started(await newHost(earlier)))).toEqual({ policy: 0, nice: 19 });
   });
 
   // What is checked below does not depend on the priority: their processes start at the normal one.
