@@ -134,7 +134,7 @@ describe('a first start that works anywhere', () => {
   it('starts from a DATA_DIR under a directory other users cannot enter (as root: its cluster is kept where PostgreSQL can reach it)', async () => {
     expect(fs.statSync(parent).mode & 0o777).toBe(0o700);
     const dataDir = path.join(parent, 'checkout', '.data');
-    const server = await startEmbeddedPostgres({ dataDir, port: await freePort(), sharedClusterRoot: sharedRoot });
+    const server = await startOnFreePort({ dataDir, sharedClusterRoot: sharedRoot });
     try {
       expect(await query(server.url, 'SELECT 1 AS ok')).toEqual([{ ok: 1 }]);
       if (asRoot) {
@@ -151,7 +151,7 @@ describe('a first start that works anywhere', () => {
       await server.stop();
     }
     // And the data is there on the next start.
-    const again = await startEmbeddedPostgres({ dataDir, port: await freePort(), sharedClusterRoot: sharedRoot });
+    const again = await startOnFreePort({ dataDir, sharedClusterRoot: sharedRoot });
     expect(again.clusterDir).toBe(server.clusterDir);
     await again.stop();
   });
@@ -181,7 +181,7 @@ describe('a first start that works anywhere', () => {
 
       const dataDir = path.join(parent, 'checkout', '.data');
       const options = { dataDir, sharedClusterRoot: sharedRoot, binariesPackageDir: packageDir };
-      const server = await startEmbeddedPostgres({ ...options, port: await freePort() });
+      const server = await startOnFreePort(options);
       const copiedPostgres = fs.statSync(path.join(sharedRoot, copyName, 'bin', 'postgres'));
       try {
         expect(await query(server.url, 'SELECT 1 AS ok')).toEqual([{ ok: 1 }]);
@@ -191,7 +191,7 @@ describe('a first start that works anywhere', () => {
         await server.stop();
       }
       // The next start runs the same copy.
-      const again = await startEmbeddedPostgres({ ...options, port: await freePort() });
+      const again = await startOnFreePort(options);
       try {
         expect(await query(again.url, 'SELECT 1 AS ok')).toEqual([{ ok: 1 }]);
         expect(fs.statSync(path.join(sharedRoot, copyName, 'bin', 'postgres')).ino).toBe(copiedPostgres.ino);
