@@ -8,7 +8,7 @@ import { BuiltinTextToSpeech, BuiltinTextToSpeechOptions, spawnEspeakWorker } fr
 import { EspeakReply, EspeakWorkerData } from '../src/voice/tts/espeak-worker-source';
 import { ESPEAK_LANGUAGES, espeakVoice, VOICE_GENDERS } from '../src/voice/tts/espeak-voices';
 import { SpeechRequest } from '../src/voice/tts/text-to-speech';
-import { threadNiceness } from './support/threads';
+import { threadsAtNiceness } from './support/threads';
 
 const ESPEAK_PATH = require.resolve('@echogarden/espeak-ng-emscripten');
 const RATE = 22_050;
@@ -167,12 +167,11 @@ describe('BuiltinTextToSpeech', () => {
   });
 
   it('synthesises at niceness 5: after the event loop that paces the calls, before the recordings', async () => {
-    const atFive = () => threadNiceness().filter((nice) => nice === 5).length;
-    const before = atFive();
+    const before = threadsAtNiceness(5);
     const own = builtin({ workers: 1 });
     try {
       await speak(own, request('Hello.'));
-      expect(atFive()).toBe(before + 1);
+      expect(threadsAtNiceness(5).filter((tid) => !before.includes(tid))).toHaveLength(1);
     } finally {
       await own.close();
     }

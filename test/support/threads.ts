@@ -1,17 +1,20 @@
 import { readdirSync, readFileSync } from 'node:fs';
 
 /**
- * The niceness of each of this process's threads, as the kernel reports it (Linux keeps one per thread: the voice's
- * worker threads set their own). Threads that end while they are read are left out.
+ * This process's threads at a niceness, by id (Linux keeps a niceness per thread: the voice's worker threads set
+ * their own). Compare ids, not counts: a thread that has just been joined may still be listed for a moment as it
+ * ends. Threads that end while they are read are left out.
  */
-export function threadNiceness(): number[] {
-  return readdirSync('/proc/self/task').flatMap((tid) => {
-    try {
-      return [Number(statFields(`/proc/self/task/${tid}/stat`)[NICE])];
-    } catch {
-      return [];
-    }
-  });
+export function threadsAtNiceness(nice: number): number[] {
+  return readdirSync('/proc/self/task')
+    .map(Number)
+    .filter((tid) => {
+      try {
+        return Number(statFields(`/proc/self/task/${tid}/stat`)[NICE]) === nice;
+      } catch {
+        return false;
+      }
+    });
 }
 
 /** Index of the niceness among statFields' fields (field 19 of proc(5)). */
