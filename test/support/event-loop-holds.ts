@@ -15,16 +15,19 @@ export function watchEventLoopHolds(): { stop(): number } {
   let longest = 0;
   let last = performance.now();
   let lastQueued = queuedMs();
-  const timer = setInterval(() => {
-    const turn = performance.now();
+  const turn = () => {
+    const now = performance.now();
     const queued = queuedMs();
-    longest = Math.max(longest, turn - last - (queued - lastQueued) - PERIOD_MS);
-    last = turn;
+    longest = Math.max(longest, now - last - (queued - lastQueued) - PERIOD_MS);
+    last = now;
     lastQueued = queued;
-  }, PERIOD_MS);
+  };
+  const timer = setInterval(turn, PERIOD_MS);
   return {
+    /** The longest hold, in ms, counting the stretch since the timer's last turn (a hold that has just ended). */
     stop() {
       clearInterval(timer);
+      turn();
       return longest;
     },
   };
